@@ -1,0 +1,180 @@
+# kudo-ng — run `make help` for the targets.
+
+include hack/versions.env
+
+# Image URL to use all building/pushing image targets.
+IMG ?= ghcr.io/kudo-ng/kudo:latest
+# Container tool for docker-build / docker-push; needs a running engine.
+CONTAINER_TOOL ?= docker
+
+SHELL = /usr/bin/env bash -o pipefail
+.SHELLFLAGS = -ec
+
+LOCALBIN ?= $(CURDIR)/bin
+GOOS := $(shell go env GOOS)
+GOARCH := $(shell go env GOARCH)
+# envtest's store layout, so KUBEBUILDER_ASSETS and setup-envtest agree.
+ENVTEST_ASSETS ?= $(LOCALBIN)/k8s/$(KUBERNETES_VERSION)-$(GOOS)-$(GOARCH)
+
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
+KUSTOMIZE ?= $(LOCALBIN)/kustomize
+GINKGO ?= $(LOCALBIN)/ginkgo
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
+OPERATOR_SDK ?= $(LOCALBIN)/operator-sdk
+KWOK ?= $(LOCALBIN)/kwok
+ETCD ?= $(ENVTEST_ASSETS)/etcd
+KUBECTL ?= $(ENVTEST_ASSETS)/kubectl
+KUBE_APISERVER ?= $(ENVTEST_ASSETS)/kube-apiserver
+
+# The local control plane of `make cluster-up`.
+CLUSTER_DIR ?= $(LOCALBIN)/cluster
+KUBECONFIG_LOCAL ?= $(CLUSTER_DIR)/kubeconfig
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Display this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: controller-gen ## Generate CRDs and RBAC from the kubebuilder markers.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./..." output:crd:artifacts:config=config/crd/bases
+
+.PHONY: generate
+generate: controller-gen ## Generate DeepCopy methods.
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./..."
+
+.PHONY: fmt
+fmt: ## Run go fmt.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet.
+	go vet ./...
+
+.PHONY: lint
+lint: golangci-lint ## Run golangci-lint.
+	$(GOLANGCI_LINT) run
+
+.PHONY: lint-fix
+lint-fix: golangci-lint ## Run golangci-lint and fix what it can.
+	$(GOLANGCI_LINT) run --fix
+
+.PHONY: test
+test: generate manifests fmt vet lint test-unit test-cluster ## Everything CI runs: generate, lint, unit + envtest, local control plane.
+
+.PHONY: test-unit
+test-unit: envtest-assets ## Unit tests and envtest suites (real kube-apiserver and etcd, no nodes).
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $$(go list ./... | grep -v /test/) -coverprofile cover.out
+
+.PHONY: test-cluster
+test-cluster: cluster-tools ## Tests of the local control plane itself (its own cluster under bin/test-cluster).
+	CLUSTER_TOOLS_DIR="$(LOCALBIN)" ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go test ./test/cluster/... -count=1 -timeout 15m -v
+
+##@ Build
+
+.PHONY: build
+build: generate fmt vet ## Build the manager binary.
+	go build -o bin/manager main.go
+
+.PHONY: run
+run: manifests generate fmt vet ## Run the manager from your host against the current kubeconfig.
+	go run ./main.go
+
+.PHONY: docker-build
+docker-build: ## Build the manager image (needs a container engine; none runs on the offline dev machine).
+	$(CONTAINER_TOOL) build -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the manager image.
+	$(CONTAINER_TOOL) push $(IMG)
+
+##@ Deployment
+
+ifndef ignore-not-found
+  ignore-not-found = false
+endif
+
+.PHONY: install
+install: manifests kustomize kubectl ## Install the CRDs into the cluster of the current kubeconfig.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply --server-side -f -
+
+.PHONY: uninstall
+uninstall: manifests kustomize kubectl ## Remove the CRDs. ignore-not-found=true ignores missing ones.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
+
+.PHONY: deploy
+deploy: manifests kustomize kubectl ## Deploy the manager to the cluster of the current kubeconfig.
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	$(KUSTOMIZE) build config/default | $(KUBECTL) apply --server-side -f -
+
+.PHONY: undeploy
+undeploy: kustomize kubectl ## Remove the manager. ignore-not-found=true ignores missing objects.
+	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
+
+##@ Local control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)
+
+.PHONY: cluster-up
+cluster-up: cluster-tools ## Start the local control plane; writes bin/cluster/kubeconfig.
+	CLUSTER_DIR="$(CLUSTER_DIR)" hack/cluster/up.sh
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local control plane and remove its data.
+	CLUSTER_DIR="$(CLUSTER_DIR)" hack/cluster/down.sh
+
+.PHONY: demo
+demo: cluster-up ## Local control plane, CRDs, manager and first-operator's OperatorVersion and Instance.
+	KUBECONFIG="$(KUBECONFIG_LOCAL)" KUBECTL="$(KUBECTL)" KUSTOMIZE="$(KUSTOMIZE)" hack/demo.sh
+
+##@ Offline toolchain (built from the Go module proxy, cached under bin/)
+
+.PHONY: toolchain
+toolchain: envtest-assets cluster-tools controller-gen kustomize ginkgo golangci-lint operator-sdk ## Build every tool.
+
+.PHONY: envtest-assets
+envtest-assets: kubernetes etcd ## kube-apiserver, etcd and kubectl for envtest.
+
+.PHONY: cluster-tools
+cluster-tools: kubernetes etcd kwok kustomize ## Everything the local control plane runs.
+
+.PHONY: kubernetes
+kubernetes: ## kube-apiserver, kube-controller-manager, kube-scheduler, kubectl.
+	hack/tools/build-kubernetes.sh
+
+.PHONY: kubectl
+kubectl: kubernetes
+
+.PHONY: etcd
+etcd:
+	hack/tools/gobuild.sh etcd $(ETCD_VERSION) go.etcd.io/etcd/server/v3 go.etcd.io/etcd/server/v3
+	mkdir -p $(ENVTEST_ASSETS) && ln -sfn $(LOCALBIN)/etcd-v$(ETCD_VERSION) $(ETCD)
+
+.PHONY: kwok
+kwok:
+	hack/tools/gobuild.sh kwok $(KWOK_VERSION) sigs.k8s.io/kwok sigs.k8s.io/kwok/cmd/kwok
+
+.PHONY: controller-gen
+controller-gen:
+	hack/tools/gobuild.sh controller-gen $(CONTROLLER_TOOLS_VERSION) sigs.k8s.io/controller-tools sigs.k8s.io/controller-tools/cmd/controller-gen
+
+.PHONY: kustomize
+kustomize:
+	hack/tools/gobuild.sh kustomize $(KUSTOMIZE_VERSION) sigs.k8s.io/kustomize/kustomize/v5 sigs.k8s.io/kustomize/kustomize/v5
+
+.PHONY: ginkgo
+ginkgo:
+	hack/tools/gobuild.sh ginkgo $(GINKGO_VERSION) github.com/onsi/ginkgo/v2 github.com/onsi/ginkgo/v2/ginkgo
+
+.PHONY: golangci-lint
+golangci-lint:
+	hack/tools/gobuild.sh golangci-lint $(GOLANGCI_LINT_VERSION) github.com/golangci/golangci-lint/v2 github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+.PHONY: operator-sdk
+operator-sdk:
+	LDFLAGS="$(foreach v,Version GitVersion ImageVersion,-X github.com/operator-framework/operator-sdk/internal/version.$(v)=v$(OPERATOR_SDK_VERSION))" \
+	hack/tools/gobuild.sh operator-sdk $(OPERATOR_SDK_VERSION) github.com/operator-framework/operator-sdk github.com/operator-framework/operator-sdk/cmd/operator-sdk -tags containers_image_openpgp

@@ -1,0 +1,170 @@
+package v1beta1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// InstanceSpec says which OperatorVersion an Instance runs, with which
+// parameters, and which plan it was asked to run.
+type InstanceSpec struct {
+	// OperatorVersion references the OperatorVersion, in the Instance's namespace.
+	// +optional
+	OperatorVersion corev1.ObjectReference `json:"operatorVersion,omitempty"`
+	// Parameters are the values of the OperatorVersion's parameters, all as strings.
+	// +optional
+	Parameters map[string]string `json:"parameters,omitempty"`
+	// PlanExecution requests a plan: set planName and a fresh uid.
+	// +optional
+	PlanExecution PlanExecution `json:"planExecution,omitempty"`
+}
+
+// PlanExecution is a request to run a plan. A new uid resets the plan's status
+// tree; the controller clears planExecution when the plan ends.
+type PlanExecution struct {
+	// +optional
+	PlanName string `json:"planName,omitempty"`
+	// +optional
+	UID types.UID `json:"uid,omitempty"`
+	// +optional
+	Status ExecutionStatus `json:"status,omitempty"`
+}
+
+// ExecutionStatus is the state of a plan, phase or step.
+type ExecutionStatus string
+
+const (
+	ExecutionNeverRun   ExecutionStatus = "NEVER_RUN"
+	ExecutionPending    ExecutionStatus = "PENDING"
+	ExecutionInProgress ExecutionStatus = "IN_PROGRESS"
+	ExecutionComplete   ExecutionStatus = "COMPLETE"
+	// ExecutionError is transient: the step is retried.
+	ExecutionError ExecutionStatus = "ERROR"
+	// ExecutionFatalError is terminal: the plan stops.
+	ExecutionFatalError ExecutionStatus = "FATAL_ERROR"
+)
+
+// IsTerminal reports whether a plan in this state has ended.
+func (s ExecutionStatus) IsTerminal() bool {
+	return s == ExecutionComplete || s == ExecutionFatalError
+}
+
+// IsRunning reports whether a plan in this state is still under way.
+func (s ExecutionStatus) IsRunning() bool {
+	return s == ExecutionPending || s == ExecutionInProgress || s == ExecutionError
+}
+
+// Reserved plan names.
+const (
+	DeployPlanName  = "deploy"
+	UpdatePlanName  = "update"
+	UpgradePlanName = "upgrade"
+	CleanupPlanName = "cleanup"
+)
+
+// InstanceStatus is the status tree of every plan that ran, as in KUDO, plus
+// conditions.
+type InstanceStatus struct {
+	// PlanStatus maps a plan name to the status of its last run.
+	// +optional
+	PlanStatus map[string]PlanStatus `json:"planStatus,omitempty"`
+	// ActivePlan summarises the plan that runs now or, when none does, the
+	// plan that ran last (kudo-ng; KUDO's CLI derived it from planStatus).
+	// +optional
+	ActivePlan *ActivePlanStatus `json:"activePlan,omitempty"`
+	// ObservedGeneration is the generation the conditions describe.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ActivePlanStatus names a plan and its status.
+type ActivePlanStatus struct {
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +optional
+	Status ExecutionStatus `json:"status,omitempty"`
+}
+
+// PlanStatus is the status of the last run of a plan.
+type PlanStatus struct {
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +optional
+	Status ExecutionStatus `json:"status,omitempty"`
+	// +optional
+	Message string `json:"message,omitempty"`
+	// +optional
+	// +nullable
+	LastUpdatedTimestamp *metav1.Time `json:"lastUpdatedTimestamp,omitempty"`
+	// +optional
+	Phases []PhaseStatus `json:"phases,omitempty"`
+	// UID is the planExecution uid of this run.
+	// +optional
+	UID types.UID `json:"uid,omitempty"`
+}
+
+// PhaseStatus is the status of a phase of a plan run.
+type PhaseStatus struct {
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +optional
+	Status ExecutionStatus `json:"status,omitempty"`
+	// +optional
+	Message string `json:"message,omitempty"`
+	// +optional
+	Steps []StepStatus `json:"steps,omitempty"`
+}
+
+// StepStatus is the status of a step of a plan run.
+type StepStatus struct {
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +optional
+	Status ExecutionStatus `json:"status,omitempty"`
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=kudo
+// +kubebuilder:printcolumn:name="Operator Version",type=string,JSONPath=`.spec.operatorVersion.name`
+// +kubebuilder:printcolumn:name="Plan",type=string,JSONPath=`.status.activePlan.name`
+// +kubebuilder:printcolumn:name="Plan Status",type=string,JSONPath=`.status.activePlan.status`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// Instance runs an OperatorVersion with a set of parameters.
+type Instance struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +optional
+	Spec InstanceSpec `json:"spec,omitempty"`
+	// +optional
+	Status InstanceStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the Instance's conditions.
+func (i *Instance) GetConditions() []metav1.Condition { return i.Status.Conditions }
+
+// SetConditions replaces the Instance's conditions.
+func (i *Instance) SetConditions(c []metav1.Condition) { i.Status.Conditions = c }
+
+// +kubebuilder:object:root=true
+
+// InstanceList contains a list of Instance.
+type InstanceList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Instance `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Instance{}, &InstanceList{})
+}

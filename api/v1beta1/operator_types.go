@@ -1,0 +1,82 @@
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// OperatorSpec describes an operator package: who made it and what it needs.
+type OperatorSpec struct {
+	// +optional
+	Description string `json:"description,omitempty"`
+	// KudoVersion is the minimal KUDO version the package was written for.
+	// +optional
+	KudoVersion string `json:"kudoVersion,omitempty"`
+	// KubernetesVersion is the minimal Kubernetes version the package needs.
+	// +optional
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
+	// +optional
+	Maintainers []*Maintainer `json:"maintainers,omitempty"`
+	// +optional
+	URL string `json:"url,omitempty"`
+	// NamespaceManifest names the template that creates the Instance's namespace.
+	// +optional
+	NamespaceManifest string `json:"namespaceManifest,omitempty"`
+}
+
+// Maintainer is a person responsible for an operator package.
+type Maintainer struct {
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +optional
+	Email string `json:"email,omitempty"`
+}
+
+// OperatorStatus is the observed state of an Operator. KUDO left it empty;
+// kudo-ng reports conditions.
+type OperatorStatus struct {
+	// ObservedGeneration is the generation the conditions describe.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=kudo
+// +kubebuilder:printcolumn:name="Description",type=string,JSONPath=`.spec.description`,priority=1
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// Operator is an operator package installed in a namespace; its versions are
+// OperatorVersions.
+type Operator struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +optional
+	Spec OperatorSpec `json:"spec,omitempty"`
+	// +optional
+	Status OperatorStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the Operator's conditions.
+func (o *Operator) GetConditions() []metav1.Condition { return o.Status.Conditions }
+
+// SetConditions replaces the Operator's conditions.
+func (o *Operator) SetConditions(c []metav1.Condition) { o.Status.Conditions = c }
+
+// +kubebuilder:object:root=true
+
+// OperatorList contains a list of Operator.
+type OperatorList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Operator `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Operator{}, &OperatorList{})
+}

@@ -1,0 +1,258 @@
+package v1beta1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// OperatorVersionSpec is one version of an operator package: its templates,
+// tasks, parameters and plans.
+type OperatorVersionSpec struct {
+	// Operator references the Operator this is a version of.
+	// +optional
+	Operator corev1.ObjectReference `json:"operator,omitempty"`
+	// Version is the package's operatorVersion (semver).
+	// +optional
+	Version string `json:"version,omitempty"`
+	// AppVersion is the version of the application the package runs.
+	// +optional
+	AppVersion string `json:"appVersion,omitempty"`
+	// Templates maps a template path relative to templates/ to its content.
+	// +optional
+	Templates map[string]string `json:"templates,omitempty"`
+	// Tasks are the units of work plans refer to by name.
+	// +optional
+	Tasks []Task `json:"tasks,omitempty"`
+	// Parameters an Instance may set.
+	// +optional
+	Parameters []Parameter `json:"parameters,omitempty"`
+	// Plans maps a plan name to a plan. deploy is required by KUDO's package
+	// rules; update, upgrade and cleanup are reserved names.
+	// +optional
+	// +nullable
+	Plans map[string]Plan `json:"plans,omitempty"`
+	// ConnectionString is a template of how to connect to an Instance.
+	// +optional
+	ConnectionString string `json:"connectionString,omitempty"`
+	// UpgradableFrom lists the OperatorVersions that may upgrade to this one.
+	// +optional
+	UpgradableFrom []corev1.ObjectReference `json:"upgradableFrom,omitempty"`
+}
+
+// Ordering is how the children of a plan or phase are run.
+// +kubebuilder:validation:Enum=serial;parallel
+type Ordering string
+
+const (
+	// Serial runs one child after another; the next starts when the previous
+	// is COMPLETE. It is the default when no strategy is given.
+	Serial Ordering = "serial"
+	// Parallel runs all children at once.
+	Parallel Ordering = "parallel"
+)
+
+// Plan is an ordered set of phases.
+type Plan struct {
+	// +optional
+	Strategy Ordering `json:"strategy,omitempty"`
+	// +optional
+	// +nullable
+	Phases []Phase `json:"phases,omitempty"`
+}
+
+// Phase is an ordered set of steps.
+type Phase struct {
+	Name string `json:"name"`
+	// +optional
+	Strategy Ordering `json:"strategy,omitempty"`
+	// +optional
+	Steps []Step `json:"steps,omitempty"`
+}
+
+// Step names the tasks that run together.
+type Step struct {
+	Name string `json:"name"`
+	// +optional
+	Tasks []string `json:"tasks,omitempty"`
+}
+
+// TaskKind is the kind of work a task does.
+// +kubebuilder:validation:Enum=Apply;Delete;Toggle;Pipe;KudoOperator;Dummy
+type TaskKind string
+
+const (
+	ApplyTaskKind        TaskKind = "Apply"
+	DeleteTaskKind       TaskKind = "Delete"
+	ToggleTaskKind       TaskKind = "Toggle"
+	PipeTaskKind         TaskKind = "Pipe"
+	KudoOperatorTaskKind TaskKind = "KudoOperator"
+	DummyTaskKind        TaskKind = "Dummy"
+)
+
+// Task is a named unit of work of one kind.
+type Task struct {
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +optional
+	Kind TaskKind `json:"kind,omitempty"`
+	// +optional
+	Spec TaskSpec `json:"spec,omitempty"`
+}
+
+// TaskSpec is the union of the specs of all task kinds, flat as in KUDO.
+type TaskSpec struct {
+	ResourceTaskSpec     `json:",inline"`
+	DummyTaskSpec        `json:",inline"`
+	PipeTaskSpec         `json:",inline"`
+	ToggleTaskSpec       `json:",inline"`
+	KudoOperatorTaskSpec `json:",inline"`
+}
+
+// ResourceTaskSpec lists the templates an Apply, Delete or Toggle task renders.
+type ResourceTaskSpec struct {
+	// +optional
+	Resources []string `json:"resources,omitempty"`
+}
+
+// DummyTaskSpec makes a Dummy task fail, fail fatally, finish or wait.
+type DummyTaskSpec struct {
+	// +optional
+	WantErr bool `json:"wantErr,omitempty"`
+	// +optional
+	Fatal bool `json:"fatal,omitempty"`
+	// +optional
+	Done bool `json:"done,omitempty"`
+}
+
+// PipeTaskSpec runs a pod whose files become Secrets or ConfigMaps.
+type PipeTaskSpec struct {
+	// Pod names the template of the pod that writes the files.
+	// +optional
+	Pod string `json:"pod,omitempty"`
+	// +optional
+	Pipe []PipeSpec `json:"pipe,omitempty"`
+}
+
+// PipeSpec is one file a Pipe task stores.
+type PipeSpec struct {
+	// +optional
+	File string `json:"file,omitempty"`
+	// +optional
+	EnvFile string `json:"envFile,omitempty"`
+	// +optional
+	// +kubebuilder:validation:Enum=Secret;ConfigMap
+	Kind string `json:"kind,omitempty"`
+	// +optional
+	Key string `json:"key,omitempty"`
+}
+
+// ToggleTaskSpec names the boolean parameter that chooses Apply or Delete.
+type ToggleTaskSpec struct {
+	// +optional
+	Parameter string `json:"parameter,omitempty"`
+}
+
+// KudoOperatorTaskSpec installs another operator package as a child Instance.
+type KudoOperatorTaskSpec struct {
+	// +optional
+	Package string `json:"package,omitempty"`
+	// +optional
+	InstanceName string `json:"instanceName,omitempty"`
+	// +optional
+	AppVersion string `json:"appVersion,omitempty"`
+	// +optional
+	OperatorVersion string `json:"operatorVersion,omitempty"`
+	// +optional
+	ParameterFile string `json:"parameterFile,omitempty"`
+}
+
+// ParameterType is the type of a parameter's value.
+// +kubebuilder:validation:Enum=string;integer;number;boolean;array;map
+type ParameterType string
+
+const (
+	StringValueType  ParameterType = "string"
+	IntegerValueType ParameterType = "integer"
+	NumberValueType  ParameterType = "number"
+	BooleanValueType ParameterType = "boolean"
+	ArrayValueType   ParameterType = "array"
+	MapValueType     ParameterType = "map"
+)
+
+// Parameter is a value an Instance may set, used by templates.
+type Parameter struct {
+	// +optional
+	DisplayName string `json:"displayName,omitempty"`
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +optional
+	Description string `json:"description,omitempty"`
+	// Required parameters must have a default or be set by the Instance.
+	// +optional
+	Required *bool `json:"required,omitempty"`
+	// Default is the value, serialized as a string, when the Instance sets none.
+	// +optional
+	Default *string `json:"default,omitempty"`
+	// Trigger names the plan a change of this parameter runs.
+	// +optional
+	Trigger string `json:"trigger,omitempty"`
+	// +optional
+	Type ParameterType `json:"value-type,omitempty"`
+	// Immutable parameters cannot change after the Instance is created.
+	// +optional
+	Immutable *bool `json:"immutable,omitempty"`
+	// Enum lists the allowed values.
+	// +optional
+	Enum *[]string `json:"enum,omitempty"`
+}
+
+// OperatorVersionStatus is the observed state of an OperatorVersion. KUDO left
+// it empty; kudo-ng reports whether the version can run.
+type OperatorVersionStatus struct {
+	// ObservedGeneration is the generation the conditions describe.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=ov,categories=kudo
+// +kubebuilder:printcolumn:name="Operator",type=string,JSONPath=`.spec.operator.name`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
+// +kubebuilder:printcolumn:name="App Version",type=string,JSONPath=`.spec.appVersion`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// OperatorVersion is one version of an Operator's package.
+type OperatorVersion struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +optional
+	Spec OperatorVersionSpec `json:"spec,omitempty"`
+	// +optional
+	Status OperatorVersionStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the OperatorVersion's conditions.
+func (ov *OperatorVersion) GetConditions() []metav1.Condition { return ov.Status.Conditions }
+
+// SetConditions replaces the OperatorVersion's conditions.
+func (ov *OperatorVersion) SetConditions(c []metav1.Condition) { ov.Status.Conditions = c }
+
+// +kubebuilder:object:root=true
+
+// OperatorVersionList contains a list of OperatorVersion.
+type OperatorVersionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []OperatorVersion `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&OperatorVersion{}, &OperatorVersionList{})
+}

@@ -1,0 +1,54 @@
+package controllers
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+)
+
+// conditionsObject is a kudo.dev object with metav1.Condition conditions.
+type conditionsObject interface {
+	client.Object
+	GetConditions() []metav1.Condition
+	SetConditions([]metav1.Condition)
+}
+
+// patchStatus writes the status of obj as one merge patch against before, the
+// object as it was read; it writes nothing when nothing changed, so an idle
+// resync costs no API call.
+func patchStatus(ctx context.Context, c client.Client, before, obj client.Object) error {
+	if equality.Semantic.DeepEqual(before, obj) {
+		return nil
+	}
+	return c.Status().Patch(ctx, obj, client.MergeFrom(before))
+}
+
+// setReadiness records the kstatus trio: Ready, and Stalled or Reconciling
+// only while they hold, so that a healthy object carries Ready alone.
+func setReadiness(obj conditionsObject, ready metav1.ConditionStatus, stalled bool, reason, message string) {
+	conditions := obj.GetConditions()
+	generation := obj.GetGeneration()
+	meta.SetStatusCondition(&conditions, metav1.Condition{
+		Type: kudov1beta1.ReadyCondition, Status: ready, Reason: reason, Message: message, ObservedGeneration: generation,
+	})
+	if stalled {
+		meta.SetStatusCondition(&conditions, metav1.Condition{
+			Type: kudov1beta1.StalledCondition, Status: metav1.ConditionTrue, Reason: reason, Message: message, ObservedGeneration: generation,
+		})
+	} else {
+		meta.RemoveStatusCondition(&conditions, kudov1beta1.StalledCondition)
+	}
+	if ready == metav1.ConditionUnknown {
+		meta.SetStatusCondition(&conditions, metav1.Condition{
+			Type: kudov1beta1.ReconcilingCondition, Status: metav1.ConditionTrue, Reason: reason, Message: message, ObservedGeneration: generation,
+		})
+	} else {
+		meta.RemoveStatusCondition(&conditions, kudov1beta1.ReconcilingCondition)
+	}
+	obj.SetConditions(conditions)
+}

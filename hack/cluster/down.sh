@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Stops the local control plane of up.sh and removes its data, leaving no
+# process behind.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+dir=${CLUSTER_DIR:-$root/bin/cluster}
+[[ -d $dir ]] || exit 0
+dir=$(cd "$dir" && pwd)
+
+# Stop the components before the API server and etcd, so they exit quietly.
+for name in provisioner kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do
+  pidfile=$dir/pids/$name.pid
+  [[ -f $pidfile ]] || continue
+  pid=$(cat "$pidfile")
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null || true
+  rm -f "$pidfile"
+done
+# Every component names a file under $dir on its command line: catch any
+# process whose pid file was lost.
+pkill -9 -f -- "$dir/" 2>/dev/null || true
+rm -rf "$dir"
+echo "cluster-down: stopped and removed $dir" >&2
