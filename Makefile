@@ -74,17 +74,18 @@ test-unit: envtest-assets ## Unit tests and envtest suites (real kube-apiserver 
 
 .PHONY: test-cluster
 test-cluster: cluster-tools ## Tests of the local control plane itself (its own cluster under bin/test-cluster).
-	CLUSTER_TOOLS_DIR="$(LOCALBIN)" ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go test ./test/cluster/... -count=1 -timeout 15m -v
+	ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go test ./test/cluster/... -count=1 -timeout 15m -v -ginkgo.v
 
 ##@ Build
 
 .PHONY: build
-build: generate fmt vet ## Build the manager binary.
+build: generate fmt vet ## Build the manager and the kubectl-kudo plugin.
 	go build -o bin/manager main.go
+	go build -o bin/kubectl-kudo ./cmd/kubectl-kudo
 
 .PHONY: run
-run: manifests generate fmt vet ## Run the manager from your host against the current kubeconfig.
-	go run ./main.go
+run: manifests generate fmt vet ## Run the manager from your host against the current kubeconfig (flags: RUN_ARGS).
+	go run ./main.go $(RUN_ARGS)
 
 .PHONY: docker-build
 docker-build: ## Build the manager image (needs a container engine; none runs on the offline dev machine).

@@ -9,7 +9,7 @@ dir=${CLUSTER_DIR:-$root/bin/cluster}
 dir=$(cd "$dir" && pwd)
 
 # Stop the components before the API server and etcd, so they exit quietly.
-for name in provisioner kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do
+for name in manager provisioner kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do
   pidfile=$dir/pids/$name.pid
   [[ -f $pidfile ]] || continue
   pid=$(cat "$pidfile")

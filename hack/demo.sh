@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The demo of `make demo`, on the running local control plane: installs the
+# CRDs, starts the manager in the background (stopped by `make cluster-down`),
+# installs KUDO's first-operator and shows what the controllers made of it.
+# Environment (set by the Makefile): KUBECONFIG, KUBECTL, KUSTOMIZE.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir=$(dirname "$KUBECONFIG")
+kubectl() { "$KUBECTL" "$@"; }
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+step "Installing the kudo.dev CRDs"
+"$KUSTOMIZE" build "$root/config/crd" | kubectl apply --server-side -f -
+
+step "Starting the manager (log: $dir/logs/manager.log)"
+if [[ -f $dir/pids/manager.pid ]] && kill -0 "$(cat "$dir/pids/manager.pid")" 2>/dev/null; then
+  echo "already running"
+else
+  (cd "$root" && go build -o bin/manager .)
+  setsid "$root/bin/manager" --kubeconfig "$KUBECONFIG" --health-probe-bind-address=0 \
+    >"$dir/logs/manager.log" 2>&1 </dev/null &
+  echo $! >"$dir/pids/manager.pid"
+fi
+
+step "Installing first-operator (Operator, OperatorVersion, Instance) in namespace default"
+kubectl apply -k "$root/config/samples"
+kubectl wait --for=condition=Ready operatorversion/first-operator-0.2.0 --timeout=60s
+kubectl wait --for=condition=Reconciling instance/first-operator-instance --timeout=60s
+
+step "kubectl get kudo"
+kubectl get kudo
+step "Instance conditions"
+kubectl get instance first-operator-instance \
+  -o jsonpath='{range .status.conditions[*]}{.type}={.status} ({.reason}): {.message}{"\n"}{end}'
+
+cat <<MSG
+
+The manager keeps running against the local control plane:
+  export KUBECONFIG=$KUBECONFIG
+  make cluster-down     # stops the manager and the control plane
+MSG
