@@ -6,28 +6,36 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kudo-ng/kudo/internal/version"
+	"github.com/kudo-ng/kudo/internal/cli/packagecmd"
+	"github.com/kudo-ng/kudo/internal/cli/repo"
+	"github.com/kudo-ng/kudo/internal/cli/version"
 )
 
 func main() {
+	if err := newRootCmd(genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}).Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		os.Exit(1)
+	}
+}
+
+func newRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "kubectl-kudo",
 		Short:         "Install and run KUDO operator packages",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(&cobra.Command{
-		Use:   "version",
-		Short: "Print the version of kubectl-kudo",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "kubectl-kudo version %s\n", version.Get())
-			return err
-		},
-	})
-	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		os.Exit(1)
-	}
+	// The cluster flags every verb shares: --kubeconfig, -n, --context, ...
+	genericclioptions.NewConfigFlags(true).AddFlags(root.PersistentFlags())
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	root.AddCommand(
+		packagecmd.NewCmd(streams),
+		repo.NewCmd(streams),
+		version.NewCmd(streams),
+	)
+	return root
 }

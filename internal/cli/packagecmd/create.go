@@ -1,0 +1,69 @@
+package packagecmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kudo-ng/kudo/internal/packages"
+)
+
+// CreateOptions are the flags of `package create`.
+type CreateOptions struct {
+	Path        string
+	Destination string
+	Overwrite   bool
+}
+
+func newCreateCmd(streams genericiooptions.IOStreams) *cobra.Command {
+	opts := &CreateOptions{}
+	cmd := &cobra.Command{
+		Use:   "create <dir>",
+		Short: "Write a verified package directory as a tarball",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Path = args[0]
+			return RunCreate(cmd.Context(), streams, opts)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Destination, "destination", "d", ".", "Directory to write the tarball to")
+	cmd.Flags().BoolVarP(&opts.Overwrite, "overwrite", "w", false, "Overwrite an existing tarball")
+	return cmd
+}
+
+// RunCreate verifies the package and writes <name>-<appVersion>_<operatorVersion>.tgz.
+func RunCreate(_ context.Context, streams genericiooptions.IOStreams, opts *CreateOptions) error {
+	p, err := packages.Read(opts.Path)
+	if err != nil {
+		return err
+	}
+	if report := packages.Verify(p, packages.VerifyOptions{}); len(report.Errors) > 0 {
+		return fmt.Errorf("package %s is not valid: %s (run `kubectl kudo package verify %s` for all errors)",
+			opts.Path, report.Errors[0], opts.Path)
+	}
+	target := filepath.Join(opts.Destination, p.TarballName())
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if opts.Overwrite {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(target, flags, 0o644)
+	if err != nil {
+		if os.IsExist(err) {
+			return fmt.Errorf("%s exists; use --overwrite to replace it", target)
+		}
+		return err
+	}
+	if err := p.WriteTarball(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(streams.Out, "package created: %s\n", target)
+	return err
+}

@@ -1,0 +1,18 @@
+// Package packagecmd is `kubectl kudo package`: verify, create, list and
+// render operator packages, with no cluster.
+package packagecmd
+
+import (
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+// NewCmd returns the package command and its verbs.
+func NewCmd(streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "package",
+		Short: "Verify, create, list and render operator packages",
+	}
+	cmd.AddCommand(newVerifyCmd(streams), newCreateCmd(streams), newListCmd(streams), newRenderCmd(streams))
+	return cmd
+}

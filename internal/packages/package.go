@@ -1,0 +1,82 @@
+// Package packages reads, checks and writes KUDO operator packages: a
+// directory or gzip tarball with operator.yaml, params.yaml and templates/,
+// and repository indexes of such tarballs. It needs no cluster.
+package packages
+
+import (
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+)
+
+// APIVersion is the apiVersion of operator.yaml and params.yaml.
+const APIVersion = "kudo.dev/v1beta1"
+
+// File names of a package.
+const (
+	OperatorFileName = "operator.yaml"
+	ParamsFileName   = "params.yaml"
+	TemplatesDir     = "templates/"
+)
+
+// Package is a package as read.
+type Package struct {
+	Operator *OperatorFile
+	Params   *ParamsFile
+	// Templates maps a path relative to templates/ to its content.
+	Templates map[string]string
+	// Files are the package's files by path, as read, so that it can be
+	// written back unchanged.
+	Files map[string][]byte
+}
+
+// OperatorFile is operator.yaml.
+type OperatorFile struct {
+	APIVersion        string                      `json:"apiVersion,omitempty"`
+	Name              string                      `json:"name"`
+	Description       string                      `json:"description,omitempty"`
+	OperatorVersion   string                      `json:"operatorVersion"`
+	AppVersion        string                      `json:"appVersion,omitempty"`
+	KUDOVersion       string                      `json:"kudoVersion,omitempty"`
+	KubernetesVersion string                      `json:"kubernetesVersion,omitempty"`
+	Maintainers       []*kudov1beta1.Maintainer   `json:"maintainers,omitempty"`
+	URL               string                      `json:"url,omitempty"`
+	Tasks             []kudov1beta1.Task          `json:"tasks,omitempty"`
+	Plans             map[string]kudov1beta1.Plan `json:"plans,omitempty"`
+	NamespaceManifest string                      `json:"namespaceManifest,omitempty"`
+}
+
+// ParamsFile is params.yaml.
+type ParamsFile struct {
+	APIVersion string      `json:"apiVersion,omitempty"`
+	Groups     []Group     `json:"groups,omitempty"`
+	Parameters []Parameter `json:"parameters,omitempty"`
+}
+
+// Group gathers parameters for display.
+type Group struct {
+	Name        string `json:"name"`
+	DisplayName string `json:"displayName,omitempty"`
+	Description string `json:"description,omitempty"`
+	Priority    int    `json:"priority,omitempty"`
+}
+
+// Parameter is a parameter of params.yaml. Its default may be any YAML value.
+type Parameter struct {
+	Name        string                    `json:"name"`
+	DisplayName string                    `json:"displayName,omitempty"`
+	Description string                    `json:"description,omitempty"`
+	Required    *bool                     `json:"required,omitempty"`
+	Default     any                       `json:"default,omitempty"`
+	Trigger     string                    `json:"trigger,omitempty"`
+	Type        kudov1beta1.ParameterType `json:"type,omitempty"`
+	Immutable   *bool                     `json:"immutable,omitempty"`
+	Enum        *[]any                    `json:"enum,omitempty"`
+	Group       string                    `json:"group,omitempty"`
+	Advanced    bool                      `json:"advanced,omitempty"`
+	Hint        string                    `json:"hint,omitempty"`
+}
+
+// IsRequired applies KUDO's default: a parameter is required unless it says not.
+func (p *Parameter) IsRequired() bool { return p.Required == nil || *p.Required }
+
+// IsImmutable reports whether the parameter may not change after install.
+func (p *Parameter) IsImmutable() bool { return p.Immutable != nil && *p.Immutable }

@@ -1,0 +1,158 @@
+package packages
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// MaxFileSize bounds each file of a package: the whole OperatorVersion must
+// fit in one Kubernetes object, which etcd limits to 1.5 MiB.
+const MaxFileSize = 1 << 20
+
+// Read reads a package from a directory or a gzip tarball.
+func Read(pathName string) (*Package, error) {
+	info, err := os.Stat(pathName)
+	if err != nil {
+		return nil, err
+	}
+	if info.IsDir() {
+		files, err := readDir(os.DirFS(pathName))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", pathName, err)
+		}
+		return parseFiles(files)
+	}
+	f, err := os.Open(pathName)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	p, err := ReadTarball(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", pathName, err)
+	}
+	return p, nil
+}
+
+// ReadTarball reads a package from a gzip tarball with its files at the root.
+func ReadTarball(r io.Reader) (*Package, error) {
+	gz, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("not a gzip tarball: %w", err)
+	}
+	tr := tar.NewReader(gz)
+	files := map[string][]byte{}
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading tarball: %w", err)
+		}
+		name := strings.TrimPrefix(h.Name, "./")
+		clean := path.Clean(name)
+		if path.IsAbs(name) || clean == ".." || strings.HasPrefix(clean, "../") {
+			return nil, fmt.Errorf("entry %q escapes the package root", h.Name)
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			continue
+		case tar.TypeReg:
+		default:
+			return nil, fmt.Errorf("entry %q is not a regular file", h.Name)
+		}
+		if h.Size > MaxFileSize {
+			return nil, fmt.Errorf("%s is %d bytes, more than the limit of %d", clean, h.Size, MaxFileSize)
+		}
+		data, err := io.ReadAll(io.LimitReader(tr, MaxFileSize+1))
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", clean, err)
+		}
+		files[clean] = data
+	}
+	return parseFiles(files)
+}
+
+// readDir reads the files of a package directory; other files than the
+// package's own (a README, tests) are read too but ignored when parsing.
+func readDir(fsys fs.FS) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || (name != OperatorFileName && name != ParamsFileName && !strings.HasPrefix(name, TemplatesDir)) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if !info.Mode().IsRegular() {
+			return fmt.Errorf("%s is not a regular file", name)
+		}
+		if info.Size() > MaxFileSize {
+			return fmt.Errorf("%s is %d bytes, more than the limit of %d", name, info.Size(), MaxFileSize)
+		}
+		data, err := fs.ReadFile(fsys, name)
+		files[name] = data
+		return err
+	})
+	return files, err
+}
+
+// parseFiles turns a package's files into a Package.
+func parseFiles(files map[string][]byte) (*Package, error) {
+	p := &Package{Templates: map[string]string{}, Files: map[string][]byte{}}
+	for name, data := range files {
+		switch {
+		case name == OperatorFileName, name == ParamsFileName:
+		case strings.HasPrefix(name, TemplatesDir):
+			p.Templates[strings.TrimPrefix(name, TemplatesDir)] = string(data)
+		default:
+			continue
+		}
+		p.Files[name] = data
+	}
+
+	data, ok := files[OperatorFileName]
+	if !ok {
+		return nil, fmt.Errorf("%s is missing", OperatorFileName)
+	}
+	p.Operator = &OperatorFile{}
+	if err := unmarshal(data, p.Operator); err != nil {
+		return nil, fmt.Errorf("%s: %w", OperatorFileName, err)
+	}
+
+	p.Params = &ParamsFile{}
+	if data, ok := files[ParamsFileName]; ok {
+		if err := unmarshal(data, p.Params); err != nil {
+			return nil, fmt.Errorf("%s: %w", ParamsFileName, err)
+		}
+	}
+	return p, nil
+}
+
+// unmarshal decodes YAML keeping numbers as written, so a default of 1000000
+// stays "1000000" rather than becoming "1e+06".
+func unmarshal(data []byte, v any) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return errors.New("is empty")
+	}
+	return yaml.Unmarshal(data, v, func(d *json.Decoder) *json.Decoder {
+		d.UseNumber()
+		return d
+	})
+}

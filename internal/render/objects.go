@@ -1,0 +1,58 @@
+package render
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// Objects parses rendered text, one or more YAML documents, into objects.
+// Documents that are empty or only comments are dropped; every other
+// document must be a Kubernetes object with apiVersion and kind.
+func Objects(name, text string) ([]*unstructured.Unstructured, error) {
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(text)))
+	var objs []*unstructured.Unstructured
+	for doc := 1; ; doc++ {
+		raw, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", name, doc, err)
+		}
+		if isEmpty(raw) {
+			continue
+		}
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(raw, &obj.Object); err != nil {
+			return nil, fmt.Errorf("%s: document %d is not valid YAML: %w", name, doc, err)
+		}
+		if obj.Object == nil {
+			continue
+		}
+		switch {
+		case obj.GetAPIVersion() == "":
+			return nil, fmt.Errorf("%s: document %d has no apiVersion", name, doc)
+		case obj.GetKind() == "":
+			return nil, fmt.Errorf("%s: document %d has no kind", name, doc)
+		}
+		objs = append(objs, obj)
+	}
+}
+
+func isEmpty(doc []byte) bool {
+	for _, line := range bytes.Split(doc, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) > 0 && line[0] != '#' && !bytes.Equal(line, []byte("---")) {
+			return false
+		}
+	}
+	return true
+}

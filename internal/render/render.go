@@ -1,0 +1,76 @@
+package render
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kudo-ng/kudo/internal/render/migrate"
+)
+
+// Request is everything needed to render the resources of one task.
+type Request struct {
+	// Templates are all the OperatorVersion's templates by path.
+	Templates map[string]string
+	// Resources are the paths of the templates the task renders, in order.
+	Resources []string
+	Variables Variables
+	Metadata  Metadata
+	// Served says what the target server serves (from discovery, or
+	// migrate.ServedBy a Kubernetes version offline).
+	Served migrate.Served
+	Scope  Scope
+	// Dependencies looks up mounted ConfigMaps and Secrets the task does not
+	// render; nil when there is no cluster to ask.
+	Dependencies Dependencies
+}
+
+// Migration is an object of a template moved off a removed API version.
+type Migration struct {
+	Template string
+	migrate.Migration
+}
+
+func (m Migration) String() string { return m.Template + ": " + m.Migration.String() }
+
+// Result is what a task applies, and what had to change on the way.
+type Result struct {
+	Objects    []*unstructured.Unstructured
+	Migrations []Migration
+}
+
+// Resources renders, parses, migrates and enhances a task's templates.
+func Resources(req *Request) (*Result, error) {
+	result := &Result{}
+	for _, name := range req.Resources {
+		text, ok := req.Templates[name]
+		if !ok {
+			return nil, fmt.Errorf("template %s: not found in the OperatorVersion", name)
+		}
+		rendered, err := Template(name, text, &req.Variables)
+		if err != nil {
+			return nil, err
+		}
+		objs, err := Objects(name, rendered)
+		if err != nil {
+			return nil, err
+		}
+		for i, obj := range objs {
+			if obj.GetName() == "" {
+				return nil, fmt.Errorf("%s: object %d (%s) has no metadata.name", name, i+1, obj.GetKind())
+			}
+			m, err := migrate.Object(obj, req.Served)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			if m != nil {
+				result.Migrations = append(result.Migrations, Migration{Template: name, Migration: *m})
+			}
+		}
+		result.Objects = append(result.Objects, objs...)
+	}
+	if err := Enhance(result.Objects, &req.Metadata, req.Scope, req.Dependencies); err != nil {
+		return nil, err
+	}
+	return result, nil
+}

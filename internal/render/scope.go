@@ -1,0 +1,39 @@
+package render
+
+import "k8s.io/apimachinery/pkg/runtime/schema"
+
+// clusterScoped are Kubernetes' built-in cluster-scoped kinds (and those of
+// cert-manager and the Prometheus operator that packages commonly create).
+var clusterScoped = map[schema.GroupKind]bool{
+	{Kind: "Namespace"}:        true,
+	{Kind: "Node"}:             true,
+	{Kind: "PersistentVolume"}: true,
+	{Kind: "ComponentStatus"}:  true,
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:                         true,
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}:                  true,
+	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}:                 true,
+	{Group: "apiregistration.k8s.io", Kind: "APIService"}:                             true,
+	{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"}:   true,
+	{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration"}:     true,
+	{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}:        true,
+	{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding"}: true,
+	{Group: "storage.k8s.io", Kind: "StorageClass"}:                                   true,
+	{Group: "storage.k8s.io", Kind: "CSIDriver"}:                                      true,
+	{Group: "storage.k8s.io", Kind: "CSINode"}:                                        true,
+	{Group: "storage.k8s.io", Kind: "VolumeAttachment"}:                               true,
+	{Group: "scheduling.k8s.io", Kind: "PriorityClass"}:                               true,
+	{Group: "networking.k8s.io", Kind: "IngressClass"}:                                true,
+	{Group: "node.k8s.io", Kind: "RuntimeClass"}:                                      true,
+	{Group: "policy", Kind: "PodSecurityPolicy"}:                                      true,
+	{Group: "certificates.k8s.io", Kind: "CertificateSigningRequest"}:                 true,
+	{Group: "flowcontrol.apiserver.k8s.io", Kind: "FlowSchema"}:                       true,
+	{Group: "flowcontrol.apiserver.k8s.io", Kind: "PriorityLevelConfiguration"}:       true,
+	{Group: "cert-manager.io", Kind: "ClusterIssuer"}:                                 true,
+}
+
+// BuiltinScope is the Scope of a cluster known only by its built-in kinds:
+// the offline preview and package verify use it. Custom kinds count as
+// namespaced, as most are.
+func BuiltinScope(gvk schema.GroupVersionKind) (bool, error) {
+	return !clusterScoped[gvk.GroupKind()], nil
+}
