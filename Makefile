@@ -72,6 +72,23 @@ test: generate manifests fmt vet lint test-unit test-cluster ## Everything CI ru
 test-unit: envtest-assets ## Unit tests and envtest suites (real kube-apiserver and etcd, no nodes).
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $$(go list ./... | grep -v /test/) -coverprofile cover.out
 
+.PHONY: test-update-golden
+test-update-golden: ## Rewrite the renderer's golden files and the bad-package corpus's expected errors (review the diff).
+	go test ./internal/render/ -run Golden -update
+	go test ./internal/packages/ -run TestBadPackages -update
+
+.PHONY: bench
+bench: ## Go benchmarks (render speed of the largest conformance package).
+	go test ./internal/... -run '^$$' -bench . -benchmem -count 6 | tee bin/bench-go.txt
+
+FUZZTIME ?= 2m
+.PHONY: fuzz
+fuzz: ## Run each fuzz target for FUZZTIME (default 2m); new crashers land in testdata/fuzz.
+	go test ./internal/params -run '^$$' -fuzz '^FuzzParseAssignment$$' -fuzztime $(FUZZTIME)
+	go test ./internal/packages -run '^$$' -fuzz '^FuzzOperatorFile$$' -fuzztime $(FUZZTIME)
+	go test ./internal/packages -run '^$$' -fuzz '^FuzzParamsFile$$' -fuzztime $(FUZZTIME)
+	go test ./internal/render -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME)
+
 .PHONY: test-cluster
 test-cluster: cluster-tools ## Tests of the local control plane itself (its own cluster under bin/test-cluster).
 	ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go test ./test/cluster/... -count=1 -timeout 15m -v -ginkgo.v

@@ -151,8 +151,22 @@ func unmarshal(data []byte, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return errors.New("is empty")
 	}
-	return yaml.Unmarshal(data, v, func(d *json.Decoder) *json.Decoder {
+	err := yaml.Unmarshal(data, v, func(d *json.Decoder) *json.Decoder {
 		d.UseNumber()
 		return d
 	})
+	if err != nil {
+		return errors.New(yamlMessage(err))
+	}
+	return nil
+}
+
+// yamlMessage drops the prefixes of sigs.k8s.io/yaml's errors, which say
+// how it parses rather than what is wrong.
+func yamlMessage(err error) string {
+	msg := err.Error()
+	for _, prefix := range []string{"error converting YAML to JSON: ", "error unmarshaling JSON: ", "while decoding JSON: ", "yaml: "} {
+		msg = strings.TrimPrefix(msg, prefix)
+	}
+	return msg
 }

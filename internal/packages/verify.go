@@ -89,11 +89,15 @@ func Verify(p *Package, opts VerifyOptions) *Report {
 type verifier struct {
 	p *Package
 	r *Report
-	// Parameters by name, for lookups; nil entries are duplicates.
+	// params are the parameters by name, the first of duplicates only;
+	// declared has every name params.yaml declares.
 	params      map[string]*Parameter
+	declared    map[string]bool
 	taskByName  map[string]*kudov1beta1.Task
 	templateUse map[string]bool
 	paramUse    map[string]bool
+	// unparsed is set when a template does not parse.
+	unparsed bool
 }
 
 func (v *verifier) metadata() {
@@ -128,7 +132,7 @@ func (v *verifier) semver(field, value string, required bool) {
 }
 
 func (v *verifier) parameters() {
-	v.params = map[string]*Parameter{}
+	v.params, v.declared = map[string]*Parameter{}, map[string]bool{}
 	seen := map[string]int{}
 	for i := range v.p.Params.Parameters {
 		p := &v.p.Params.Parameters[i]
@@ -137,6 +141,7 @@ func (v *verifier) parameters() {
 			v.r.errorf(ParamsFileName, field, "name is required")
 			continue
 		}
+		v.declared[p.Name] = true
 		field += " " + p.Name
 		if strings.ContainsAny(p.Name, ";,") {
 			v.r.errorf(ParamsFileName, field, "name must not contain ';' or ','")
@@ -236,13 +241,16 @@ func (v *verifier) tasks() {
 		case kudov1beta1.DummyTaskKind:
 		default:
 			v.r.errorf(OperatorFileName, field, "kind %q is not one of %s", t.Kind, join(taskKinds))
+			for _, res := range t.Spec.Resources {
+				v.templateUse[res] = true
+			}
 		}
 	}
 }
 
 func (v *verifier) resources(t *kudov1beta1.Task, field string) {
 	if len(t.Spec.Resources) == 0 {
-		v.r.errorf(OperatorFileName, field, "spec.resources lists no template for a %s task", t.Kind)
+		v.r.errorf(OperatorFileName, field, "spec.resources lists no template; the %s task needs at least one", strings.ToLower(string(t.Kind)))
 	}
 	for j, res := range t.Spec.Resources {
 		v.template(res, fmt.Sprintf("%s: spec.resources[%d]", field, j))
@@ -253,8 +261,7 @@ func (v *verifier) resources(t *kudov1beta1.Task, field string) {
 func (v *verifier) template(name, field string) {
 	v.templateUse[name] = true
 	if _, ok := v.p.Templates[name]; !ok {
-		file, path, _ := strings.Cut(field, ": ")
-		v.r.errorf(OperatorFileName, file, "%s: template %q is not in templates/", path, name)
+		v.r.errorf(OperatorFileName, field, "template %q is not in templates/", name)
 	}
 }
 
@@ -267,7 +274,9 @@ func (v *verifier) toggle(t *kudov1beta1.Task, field string) {
 	v.paramUse[name] = true
 	p, ok := v.params[name]
 	if !ok {
-		v.r.errorf(OperatorFileName, field, "spec.parameter %q is not defined in %s", name, ParamsFileName)
+		if !v.declared[name] {
+			v.r.errorf(OperatorFileName, field, "spec.parameter %q is not defined in %s", name, ParamsFileName)
+		}
 		return
 	}
 	if p.Type != "" && p.Type != kudov1beta1.BooleanValueType && p.Type != kudov1beta1.StringValueType {
@@ -356,7 +365,7 @@ func (v *verifier) name(field, name string, seen map[string]bool) {
 func (v *verifier) templates(opts VerifyOptions) {
 	o := v.p.Operator
 	if o.NamespaceManifest != "" {
-		v.template(o.NamespaceManifest, "namespaceManifest: ")
+		v.template(o.NamespaceManifest, "namespaceManifest")
 	}
 	k8sVersion := opts.KubernetesVersion
 	if k8sVersion == "" {
@@ -382,13 +391,20 @@ func (v *verifier) templates(opts VerifyOptions) {
 		if err != nil {
 			field, msg := templateIssue(err)
 			v.r.errorf(file, field, "%s", msg)
+			// Which parameters it uses is unknown: do not call any unused.
+			v.unparsed = true
 			continue
 		}
+		undefined := false
 		for _, ref := range usedParams(t) {
 			v.paramUse[ref.name] = true
-			if _, ok := v.params[ref.name]; !ok {
+			if !v.declared[ref.name] {
 				v.r.errorf(file, ref.position, "parameter %q is not defined in %s", ref.name, ParamsFileName)
+				undefined = true
 			}
+		}
+		if undefined {
+			continue // rendering would only fail on the same parameter
 		}
 		if pipes[name] {
 			v.pipePod(file, name, values)
@@ -503,7 +519,7 @@ func (v *verifier) unused() {
 		}
 	}
 	for i, p := range v.p.Params.Parameters {
-		if p.Name != "" && !v.paramUse[p.Name] {
+		if p.Name != "" && !v.paramUse[p.Name] && !v.unparsed {
 			v.r.warnf(ParamsFileName, fmt.Sprintf("parameters[%d] %s", i, p.Name), "no template uses this parameter")
 		}
 	}
@@ -516,8 +532,9 @@ func (v *verifier) unused() {
 
 type paramRef struct{ name, position string }
 
-// usedParams lists the parameters a template refers to as .Params.X or
-// $.Params.X, with the line and column of the first use of each.
+// usedParams lists the parameters a template refers to as .Params.X,
+// $.Params.X or index .Params "X", with the line and column of the first use
+// of each.
 func usedParams(t *template.Template) []paramRef {
 	seen := map[string]bool{}
 	var refs []paramRef
@@ -534,6 +551,8 @@ func usedParams(t *template.Template) []paramRef {
 				if len(n.Ident) > 0 && n.Ident[0] == "$" {
 					ident = n.Ident[1:]
 				}
+			case *parse.CommandNode:
+				ident = indexedParam(n)
 			}
 			if len(ident) < 2 || ident[0] != "Params" || seen[ident[1]] {
 				return
@@ -544,6 +563,31 @@ func usedParams(t *template.Template) []paramRef {
 		})
 	}
 	return refs
+}
+
+// indexedParam reads `index .Params "X"` as the identifier Params.X.
+func indexedParam(n *parse.CommandNode) []string {
+	if len(n.Args) < 3 {
+		return nil
+	}
+	fn, ok := n.Args[0].(*parse.IdentifierNode)
+	if !ok || fn.Ident != "index" {
+		return nil
+	}
+	var collection []string
+	switch m := n.Args[1].(type) {
+	case *parse.FieldNode:
+		collection = m.Ident
+	case *parse.VariableNode:
+		if len(m.Ident) > 0 && m.Ident[0] == "$" {
+			collection = m.Ident[1:]
+		}
+	}
+	key, ok := n.Args[2].(*parse.StringNode)
+	if len(collection) != 1 || collection[0] != "Params" || !ok {
+		return nil
+	}
+	return []string{"Params", key.Text}
 }
 
 // walk calls visit on every node of a template's parse tree.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
@@ -31,8 +32,14 @@ func Objects(name, text string) ([]*unstructured.Unstructured, error) {
 			continue
 		}
 		obj := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(raw, &obj.Object); err != nil {
-			return nil, fmt.Errorf("%s: document %d is not valid YAML: %w", name, doc, err)
+		data, err := yaml.YAMLToJSON(raw)
+		if err == nil {
+			// Unlike encoding/json, integers stay int64, as in objects read from the API.
+			err = utiljson.Unmarshal(data, &obj.Object)
+		}
+		if err != nil {
+			msg := strings.TrimPrefix(err.Error(), "yaml: ")
+			return nil, fmt.Errorf("%s: document %d is not valid YAML: %s (lines count from the start of the rendered document)", name, doc, msg)
 		}
 		if obj.Object == nil {
 			continue

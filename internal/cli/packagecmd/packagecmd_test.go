@@ -1,0 +1,162 @@
+package packagecmd
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kudo-ng/kudo/internal/render"
+)
+
+var conformanceDir = filepath.Join("..", "..", "..", "..", "shared", "conformance")
+
+func pkg(name string) string { return filepath.Join(conformanceDir, name, "operator") }
+
+func TestVerify(t *testing.T) {
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	if err := RunVerify(context.Background(), streams, &VerifyOptions{Path: pkg("zookeeper")}); err != nil {
+		t.Fatal(err)
+	}
+	want := `Warning: templates/pdb.yaml: PodDisruptionBudget "zookeeper-instance-pdb": policy/v1beta1 → policy/v1, ` +
+		"which Kubernetes 1.34 no longer serves: kudo-ng migrates it when it applies it\n" +
+		"package zookeeper 0.3.3 is valid (1 warning(s))\n"
+	if out.String() != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	}
+
+	streams, _, out, _ = genericiooptions.NewTestIOStreams()
+	bad := filepath.Join("..", "..", "packages", "testdata", "bad", "undefined-task")
+	err := RunVerify(context.Background(), streams, &VerifyOptions{Path: bad})
+	if err == nil || err.Error() != "package "+bad+" has 1 error(s)" {
+		t.Errorf("error = %v", err)
+	}
+	if want := "Error: operator.yaml: plans.deploy.phases[0].steps[0].tasks[1]: task \"ghost\" is not defined in tasks\n"; out.String() != want {
+		t.Errorf("output %q, want %q", out, want)
+	}
+}
+
+func renderObjects(t *testing.T, opts *RenderOptions) []*unstructured.Unstructured {
+	t.Helper()
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	if err := RunRender(context.Background(), streams, opts); err != nil {
+		t.Fatal(err)
+	}
+	objs, err := render.Objects("output", out.String())
+	if err != nil {
+		t.Fatalf("the output does not parse: %v\n%s", err, out)
+	}
+	return objs
+}
+
+func find(objs []*unstructured.Unstructured, kind string) *unstructured.Unstructured {
+	for _, o := range objs {
+		if o.GetKind() == kind {
+			return o
+		}
+	}
+	return nil
+}
+
+func TestRenderZookeeper(t *testing.T) {
+	objs := renderObjects(t, &RenderOptions{
+		Path: pkg("zookeeper"), Namespace: "default", Plan: "deploy", KubernetesVersion: "1.34", Parameters: []string{"NODE_COUNT=5"},
+	})
+	sts := find(objs, "StatefulSet")
+	if sts == nil {
+		t.Fatal("no StatefulSet rendered")
+	}
+	if replicas, _, _ := unstructured.NestedInt64(sts.Object, "spec", "replicas"); replicas != 5 {
+		t.Errorf("replicas = %d, want 5", replicas)
+	}
+	labels := sts.GetLabels()
+	if labels["heritage"] != "kudo" || labels["kudo.dev/instance"] != "zookeeper-instance" || labels["kudo.dev/operator"] != "zookeeper" {
+		t.Errorf("KUDO labels missing: %v", labels)
+	}
+	if sts.GetAnnotations()["kudo.dev/plan"] != "deploy" {
+		t.Errorf("plan annotation missing: %v", sts.GetAnnotations())
+	}
+	pdb := find(objs, "PodDisruptionBudget")
+	if pdb == nil || pdb.GetAPIVersion() != "policy/v1" {
+		t.Errorf("PodDisruptionBudget = %v, want one of policy/v1", pdb)
+	}
+}
+
+func TestRenderParameterErrors(t *testing.T) {
+	tests := []struct {
+		params []string
+		want   string
+	}{
+		{[]string{"NODE_COUN=5"}, "parameter NODE_COUN is not defined; the parameters are CLIENT_PORT, CPUS, CPUS_LIMIT, DISK_SIZE, " +
+			"ELECTION_PORT, IMAGE_PULL_POLICY, MEMORY, MEM_LIMIT, NODE_COUNT, SERVER_PORT, STORAGE_CLASS"},
+		{[]string{"NODE_COUNT"}, `parameter "NODE_COUNT": expected NAME=VALUE`},
+	}
+	for _, tt := range tests {
+		streams, _, _, _ := genericiooptions.NewTestIOStreams()
+		err := RunRender(context.Background(), streams, &RenderOptions{
+			Path: pkg("zookeeper"), Namespace: "default", Plan: "deploy", KubernetesVersion: "1.34", Parameters: tt.params,
+		})
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%v: error = %v, want %q", tt.params, err, tt.want)
+		}
+	}
+	streams, _, _, _ := genericiooptions.NewTestIOStreams()
+	err := RunRender(context.Background(), streams, &RenderOptions{Path: pkg("zookeeper"), Plan: "scale", KubernetesVersion: "1.34"})
+	if err == nil || err.Error() != `plan "scale" is not defined; the plans are deploy, not-allowed, validation` {
+		t.Errorf("unknown plan: %v", err)
+	}
+}
+
+func TestCreate(t *testing.T) {
+	dir := t.TempDir()
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	opts := &CreateOptions{Path: pkg("first-operator"), Destination: dir}
+	if err := RunCreate(context.Background(), streams, opts); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(dir, "first-operator-0.2.0.tgz")
+	if out.String() != "package created: "+target+"\n" {
+		t.Errorf("output %q", out)
+	}
+	if err := RunCreate(context.Background(), streams, opts); err == nil || !strings.Contains(err.Error(), "exists; use --overwrite") {
+		t.Errorf("second create: %v", err)
+	}
+	opts.Overwrite = true
+	if err := RunCreate(context.Background(), streams, opts); err != nil {
+		t.Errorf("overwrite: %v", err)
+	}
+	// The tarball verifies and renders like the directory.
+	objs := renderObjects(t, &RenderOptions{Path: target, Namespace: "default", Plan: "deploy", KubernetesVersion: "1.34"})
+	if d := find(objs, "Deployment"); d == nil || d.GetName() != "nginx-deployment" {
+		t.Errorf("rendering the tarball: %v", objs)
+	}
+	bad := filepath.Join("..", "..", "packages", "testdata", "bad", "missing-template")
+	err := RunCreate(context.Background(), streams, &CreateOptions{Path: bad, Destination: dir})
+	if err == nil || !strings.Contains(err.Error(), `template "missing.yaml" is not in templates/`) {
+		t.Errorf("creating a bad package: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("a bad package must write nothing: %v", entries)
+	}
+}
+
+func TestList(t *testing.T) {
+	tests := []struct{ what, want string }{
+		{"parameters", "NAME      DEFAULT  REQUIRED  IMMUTABLE  TRIGGER\nreplicas  2        true      false      \n"},
+		{"tasks", "NAME  KIND   RESOURCES\napp   Apply  deployment.yaml\n"},
+		{"plans", "plans\n└── deploy (serial)\n    └── phase main (parallel)\n        └── step everything: app\n"},
+	}
+	for _, tt := range tests {
+		streams, _, out, _ := genericiooptions.NewTestIOStreams()
+		if err := RunList(context.Background(), streams, &ListOptions{What: tt.what, Path: pkg("first-operator")}); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != tt.want {
+			t.Errorf("list %s:\n%q\nwant\n%q", tt.what, out, tt.want)
+		}
+	}
+}

@@ -1,0 +1,49 @@
+package repo
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kudo-ng/kudo/internal/cli/packagecmd"
+	"github.com/kudo-ng/kudo/internal/packages"
+)
+
+func TestIndex(t *testing.T) {
+	dir := t.TempDir()
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	for _, pkg := range []string{"first-operator", "zookeeper"} {
+		path := filepath.Join("..", "..", "..", "..", "shared", "conformance", pkg, "operator")
+		if err := packagecmd.RunCreate(context.Background(), streams, &packagecmd.CreateOptions{Path: path, Destination: dir}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out.Reset()
+	now := func() time.Time { return time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC) }
+	if err := RunIndex(context.Background(), streams, &IndexOptions{Dir: dir, URL: "http://127.0.0.1:8080", Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "index written: " + filepath.Join(dir, "index.yaml") + " (2 package(s), 2 version(s))\n"; out.String() != want {
+		t.Errorf("output %q, want %q", out, want)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "index.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	index, err := packages.ParseIndex(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zk := index.Entries["zookeeper"]
+	if len(zk) != 1 || zk[0].URLs[0] != "http://127.0.0.1:8080/zookeeper-3.6.2_0.3.3.tgz" || len(zk[0].Digest) != 64 {
+		t.Errorf("zookeeper entry: %+v", zk)
+	}
+	if !strings.Contains(string(data), "generated: \"2026-11-21T10:00:00Z\"") {
+		t.Errorf("index.yaml:\n%s", data)
+	}
+}

@@ -1,0 +1,78 @@
+package preview
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/render"
+)
+
+func TestPlan(t *testing.T) {
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-{{ .StepName }}\n"
+	ov := &kudov1beta1.OperatorVersion{}
+	ov.Name = "demo-0.1.0"
+	ov.Spec = kudov1beta1.OperatorVersionSpec{
+		Operator:   corev1.ObjectReference{Name: "demo"},
+		Parameters: []kudov1beta1.Parameter{{Name: "ENABLED", Default: ptr.To("false")}},
+		Templates: map[string]string{
+			"cm.yaml":     cm,
+			"pod.yaml":    "apiVersion: v1\nkind: Pod\nspec:\n  initContainers: [{name: init, image: busybox}]\n",
+			"params.yaml": "NODE_COUNT: \"{{ .Params.ENABLED }}\"\n",
+		},
+		Tasks: []kudov1beta1.Task{
+			{Name: "app", Kind: kudov1beta1.ApplyTaskKind, Spec: kudov1beta1.TaskSpec{ResourceTaskSpec: kudov1beta1.ResourceTaskSpec{Resources: []string{"cm.yaml"}}}},
+			{Name: "maybe", Kind: kudov1beta1.ToggleTaskKind, Spec: kudov1beta1.TaskSpec{
+				ResourceTaskSpec: kudov1beta1.ResourceTaskSpec{Resources: []string{"cm.yaml"}},
+				ToggleTaskSpec:   kudov1beta1.ToggleTaskSpec{Parameter: "ENABLED"}}},
+			{Name: "gen", Kind: kudov1beta1.PipeTaskKind, Spec: kudov1beta1.TaskSpec{PipeTaskSpec: kudov1beta1.PipeTaskSpec{
+				Pod: "pod.yaml", Pipe: []kudov1beta1.PipeSpec{{File: "/tmp/f", Kind: "ConfigMap", Key: "File"}}}}},
+			{Name: "child", Kind: kudov1beta1.KudoOperatorTaskKind, Spec: kudov1beta1.TaskSpec{KudoOperatorTaskSpec: kudov1beta1.KudoOperatorTaskSpec{
+				Package: "zookeeper", OperatorVersion: "0.3.3", ParameterFile: "params.yaml"}}},
+			{Name: "wait", Kind: kudov1beta1.DummyTaskKind},
+		},
+		Plans: map[string]kudov1beta1.Plan{"deploy": {Phases: []kudov1beta1.Phase{
+			{Name: "main", Steps: []kudov1beta1.Step{{Name: "one", Tasks: []string{"app", "maybe"}}, {Name: "two", Tasks: []string{"gen", "child", "wait"}}}},
+		}}},
+	}
+	tasks, err := Plan(&Input{
+		OperatorVersion: ov, InstanceName: "demo", Namespace: "ns", PlanName: "deploy",
+		Parameters: map[string]string{"ENABLED": "true"},
+		Served:     func(schema.GroupVersionKind) bool { return true }, Scope: render.BuiltinScope,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, task := range tasks {
+		line := task.Step + "/" + task.Name + " " + task.Action
+		for _, o := range task.Objects {
+			line += " " + o.GetKind() + ":" + o.GetName()
+		}
+		if task.Note != "" {
+			line += " # " + strings.ReplaceAll(task.Note, "\n", " ")
+		}
+		got = append(got, line)
+	}
+	want := []string{
+		"one/app apply ConfigMap:demo-one",
+		"one/maybe apply ConfigMap:demo-one",
+		"two/gen run Pod: # stores its files as ConfigMap demo.deploy.main.two.gen.file",
+		`two/child  # installs package zookeeper version 0.3.3 as Instance demo-zookeeper with parameters: NODE_COUNT: "true" `,
+		"two/wait  # does nothing (wantErr false, fatal false, done false)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	ov.Spec.Parameters[0].Default = ptr.To("maybe")
+	if _, err := Plan(&Input{OperatorVersion: ov, InstanceName: "demo", PlanName: "deploy", Scope: render.BuiltinScope,
+		Served: func(schema.GroupVersionKind) bool { return true }}); err == nil ||
+		err.Error() != `plan deploy, phase main, step one, task maybe: toggle parameter "ENABLED" is "maybe", not a boolean` {
+		t.Errorf("a toggle that is not a boolean: %v", err)
+	}
+}
