@@ -13,8 +13,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -23,6 +25,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/controllers"
+	"github.com/kudo-ng/kudo/internal/task"
 	"github.com/kudo-ng/kudo/internal/version"
 )
 
@@ -37,13 +40,17 @@ func init() {
 }
 
 func main() {
-	var metricsAddr, probeAddr string
+	var metricsAddr, probeAddr, leaderElectionNamespace string
 	var enableLeaderElection, secureMetrics, enableHTTP2 bool
+	var maxConcurrentReconciles int
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "The address the metrics endpoint binds to. "+
 		"Use :8443 for HTTPS or :8080 for HTTP, or leave as 0 to disable the metrics service.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to.")
-	flag.BoolVar(&enableLeaderElection, "leader-elect", false,
+	flag.BoolVar(&enableLeaderElection, "leader-elect", true,
 		"Enable leader election for controller manager, so that only one manager is active at a time.")
+	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "",
+		"Namespace of the leader election lease; outside a cluster it defaults to kube-system.")
+	flag.IntVar(&maxConcurrentReconciles, "max-concurrent-reconciles", 4, "How many Instances are reconciled at once.")
 	flag.BoolVar(&secureMetrics, "metrics-secure", true,
 		"Serve metrics over HTTPS, behind Kubernetes authentication and authorization.")
 	flag.BoolVar(&enableHTTP2, "enable-http2", false,
@@ -66,13 +73,22 @@ func main() {
 		metricsOptions.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsOptions,
-		WebhookServer:          webhook.NewServer(webhook.Options{TLSOpts: tlsOpts}),
-		HealthProbeBindAddress: probeAddr,
-		LeaderElection:         enableLeaderElection,
-		LeaderElectionID:       "manager.kudo.dev",
+	if enableLeaderElection && leaderElectionNamespace == "" {
+		if _, err := os.Stat("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err != nil {
+			leaderElectionNamespace = "kube-system"
+		}
+	}
+	cfg := ctrl.GetConfigOrDie()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsOptions,
+		WebhookServer:           webhook.NewServer(webhook.Options{TLSOpts: tlsOpts}),
+		HealthProbeBindAddress:  probeAddr,
+		LeaderElection:          enableLeaderElection,
+		LeaderElectionID:        "manager.kudo.dev",
+		LeaderElectionNamespace: leaderElectionNamespace,
+		// Objects that packages apply are read as unstructured, from the cache too.
+		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 	})
 	if err != nil {
 		setupLog.Error(err, "unable to create manager")
@@ -88,7 +104,20 @@ func main() {
 		setupLog.Error(err, "unable to create controller", "controller", "OperatorVersion")
 		os.Exit(1)
 	}
-	if err := (&controllers.InstanceReconciler{Client: mgr.GetClient()}).SetupWithManager(ctx, mgr); err != nil {
+	clientset, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		setupLog.Error(err, "unable to create clientset")
+		os.Exit(1)
+	}
+	instances := &controllers.InstanceReconciler{
+		Client:                  mgr.GetClient(),
+		Scheme:                  mgr.GetScheme(),
+		Recorder:                mgr.GetEventRecorderFor("kudo-ng"),
+		Mapper:                  mgr.GetRESTMapper(),
+		Files:                   &task.ExecCopier{Config: cfg, Clientset: clientset},
+		MaxConcurrentReconciles: maxConcurrentReconciles,
+	}
+	if err := instances.SetupWithManager(ctx, mgr); err != nil {
 		setupLog.Error(err, "unable to create controller", "controller", "Instance")
 		os.Exit(1)
 	}

@@ -161,8 +161,11 @@ var _ = Describe("The kudo.dev/v1beta1 API", func() {
 		Eventually(func(g Gomega) {
 			i := &kudov1beta1.Instance{}
 			g.Expect(k8sClient.Get(ctx, key, i)).To(Succeed())
-			g.Expect(meta.FindStatusCondition(i.Status.Conditions, kudov1beta1.StalledCondition)).To(BeNil())
-			g.Expect(meta.IsStatusConditionTrue(i.Status.Conditions, kudov1beta1.ReconcilingCondition)).To(BeTrue())
+			ready := meta.FindStatusCondition(i.Status.Conditions, kudov1beta1.ReadyCondition)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Reason).NotTo(Equal(kudov1beta1.OperatorVersionNotFoundReason))
+			g.Expect(i.Status.ActivePlan).NotTo(BeNil())
+			g.Expect(i.Status.ActivePlan.Name).To(Equal("deploy"))
 		}).Should(Succeed())
 	})
 })

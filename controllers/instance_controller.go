@@ -3,65 +3,152 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/engine"
+	"github.com/kudo-ng/kudo/internal/task"
 )
 
 // operatorVersionIndex indexes Instances by the name of their OperatorVersion,
 // so a new or changed OperatorVersion wakes exactly the Instances that use it.
 const operatorVersionIndex = ".spec.operatorVersion.name"
 
-// InstanceReconciler resolves an Instance's OperatorVersion and reports it in
-// the Instance's conditions.
+// InstanceReconciler runs an Instance's plans: it picks the plan to run,
+// runs the tasks of its due steps, and records the status tree, conditions
+// and events. It is woken by changes to the Instance, its OperatorVersion,
+// its child Instances and every object it applied.
 type InstanceReconciler struct {
 	client.Client
+	Scheme   *runtime.Scheme
+	Recorder record.EventRecorder
+	Mapper   meta.RESTMapper
+	// Files copies the files of Pipe tasks out of their pods.
+	Files task.FileCopier
+	Clock clock.PassiveClock
+	// MaxConcurrentReconciles is how many Instances reconcile at once.
+	MaxConcurrentReconciles int
+
+	controller controller.Controller
+	cache      cache.Cache
+	mu         sync.Mutex
+	watched    map[schema.GroupVersionKind]bool
+	// warned remembers the API migrations already reported per plan run.
+	warned sync.Map
 }
 
 // +kubebuilder:rbac:groups=kudo.dev,resources=instances,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=kudo.dev,resources=instances/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kudo.dev,resources=instances/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// Packages apply objects of any kind; see config/rbac for how to narrow this.
+// +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch;create;update;patch;delete
 
-// Reconcile reads the Instance and its OperatorVersion from the cache and
-// writes the Instance's conditions in one status patch.
-func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+// Reconcile gathers the Instance and its OperatorVersion, runs its plans and
+// writes its status in one patch.
+func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	instance := &kudov1beta1.Instance{}
 	if err := r.Get(ctx, req.NamespacedName, instance); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("Instance", klog.KObj(instance)))
 	before := instance.DeepCopy()
-	instance.Status.ObservedGeneration = instance.Generation
+	defer func() {
+		instance.Status.ObservedGeneration = instance.Generation
+		if err := patchStatus(ctx, r.Client, before, instance); err != nil {
+			retErr = kerrors.NewAggregate([]error{retErr, err})
+		}
+	}()
 
 	ov := &kudov1beta1.OperatorVersion{}
-	ovKey := types.NamespacedName{Namespace: instance.Namespace, Name: instance.Spec.OperatorVersion.Name}
-	switch err := r.Get(ctx, ovKey, ov); {
-	case apierrors.IsNotFound(err):
+	ovKey := client.ObjectKey{Namespace: instance.Namespace, Name: instance.Spec.OperatorVersion.Name}
+	if err := r.Get(ctx, ovKey, ov); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
 		// Not terminal: the OperatorVersion watch wakes the Instance when it appears.
-		msg := fmt.Sprintf("OperatorVersion %q not found in namespace %q", ovKey.Name, ovKey.Namespace)
-		ctrl.LoggerFrom(ctx).Info("Waiting for OperatorVersion",
-			"Instance", klog.KObj(instance), "OperatorVersion", klog.KRef(ovKey.Namespace, ovKey.Name))
-		setReadiness(instance, metav1.ConditionFalse, true, kudov1beta1.OperatorVersionNotFoundReason, msg)
-	case err != nil:
-		return ctrl.Result{}, err
-	default:
-		setReadiness(instance, metav1.ConditionUnknown, false, kudov1beta1.PlanPendingReason,
-			fmt.Sprintf("Waiting for the deploy plan of OperatorVersion %q", ov.Name))
+		setReadiness(instance, metav1.ConditionFalse, true, kudov1beta1.OperatorVersionNotFoundReason,
+			fmt.Sprintf("OperatorVersion %q not found in namespace %q", ovKey.Name, ovKey.Namespace))
+		if !instance.DeletionTimestamp.IsZero() {
+			return ctrl.Result{}, r.removeFinalizer(ctx, instance)
+		}
+		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, patchStatus(ctx, r.Client, before, instance)
+
+	run := &planRun{r: r, instance: instance, ov: ov}
+	if !instance.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.reconcileDelete(ctx, run)
+	}
+	_, hasCleanup := engine.PlanForDelete(ov.Spec.Plans)
+	if hasCleanup && !controllerutil.ContainsFinalizer(instance, kudov1beta1.InstanceCleanupFinalizer) {
+		if err := r.patchFinalizers(ctx, instance, controllerutil.AddFinalizer); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	err := run.plans(ctx)
+	setConditions(instance, run.selectionErr)
+	return ctrl.Result{}, err
 }
 
-// SetupWithManager registers the controller with an index and a watch that
-// map an OperatorVersion to the Instances that use it.
+// reconcileDelete runs the cleanup plan, if the OperatorVersion has one,
+// then lets the Instance go.
+func (r *InstanceReconciler) reconcileDelete(ctx context.Context, run *planRun) error {
+	i := run.instance
+	if !controllerutil.ContainsFinalizer(i, kudov1beta1.InstanceCleanupFinalizer) {
+		return nil
+	}
+	if cleanup, ok := engine.PlanForDelete(run.ov.Spec.Plans); ok {
+		ended, err := run.cleanup(ctx, cleanup)
+		setConditions(i, nil)
+		if err != nil || !ended {
+			return err
+		}
+	}
+	return r.removeFinalizer(ctx, i)
+}
+
+func (r *InstanceReconciler) removeFinalizer(ctx context.Context, i *kudov1beta1.Instance) error {
+	if !controllerutil.ContainsFinalizer(i, kudov1beta1.InstanceCleanupFinalizer) {
+		return nil
+	}
+	return client.IgnoreNotFound(r.patchFinalizers(ctx, i, controllerutil.RemoveFinalizer))
+}
+
+// patchFinalizers adds or removes the cleanup finalizer with a patch of a
+// copy, so that the response does not overwrite the status being built.
+func (r *InstanceReconciler) patchFinalizers(ctx context.Context, i *kudov1beta1.Instance, change func(client.Object, string) bool) error {
+	obj := i.DeepCopy()
+	patch := client.MergeFrom(obj.DeepCopy())
+	change(obj, kudov1beta1.InstanceCleanupFinalizer)
+	if err := r.Patch(ctx, obj, patch); err != nil {
+		return err
+	}
+	i.Finalizers = obj.Finalizers
+	return nil
+}
+
+// SetupWithManager registers the controller with its static watches; the
+// kinds packages apply are watched as they are first applied (watch).
 func (r *InstanceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &kudov1beta1.Instance{}, operatorVersionIndex,
 		func(o client.Object) []string {
@@ -69,12 +156,28 @@ func (r *InstanceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 		}); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&kudov1beta1.Instance{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	r.watched = map[schema.GroupVersionKind]bool{}
+	r.cache = mgr.GetCache()
+	c, err := ctrl.NewControllerManagedBy(mgr).
+		For(&kudov1beta1.Instance{}, builder.WithPredicates(predicate.Or[client.Object](
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deleting))).
+		// A child Instance of a KudoOperator task wakes its parent when its plan moves.
+		Watches(&kudov1beta1.Instance{}, handler.EnqueueRequestsFromMapFunc(ownerInstance)).
 		Watches(&kudov1beta1.OperatorVersion{}, handler.EnqueueRequestsFromMapFunc(r.instancesOf)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Named("instance").
-		Complete(r)
+		Build(r)
+	r.controller = c
+	return err
 }
+
+// deleting lets through the update that marks an Instance for deletion.
+var deleting = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	return e.ObjectNew.GetDeletionTimestamp() != nil
+}}
 
 func (r *InstanceReconciler) instancesOf(ctx context.Context, ov client.Object) []reconcile.Request {
 	instances := &kudov1beta1.InstanceList{}

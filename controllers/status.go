@@ -43,7 +43,7 @@ func setReadiness(obj conditionsObject, ready metav1.ConditionStatus, stalled bo
 	} else {
 		meta.RemoveStatusCondition(&conditions, kudov1beta1.StalledCondition)
 	}
-	if ready == metav1.ConditionUnknown {
+	if ready == metav1.ConditionUnknown && !stalled {
 		meta.SetStatusCondition(&conditions, metav1.Condition{
 			Type: kudov1beta1.ReconcilingCondition, Status: metav1.ConditionTrue, Reason: reason, Message: message, ObservedGeneration: generation,
 		})

@@ -2,7 +2,9 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -24,8 +26,10 @@ import (
 // `make test-unit`) with the generated CRDs, and the three controllers.
 var (
 	k8sClient client.Client
-	testEnv   *envtest.Environment
-	cancel    context.CancelFunc
+	// files serves the Pipe tasks' files: envtest runs no pods.
+	files   = &fakeFiles{content: map[string]string{}}
+	testEnv *envtest.Environment
+	cancel  context.CancelFunc
 )
 
 func TestControllers(t *testing.T) {
@@ -53,11 +57,16 @@ var _ = BeforeSuite(func() {
 		Scheme:                 scheme.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
+		Client:                 client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 	})
 	Expect(err).NotTo(HaveOccurred())
 	Expect((&OperatorReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)).To(Succeed())
 	Expect((&OperatorVersionReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)).To(Succeed())
-	Expect((&InstanceReconciler{Client: mgr.GetClient()}).SetupWithManager(ctx, mgr)).To(Succeed())
+	instances := &InstanceReconciler{
+		Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorderFor("kudo-ng"),
+		Mapper: mgr.GetRESTMapper(), Files: files, MaxConcurrentReconciles: 4,
+	}
+	Expect(instances.SetupWithManager(ctx, mgr)).To(Succeed())
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())
@@ -74,4 +83,21 @@ func newNamespace(ctx context.Context) string {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "test-"}}
 	Expect(k8sClient.Create(ctx, ns)).To(Succeed())
 	return ns.Name
+}
+
+// fakeFiles stands in for exec into a pipe pod, which neither envtest nor
+// simulated nodes can do.
+type fakeFiles struct {
+	mu      sync.Mutex
+	content map[string]string
+}
+
+func (f *fakeFiles) CopyFile(_ context.Context, _ *corev1.Pod, _, path string) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.content[path]
+	if !ok {
+		return nil, fmt.Errorf("no such file %s", path)
+	}
+	return []byte(c), nil
 }

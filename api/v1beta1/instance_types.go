@@ -73,6 +73,13 @@ type InstanceStatus struct {
 	// plan that ran last (kudo-ng; KUDO's CLI derived it from planStatus).
 	// +optional
 	ActivePlan *ActivePlanStatus `json:"activePlan,omitempty"`
+	// AppliedOperatorVersion and AppliedParameters are the spec the last
+	// plan started from (kudo-ng): a change of the spec against them selects
+	// the next plan, as KUDO's last-applied-instance-state annotation did.
+	// +optional
+	AppliedOperatorVersion string `json:"appliedOperatorVersion,omitempty"`
+	// +optional
+	AppliedParameters map[string]string `json:"appliedParameters,omitempty"`
 	// ObservedGeneration is the generation the conditions describe.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
@@ -168,3 +175,7 @@ type InstanceList struct {
 func init() {
 	SchemeBuilder.Register(&Instance{}, &InstanceList{})
 }
+
+// InstanceCleanupFinalizer holds a deleted Instance until its cleanup plan
+// has run.
+const InstanceCleanupFinalizer = "kudo.dev.instance.cleanup"

@@ -154,6 +154,13 @@ func (in *InstanceStatus) DeepCopyInto(out *InstanceStatus) {
 		*out = new(ActivePlanStatus)
 		**out = **in
 	}
+	if in.AppliedParameters != nil {
+		in, out := &in.AppliedParameters, &out.AppliedParameters
+		*out = make(map[string]string, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val
+		}
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make([]v1.Condition, len(*in))

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/render/migrate"
@@ -66,7 +67,7 @@ func Plan(in *Input) ([]Task, error) {
 					return nil, fmt.Errorf("plan %s, phase %s, step %s: task %q is not defined", in.PlanName, phase.Name, step.Name, name)
 				}
 				vars := render.Variables{
-					Params: values, Pipes: pipeNames(ov, in.InstanceName), Name: in.InstanceName, Namespace: in.Namespace,
+					Params: values, Pipes: engine.PipeNames(ov, in.InstanceName), Name: in.InstanceName, Namespace: in.Namespace,
 					OperatorName: ov.Spec.Operator.Name, OperatorVersion: ov.Name, AppVersion: ov.Spec.AppVersion,
 					PlanName: in.PlanName, PhaseName: phase.Name, StepName: step.Name,
 				}
@@ -168,29 +169,6 @@ func kudoOperatorNote(in *Input, t *kudov1beta1.Task, vars *render.Variables) st
 		note += " with parameters:\n" + text
 	}
 	return note
-}
-
-// pipeNames are the names of the objects Pipe tasks store their files in:
-// <instance>.<plan>.<phase>.<step>.<task>.<key>, as KUDO names them.
-func pipeNames(ov *kudov1beta1.OperatorVersion, instance string) map[string]string {
-	names := map[string]string{}
-	for planName, plan := range ov.Spec.Plans {
-		for _, phase := range plan.Phases {
-			for _, step := range phase.Steps {
-				for _, taskName := range step.Tasks {
-					for _, t := range ov.Spec.Tasks {
-						if t.Name != taskName || t.Kind != kudov1beta1.PipeTaskKind {
-							continue
-						}
-						for _, p := range t.Spec.Pipe {
-							names[p.Key] = strings.ToLower(strings.Join([]string{instance, planName, phase.Name, step.Name, t.Name, p.Key}, "."))
-						}
-					}
-				}
-			}
-		}
-	}
-	return names
 }
 
 func planNames(ov *kudov1beta1.OperatorVersion) []string {

@@ -1,0 +1,220 @@
+// Package engine is KUDO's plan state machine, pure: given a plan, its status
+// tree and the results of the steps run on this pass, it decides the new
+// status tree and which steps run next. It has no client and no clock of its
+// own; the controller gathers, runs the tasks and writes what it returns.
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+)
+
+// StepRef names a step of a plan.
+type StepRef struct {
+	Phase string
+	Step  string
+}
+
+func (s StepRef) String() string { return s.Phase + "/" + s.Step }
+
+// StepResult is what running a step's tasks gave on this pass.
+type StepResult struct {
+	// Done: every task of the step finished.
+	Done bool
+	// Err, when set, failed the step: transiently (retried) unless Fatal.
+	Err   error
+	Fatal bool
+	// Message says what the step waits for when it is not done, or notes
+	// something about how it finished (an object whose health could not be
+	// judged).
+	Message string
+}
+
+// NewPlanStatus is the status tree of a plan that was never run: every
+// phase and step NEVER_RUN.
+func NewPlanStatus(name string, plan *kudov1beta1.Plan) kudov1beta1.PlanStatus {
+	return tree(name, plan, kudov1beta1.ExecutionNeverRun, "", nil)
+}
+
+// Start resets a plan's status tree for a run with a new uid: every phase
+// and step PENDING, the plan PENDING until its first step runs.
+func Start(name string, plan *kudov1beta1.Plan, uid types.UID, now time.Time) kudov1beta1.PlanStatus {
+	t := metav1.NewTime(now)
+	return tree(name, plan, kudov1beta1.ExecutionPending, uid, &t)
+}
+
+func tree(name string, plan *kudov1beta1.Plan, status kudov1beta1.ExecutionStatus, uid types.UID, now *metav1.Time) kudov1beta1.PlanStatus {
+	ps := kudov1beta1.PlanStatus{Name: name, Status: status, UID: uid, LastUpdatedTimestamp: now}
+	for _, phase := range plan.Phases {
+		phs := kudov1beta1.PhaseStatus{Name: phase.Name, Status: status}
+		for _, step := range phase.Steps {
+			phs.Steps = append(phs.Steps, kudov1beta1.StepStatus{Name: step.Name, Status: status})
+		}
+		ps.Phases = append(ps.Phases, phs)
+	}
+	return ps
+}
+
+// Due lists the steps to run now, in order. A serial plan runs its first
+// phase that is not COMPLETE, a parallel plan all of them; a serial phase
+// runs its first step that is not COMPLETE, a parallel phase all of them.
+// A plan that has ended (COMPLETE or FATAL_ERROR) has none.
+func Due(plan *kudov1beta1.Plan, status *kudov1beta1.PlanStatus) []StepRef {
+	if status.Status.IsTerminal() {
+		return nil
+	}
+	var due []StepRef
+	for i, phase := range plan.Phases {
+		phaseStatus := phaseStatusOf(status, i, phase.Name)
+		if phaseStatus == kudov1beta1.ExecutionComplete {
+			continue
+		}
+		for j, step := range phase.Steps {
+			if stepStatusOf(status, i, j, step.Name) == kudov1beta1.ExecutionComplete {
+				continue
+			}
+			due = append(due, StepRef{Phase: phase.Name, Step: step.Name})
+			if phase.Strategy != kudov1beta1.Parallel {
+				break
+			}
+		}
+		if plan.Strategy != kudov1beta1.Parallel {
+			break
+		}
+	}
+	return due
+}
+
+// Record writes the results of this pass into a copy of the status tree and
+// rolls the step statuses up into the phases and the plan. A step that is
+// not done stays IN_PROGRESS; an error makes it ERROR (retried on the next
+// pass) or FATAL_ERROR, which ends the plan. Timestamps change only when a
+// status or message does.
+func Record(plan *kudov1beta1.Plan, status *kudov1beta1.PlanStatus, results map[StepRef]StepResult, now time.Time) kudov1beta1.PlanStatus {
+	out := *status.DeepCopy()
+	changed := false
+	for i, phase := range plan.Phases {
+		if i >= len(out.Phases) {
+			break
+		}
+		phs := &out.Phases[i]
+		for j, step := range phase.Steps {
+			if j >= len(phs.Steps) {
+				break
+			}
+			r, ran := results[StepRef{Phase: phase.Name, Step: step.Name}]
+			if !ran {
+				continue
+			}
+			s := &phs.Steps[j]
+			next, msg := stepOutcome(r)
+			if s.Status != next || s.Message != msg {
+				s.Status, s.Message, changed = next, msg, true
+			}
+		}
+		next, msg := rollUp(stepStatuses(phs.Steps))
+		if phs.Status != next || phs.Message != msg {
+			phs.Status, phs.Message, changed = next, msg, true
+		}
+	}
+	next, msg := rollUp(phaseStatuses(out.Phases))
+	if next == kudov1beta1.ExecutionComplete && len(plan.Phases) == 0 {
+		msg = ""
+	}
+	if out.Status != next || out.Message != msg {
+		out.Status, out.Message, changed = next, msg, true
+	}
+	if changed {
+		t := metav1.NewTime(now)
+		out.LastUpdatedTimestamp = &t
+	}
+	return out
+}
+
+func stepOutcome(r StepResult) (kudov1beta1.ExecutionStatus, string) {
+	switch {
+	case r.Err != nil && r.Fatal:
+		return kudov1beta1.ExecutionFatalError, r.Err.Error()
+	case r.Err != nil:
+		return kudov1beta1.ExecutionError, r.Err.Error()
+	case r.Done:
+		return kudov1beta1.ExecutionComplete, r.Message
+	default:
+		return kudov1beta1.ExecutionInProgress, r.Message
+	}
+}
+
+type named struct {
+	name    string
+	status  kudov1beta1.ExecutionStatus
+	message string
+}
+
+func stepStatuses(steps []kudov1beta1.StepStatus) []named {
+	out := make([]named, len(steps))
+	for i, s := range steps {
+		out[i] = named{"step " + s.Name, s.Status, s.Message}
+	}
+	return out
+}
+
+func phaseStatuses(phases []kudov1beta1.PhaseStatus) []named {
+	out := make([]named, len(phases))
+	for i, p := range phases {
+		out[i] = named{"phase " + p.Name, p.Status, p.Message}
+	}
+	return out
+}
+
+// rollUp derives a parent's status from its children: FATAL_ERROR if one
+// is, else ERROR if one is, COMPLETE when all are, IN_PROGRESS once one has
+// started, PENDING before. The message is the first failing child's.
+func rollUp(children []named) (kudov1beta1.ExecutionStatus, string) {
+	complete, started := 0, false
+	var errChild *named
+	for i := range children {
+		c := &children[i]
+		switch c.status {
+		case kudov1beta1.ExecutionFatalError:
+			return kudov1beta1.ExecutionFatalError, fmt.Sprintf("%s failed: %s", c.name, c.message)
+		case kudov1beta1.ExecutionError:
+			if errChild == nil {
+				errChild = c
+			}
+		case kudov1beta1.ExecutionComplete:
+			complete++
+			started = true
+		case kudov1beta1.ExecutionInProgress:
+			started = true
+		}
+	}
+	switch {
+	case errChild != nil:
+		return kudov1beta1.ExecutionError, fmt.Sprintf("%s: %s", errChild.name, errChild.message)
+	case complete == len(children):
+		return kudov1beta1.ExecutionComplete, ""
+	case started:
+		return kudov1beta1.ExecutionInProgress, ""
+	default:
+		return kudov1beta1.ExecutionPending, ""
+	}
+}
+
+func phaseStatusOf(status *kudov1beta1.PlanStatus, i int, name string) kudov1beta1.ExecutionStatus {
+	if i < len(status.Phases) && status.Phases[i].Name == name {
+		return status.Phases[i].Status
+	}
+	return kudov1beta1.ExecutionPending
+}
+
+func stepStatusOf(status *kudov1beta1.PlanStatus, i, j int, name string) kudov1beta1.ExecutionStatus {
+	if i < len(status.Phases) && j < len(status.Phases[i].Steps) && status.Phases[i].Steps[j].Name == name {
+		return status.Phases[i].Steps[j].Status
+	}
+	return kudov1beta1.ExecutionPending
+}

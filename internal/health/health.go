@@ -1,0 +1,122 @@
+// Package health judges whether an applied object is ready, with kstatus
+// for every kind and KUDO's rules where they differ: a failed Job fails the
+// plan, and a child Instance is ready when its plan has finished.
+package health
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+)
+
+// Result is the verdict on one object.
+type Result struct {
+	Healthy bool
+	// Fatal: the object failed for good (a failed Job, a child Instance
+	// whose plan failed); the plan cannot go on.
+	Fatal bool
+	// Message says what is awaited, or, for a healthy object whose health
+	// could not be judged, why it counts as healthy.
+	Message string
+}
+
+var instanceKind = kudov1beta1.GroupVersion.WithKind("Instance").GroupKind()
+
+// Check judges an object as read from the cluster.
+func Check(obj *unstructured.Unstructured) Result {
+	ref := fmt.Sprintf("%s %s", obj.GetKind(), obj.GetName())
+	if obj.GroupVersionKind().GroupKind() == instanceKind {
+		return instance(obj, ref)
+	}
+	res, err := status.Compute(obj)
+	if err != nil {
+		return Result{Message: fmt.Sprintf("%s: cannot judge its status: %v", ref, err)}
+	}
+	switch res.Status {
+	case status.CurrentStatus:
+		if unjudged(obj) {
+			return Result{Healthy: true, Message: ref + " reports no status; counted healthy once applied"}
+		}
+		return Result{Healthy: true}
+	case status.FailedStatus:
+		if obj.GroupVersionKind().GroupKind() == (schema.GroupKind{Group: "batch", Kind: "Job"}) {
+			return Result{Fatal: true, Message: fmt.Sprintf("%s failed: %s", ref, res.Message)}
+		}
+		return Result{Message: fmt.Sprintf("%s has failed: %s", ref, res.Message)}
+	default:
+		msg := res.Message
+		if msg == "" {
+			msg = strings.ToLower(string(res.Status))
+		}
+		return Result{Message: fmt.Sprintf("waiting for %s: %s", ref, msg)}
+	}
+}
+
+// unjudged: a custom object with neither conditions nor an observed
+// generation, which kstatus counts as Current only because it cannot tell.
+func unjudged(obj *unstructured.Unstructured) bool {
+	if builtinGroups[obj.GroupVersionKind().Group] {
+		return false
+	}
+	_, hasConditions, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	_, hasObserved, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
+	return !hasConditions && !hasObserved
+}
+
+// builtinGroups are Kubernetes' own API groups, whose kinds kstatus knows or
+// which have no status to wait for (ConfigMaps, RBAC, ...).
+var builtinGroups = map[string]bool{
+	"": true, "apps": true, "batch": true, "policy": true, "rbac.authorization.k8s.io": true, "networking.k8s.io": true,
+	"storage.k8s.io": true, "apiextensions.k8s.io": true, "admissionregistration.k8s.io": true, "autoscaling": true,
+	"scheduling.k8s.io": true, "coordination.k8s.io": true, "discovery.k8s.io": true, "node.k8s.io": true,
+	"certificates.k8s.io": true, "apiregistration.k8s.io": true, "flowcontrol.apiserver.k8s.io": true,
+}
+
+// instance: a child Instance is ready when the plan it runs has finished.
+func instance(obj *unstructured.Unstructured, ref string) Result {
+	name, _, _ := unstructured.NestedString(obj.Object, "status", "activePlan", "name")
+	st, _, _ := unstructured.NestedString(obj.Object, "status", "activePlan", "status")
+	switch kudov1beta1.ExecutionStatus(st) {
+	case kudov1beta1.ExecutionComplete:
+		return Result{Healthy: true}
+	case kudov1beta1.ExecutionFatalError:
+		msg, _, _ := unstructured.NestedString(obj.Object, "status", "planStatus", name, "message")
+		return Result{Fatal: true, Message: fmt.Sprintf("%s: plan %s failed: %s", ref, name, msg)}
+	case "":
+		return Result{Message: fmt.Sprintf("waiting for %s to start its plan", ref)}
+	default:
+		return Result{Message: fmt.Sprintf("waiting for %s: plan %s is %s", ref, name, st)}
+	}
+}
+
+// PodProblem describes why a pod is not ready, naming the container and the
+// reason the kubelet gives (ErrImagePull, CrashLoopBackOff, ...); empty when
+// it has none to give.
+func PodProblem(pod *unstructured.Unstructured) string {
+	for _, field := range []string{"initContainerStatuses", "containerStatuses"} {
+		statuses, _, _ := unstructured.NestedSlice(pod.Object, "status", field)
+		for _, s := range statuses {
+			cs, ok := s.(map[string]any)
+			if !ok {
+				continue
+			}
+			reason, _, _ := unstructured.NestedString(cs, "state", "waiting", "reason")
+			if reason == "" || reason == "ContainerCreating" || reason == "PodInitializing" {
+				continue
+			}
+			name, _, _ := unstructured.NestedString(cs, "name")
+			msg, _, _ := unstructured.NestedString(cs, "state", "waiting", "message")
+			out := fmt.Sprintf("pod %s: container %s: %s", pod.GetName(), name, reason)
+			if msg != "" {
+				out += ": " + msg
+			}
+			return out
+		}
+	}
+	return ""
+}

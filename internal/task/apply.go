@@ -1,0 +1,170 @@
+package task
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/health"
+)
+
+// appliedHashAnnotation records the hash of what kudo-ng last applied, so
+// that an unchanged object is not applied again on every pass of a plan.
+const appliedHashAnnotation = "kudo.dev/applied-hash"
+
+// Apply renders its templates, applies them with server-side apply and is
+// done when every object is healthy. CustomResourceDefinitions and
+// Namespaces go first and must be Established / Active before the rest, so a
+// package can ship a CRD and its custom resources in one step.
+type Apply struct {
+	Resources []string
+}
+
+// Run applies what changed and reports what is not healthy yet.
+func (a *Apply) Run(ctx context.Context, env *Env) (Result, error) {
+	rendered, err := env.render(ctx, a.Resources)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Migrations: rendered.Migrations}
+	var first, rest []*unstructured.Unstructured
+	for _, obj := range rendered.Objects {
+		if isFoundation(obj) {
+			first = append(first, obj)
+		} else {
+			rest = append(rest, obj)
+		}
+	}
+	for _, batch := range [][]*unstructured.Unstructured{first, rest} {
+		waiting, notes, err := applyAll(ctx, env, batch)
+		if err != nil {
+			return res, err
+		}
+		if len(waiting) > 0 {
+			res.Message = strings.Join(waiting, "; ")
+			return res, nil
+		}
+		res.Message = strings.Join(notes, "; ")
+	}
+	res.Done = true
+	return res, nil
+}
+
+func isFoundation(obj *unstructured.Unstructured) bool {
+	gk := obj.GroupVersionKind().GroupKind()
+	return gk == schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"} || gk == schema.GroupKind{Kind: "Namespace"}
+}
+
+// applyAll applies the objects that changed and judges all of them; it
+// returns what is not healthy yet and notes on the healthy ones.
+func applyAll(ctx context.Context, env *Env, objs []*unstructured.Unstructured) (waiting, notes []string, err error) {
+	for _, obj := range objs {
+		current, err := applyOne(ctx, env, obj)
+		if err != nil {
+			return nil, nil, err
+		}
+		verdict := health.Check(current)
+		switch {
+		case verdict.Fatal:
+			return nil, nil, Fatalf("%s", verdict.Message)
+		case !verdict.Healthy:
+			msg := verdict.Message
+			if problem := podProblem(ctx, env, current); problem != "" {
+				msg += " (" + problem + ")"
+			}
+			waiting = append(waiting, msg)
+		case verdict.Message != "":
+			notes = append(notes, verdict.Message)
+		}
+	}
+	return waiting, notes, nil
+}
+
+// applyOne applies obj unless the cluster already has what kudo-ng last
+// applied of it, and returns the object as the cluster has it.
+func applyOne(ctx context.Context, env *Env, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	gvk := obj.GroupVersionKind()
+	if env.Watch != nil {
+		if err := env.Watch(gvk); err != nil {
+			return nil, fmt.Errorf("watching %s: %w", gvk.Kind, err)
+		}
+	}
+	hash, err := hashOf(obj)
+	if err != nil {
+		return nil, err
+	}
+	current := &unstructured.Unstructured{}
+	current.SetGroupVersionKind(gvk)
+	err = env.Client.Get(ctx, client.ObjectKeyFromObject(obj), current)
+	switch {
+	case err == nil && current.GetAnnotations()[appliedHashAnnotation] == hash:
+		return current, nil
+	case err != nil && !apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("reading %s %s: %w", gvk.Kind, obj.GetName(), err)
+	}
+	annotations := obj.GetAnnotations()
+	annotations[appliedHashAnnotation] = hash
+	obj.SetAnnotations(annotations)
+	if err := env.Client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+			// The API server rejects the object as rendered: a retry renders the same.
+			return nil, Fatalf("applying %s %s: %v", gvk.Kind, obj.GetName(), err)
+		}
+		return nil, fmt.Errorf("applying %s %s: %w", gvk.Kind, obj.GetName(), err)
+	}
+	return obj, nil
+}
+
+// hashOf hashes the object as rendered, before the hash annotation is added.
+func hashOf(obj *unstructured.Unstructured) (string, error) {
+	b, err := json.Marshal(obj.Object)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8]), nil
+}
+
+// podProblem names why a workload's pods are not ready, from the cache.
+func podProblem(ctx context.Context, env *Env, obj *unstructured.Unstructured) string {
+	switch obj.GroupVersionKind().GroupKind() {
+	case schema.GroupKind{Group: "apps", Kind: "Deployment"}, schema.GroupKind{Group: "apps", Kind: "StatefulSet"},
+		schema.GroupKind{Group: "apps", Kind: "DaemonSet"}, schema.GroupKind{Group: "batch", Kind: "Job"}:
+	default:
+		return ""
+	}
+	matchLabels, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "selector", "matchLabels")
+	if len(matchLabels) == 0 {
+		return ""
+	}
+	pods := &unstructured.UnstructuredList{}
+	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
+	if err := env.Client.List(ctx, pods, client.InNamespace(obj.GetNamespace()), client.MatchingLabels(matchLabels)); err != nil {
+		return ""
+	}
+	for i := range pods.Items {
+		if p := health.PodProblem(&pods.Items[i]); p != "" {
+			return p
+		}
+	}
+	return ""
+}
+
+func ownerRef(i *kudov1beta1.Instance) metav1.OwnerReference {
+	return metav1.OwnerReference{
+		APIVersion: kudov1beta1.GroupVersion.String(), Kind: "Instance", Name: i.Name, UID: i.UID,
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+	}
+}
