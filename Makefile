@@ -66,11 +66,15 @@ lint-fix: golangci-lint ## Run golangci-lint and fix what it can.
 	$(GOLANGCI_LINT) run --fix
 
 .PHONY: test
-test: generate manifests fmt vet lint test-unit test-cluster ## Everything CI runs: generate, lint, unit + envtest, local control plane.
+test: generate manifests fmt vet lint test-unit test-cluster test-e2e ## Everything CI runs: generate, lint, unit + envtest, local control plane, end to end.
 
 .PHONY: test-unit
 test-unit: envtest-assets ## Unit tests and envtest suites (real kube-apiserver and etcd, no nodes).
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $$(go list ./... | grep -v /test/) -coverprofile cover.out
+
+.PHONY: test-e2e
+test-e2e: cluster-tools ## End to end on a local control plane of its own: the conformance packages, plans, failures.
+	ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go test ./test/e2e/... -count=1 -timeout 30m -v -ginkgo.v
 
 .PHONY: test-update-golden
 test-update-golden: ## Rewrite the renderer's golden files and the bad-package corpus's expected errors (review the diff).
@@ -148,6 +152,9 @@ cluster-down: ## Stop the local control plane and remove its data.
 .PHONY: demo
 demo: cluster-up ## Local control plane, CRDs, manager and first-operator's OperatorVersion and Instance.
 	KUBECONFIG="$(KUBECONFIG_LOCAL)" KUBECTL="$(KUBECTL)" KUSTOMIZE="$(KUSTOMIZE)" hack/demo.sh
+
+.PHONY: demo-down
+demo-down: cluster-down ## Stop the demo: the manager and the local control plane.
 
 ##@ Offline toolchain (built from the Go module proxy, cached under bin/)
 

@@ -37,16 +37,20 @@ func (r *InstanceReconciler) watch(gvk schema.GroupVersionKind) error {
 	return nil
 }
 
-// ownerOf maps an applied object to its Instance: the controller owner of
-// a namespaced object; for a cluster-scoped one, which cannot have a
-// namespaced owner, the Instances named by its kudo.dev/instance label.
+// ownerOf maps an object to its Instance: the controller owner of an
+// object the Instance applied; else the Instance its kudo.dev/instance label
+// names — in its namespace for the pods of the Instance's workloads, in any
+// namespace for a cluster-scoped object, which cannot have a namespaced owner.
 func (r *InstanceReconciler) ownerOf(ctx context.Context, obj client.Object) []reconcile.Request {
-	if reqs := ownerInstance(ctx, obj); len(reqs) > 0 || obj.GetNamespace() != "" {
+	if reqs := ownerInstance(ctx, obj); len(reqs) > 0 {
 		return reqs
 	}
 	name := obj.GetLabels()[render.InstanceLabel]
-	if name == "" {
+	switch {
+	case name == "":
 		return nil
+	case obj.GetNamespace() != "":
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
 	}
 	instances := &kudov1beta1.InstanceList{}
 	if err := r.List(ctx, instances); err != nil {

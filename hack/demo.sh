@@ -27,13 +27,16 @@ fi
 step "Installing first-operator (Operator, OperatorVersion, Instance) in namespace default"
 kubectl apply -k "$root/config/samples"
 kubectl wait --for=condition=Ready operatorversion/first-operator-0.2.0 --timeout=60s
-kubectl wait --for=condition=Reconciling instance/first-operator-instance --timeout=60s
+kubectl wait --for=condition=Ready instance/first-operator-instance --timeout=120s
 
 step "kubectl get kudo"
 kubectl get kudo
-step "Instance conditions"
-kubectl get instance first-operator-instance \
-  -o jsonpath='{range .status.conditions[*]}{.type}={.status} ({.reason}): {.message}{"\n"}{end}'
+step "Plan status of first-operator-instance"
+kubectl get instance first-operator-instance -o go-template='{{range $name, $plan := .status.planStatus}}Plan {{$name}} [{{$plan.status}}]{{with $plan.lastUpdatedTimestamp}}, last updated {{.}}{{end}}
+{{range $plan.phases}}  Phase {{.name}} [{{.status}}]
+{{range .steps}}    Step {{.name}} [{{.status}}]{{with .message}}: {{.}}{{end}}
+{{end}}{{end}}{{end}}'
+kubectl get deployments
 
 cat <<MSG
 

@@ -25,13 +25,19 @@ type Result struct {
 	Message string
 }
 
-var instanceKind = kudov1beta1.GroupVersion.WithKind("Instance").GroupKind()
+var (
+	instanceKind = kudov1beta1.GroupVersion.WithKind("Instance").GroupKind()
+	jobKind      = schema.GroupKind{Group: "batch", Kind: "Job"}
+)
 
 // Check judges an object as read from the cluster.
 func Check(obj *unstructured.Unstructured) Result {
 	ref := fmt.Sprintf("%s %s", obj.GetKind(), obj.GetName())
-	if obj.GroupVersionKind().GroupKind() == instanceKind {
+	switch obj.GroupVersionKind().GroupKind() {
+	case instanceKind:
 		return instance(obj, ref)
+	case jobKind:
+		return job(obj, ref)
 	}
 	res, err := status.Compute(obj)
 	if err != nil {
@@ -44,9 +50,6 @@ func Check(obj *unstructured.Unstructured) Result {
 		}
 		return Result{Healthy: true}
 	case status.FailedStatus:
-		if obj.GroupVersionKind().GroupKind() == (schema.GroupKind{Group: "batch", Kind: "Job"}) {
-			return Result{Fatal: true, Message: fmt.Sprintf("%s failed: %s", ref, res.Message)}
-		}
 		return Result{Message: fmt.Sprintf("%s has failed: %s", ref, res.Message)}
 	default:
 		msg := res.Message
@@ -75,6 +78,30 @@ var builtinGroups = map[string]bool{
 	"storage.k8s.io": true, "apiextensions.k8s.io": true, "admissionregistration.k8s.io": true, "autoscaling": true,
 	"scheduling.k8s.io": true, "coordination.k8s.io": true, "discovery.k8s.io": true, "node.k8s.io": true,
 	"certificates.k8s.io": true, "apiregistration.k8s.io": true, "flowcontrol.apiserver.k8s.io": true,
+}
+
+// job: KUDO waits for a Job to succeed, where kstatus is content once it
+// has started; a failed Job fails the plan.
+func job(obj *unstructured.Unstructured, ref string) Result {
+	conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conditions {
+		cond, ok := c.(map[string]any)
+		if !ok || cond["status"] != "True" {
+			continue
+		}
+		switch cond["type"] {
+		case "Complete":
+			return Result{Healthy: true}
+		case "Failed":
+			msg, _ := cond["message"].(string)
+			reason, _ := cond["reason"].(string)
+			return Result{Fatal: true, Message: fmt.Sprintf("%s failed: %s: %s", ref, reason, msg)}
+		}
+	}
+	succeeded, _, _ := unstructured.NestedInt64(obj.Object, "status", "succeeded")
+	active, _, _ := unstructured.NestedInt64(obj.Object, "status", "active")
+	failed, _, _ := unstructured.NestedInt64(obj.Object, "status", "failed")
+	return Result{Message: fmt.Sprintf("waiting for %s to complete: %d active, %d succeeded, %d failed", ref, active, succeeded, failed)}
 }
 
 // instance: a child Instance is ready when the plan it runs has finished.

@@ -149,6 +149,13 @@ func podProblem(ctx context.Context, env *Env, obj *unstructured.Unstructured) s
 	if len(matchLabels) == 0 {
 		return ""
 	}
+	// The pods carry the Instance's label: watching them wakes the Instance
+	// when one of them gets stuck, which its workload's status does not show.
+	if env.Watch != nil {
+		if err := env.Watch(corev1.SchemeGroupVersion.WithKind("Pod")); err != nil {
+			return ""
+		}
+	}
 	pods := &unstructured.UnstructuredList{}
 	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
 	if err := env.Client.List(ctx, pods, client.InNamespace(obj.GetNamespace()), client.MatchingLabels(matchLabels)); err != nil {

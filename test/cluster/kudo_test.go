@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -24,13 +25,14 @@ var _ = Describe("make install run", Ordered, func() {
 	BeforeAll(func() {
 		ctx = context.Background()
 		ns = newNamespace(ctx)
-		runMake("install")
+		Expect(cluster.Make("install")).To(Succeed())
 
 		// `make run` as a user types it, in a process group of its own so that
 		// the manager that `go run` starts is stopped with it.
 		output = gbytes.NewBuffer()
-		cmd := exec.Command("make", "--no-print-directory", "-C", root, "run", "RUN_ARGS=--health-probe-bind-address=0")
-		cmd.Env = append(cmd.Environ(), "KUBECONFIG="+kubeconfig)
+		cmd := exec.Command("make", "--no-print-directory", "-C", cluster.Root, "run",
+			"RUN_ARGS=--health-probe-bind-address=0 --leader-elect=false")
+		cmd.Env = cluster.Env()
 		cmd.Stdout, cmd.Stderr = output, output
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		Expect(cmd.Start()).To(Succeed())
@@ -41,8 +43,8 @@ var _ = Describe("make install run", Ordered, func() {
 		Eventually(output, "3m").Should(gbytes.Say("Starting workers"))
 	})
 
-	It("accepts KUDO's first-operator and runs the three controllers on it", func() {
-		kubectl("apply", "-n", ns, "-k", root+"/config/samples")
+	It("installs KUDO's first-operator and runs its deploy plan", func() {
+		kubectl("apply", "-n", ns, "-k", cluster.Root+"/config/samples")
 
 		Eventually(func(g Gomega) {
 			ov := &kudov1beta1.OperatorVersion{}
@@ -51,16 +53,19 @@ var _ = Describe("make install run", Ordered, func() {
 
 			instance := &kudov1beta1.Instance{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "first-operator-instance"}, instance)).To(Succeed())
-			reconciling := meta.FindStatusCondition(instance.Status.Conditions, kudov1beta1.ReconcilingCondition)
-			g.Expect(reconciling).NotTo(BeNil())
-			g.Expect(reconciling.Reason).To(Equal(kudov1beta1.PlanPendingReason))
+			g.Expect(instance.Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
+			g.Expect(meta.IsStatusConditionTrue(instance.Status.Conditions, kudov1beta1.ReadyCondition)).To(BeTrue())
+
+			deployment := &appsv1.Deployment{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nginx-deployment"}, deployment)).To(Succeed())
+			g.Expect(deployment.Status.AvailableReplicas).To(BeEquivalentTo(3))
 		}).Should(Succeed(), "manager output:\n%s", output.Contents())
 	})
 
 	It("shows the printer columns", func() {
 		instances := strings.Fields(strings.Split(kubectl("get", "instances", "-n", ns), "\n")[0])
 		Expect(instances).To(Equal([]string{"NAME", "OPERATOR", "VERSION", "PLAN", "PLAN", "STATUS", "READY", "AGE"}))
-		Expect(kubectl("get", "instances", "-n", ns)).To(MatchRegexp(`first-operator-instance\s+first-operator-0\.2\.0\s+Unknown`))
+		Expect(kubectl("get", "instances", "-n", ns)).To(MatchRegexp(`first-operator-instance\s+first-operator-0\.2\.0\s+deploy\s+COMPLETE\s+True`))
 
 		Expect(kubectl("get", "operatorversions", "-n", ns)).To(MatchRegexp(
 			`NAME\s+OPERATOR\s+VERSION\s+APP VERSION\s+READY\s+AGE\nfirst-operator-0\.2\.0\s+first-operator\s+0\.2\.0\s+True`))

@@ -1,0 +1,93 @@
+package health
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+func obj(t *testing.T, y string) *unstructured.Unstructured {
+	t.Helper()
+	data, err := yaml.YAMLToJSON([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(data); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name string
+		obj  string
+		want Result
+	}{
+		{"a ConfigMap is healthy once it exists", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}", Result{Healthy: true}},
+		{"a Deployment whose status lags", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, generation: 2}
+spec: {replicas: 3}
+status: {observedGeneration: 1}`, Result{Message: "waiting for Deployment web: Deployment generation is 2, but latest observed generation is 1"}},
+		{"an available Deployment", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, generation: 1}
+spec: {replicas: 2}
+status: {observedGeneration: 1, replicas: 2, readyReplicas: 2, availableReplicas: 2, updatedReplicas: 2,
+  conditions: [{type: Available, status: "True"}, {type: Progressing, status: "True", reason: NewReplicaSetAvailable}]}`, Result{Healthy: true}},
+		{"a started Job is not done", `apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate}
+status: {startTime: "2026-11-21T10:00:00Z", active: 1}`, Result{Message: "waiting for Job migrate to complete: 1 active, 0 succeeded, 0 failed"}},
+		{"a complete Job", `apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate}
+status: {succeeded: 1, conditions: [{type: Complete, status: "True"}]}`, Result{Healthy: true}},
+		{"a failed Job is fatal", `apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate}
+status: {failed: 1, conditions: [{type: Failed, status: "True", reason: BackoffLimitExceeded, message: Job has reached the specified backoff limit}]}`,
+			Result{Fatal: true, Message: "Job migrate failed: BackoffLimitExceeded: Job has reached the specified backoff limit"}},
+		{"a child Instance still deploying", `apiVersion: kudo.dev/v1beta1
+kind: Instance
+metadata: {name: zk}
+status: {activePlan: {name: deploy, status: IN_PROGRESS}}`, Result{Message: "waiting for Instance zk: plan deploy is IN_PROGRESS"}},
+		{"a child Instance whose plan failed", `apiVersion: kudo.dev/v1beta1
+kind: Instance
+metadata: {name: zk}
+status: {activePlan: {name: deploy, status: FATAL_ERROR}, planStatus: {deploy: {message: boom}}}`,
+			Result{Fatal: true, Message: "Instance zk: plan deploy failed: boom"}},
+		{"a custom resource without status is healthy, and says why", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}",
+			Result{Healthy: true, Message: "Widget w reports no status; counted healthy once applied"}},
+		{"a custom resource that has not observed its generation", `apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w, generation: 2}
+status: {observedGeneration: 1}`, Result{Message: "waiting for Widget w: Widget generation is 2, but latest observed generation is 1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Check(obj(t, tt.obj)); got != tt.want {
+				t.Errorf("Check = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPodProblem(t *testing.T) {
+	pod := obj(t, `apiVersion: v1
+kind: Pod
+metadata: {name: web-1}
+status:
+  containerStatuses:
+  - name: web
+    state: {waiting: {reason: ErrImagePull, message: not found}}`)
+	if got := PodProblem(pod); got != "pod web-1: container web: ErrImagePull: not found" {
+		t.Errorf("PodProblem = %q", got)
+	}
+	if got := PodProblem(obj(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: ok}")); got != "" {
+		t.Errorf("PodProblem of a healthy pod = %q", got)
+	}
+}

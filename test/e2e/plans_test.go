@@ -1,0 +1,108 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+)
+
+// setParameter changes one parameter of an Instance, as `kubectl kudo update` does.
+func setParameter(ctx context.Context, i *kudov1beta1.Instance, name, value string) {
+	GinkgoHelper()
+	current := &kudov1beta1.Instance{}
+	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(i), current)).To(Succeed())
+	patch := client.MergeFrom(current.DeepCopy())
+	if current.Spec.Parameters == nil {
+		current.Spec.Parameters = map[string]string{}
+	}
+	current.Spec.Parameters[name] = value
+	Expect(k8sClient.Patch(ctx, current, patch)).To(Succeed())
+}
+
+var _ = Describe("Plans", func() {
+	It("scales zookeeper when NODE_COUNT changes from 3 to 5", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		i := install(ctx, ns, filepath.Join(conformance, "zookeeper", "operator"), "zk", map[string]string{"NODE_COUNT": "3"})
+		before := planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete).Status.PlanStatus["deploy"].UID
+
+		setParameter(ctx, i, "NODE_COUNT", "5")
+		// zookeeper has no update plan: an untriggered parameter runs deploy again.
+		Eventually(func(g Gomega) {
+			got := &kudov1beta1.Instance{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(i), got)).To(Succeed())
+			g.Expect(got.Status.PlanStatus["deploy"].UID).NotTo(Equal(before))
+			g.Expect(got.Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
+			sts := &appsv1.StatefulSet{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "zk-zookeeper"}, sts)).To(Succeed())
+			g.Expect(*sts.Spec.Replicas).To(BeEquivalentTo(5))
+			g.Expect(sts.Status.ReadyReplicas).To(BeEquivalentTo(5))
+		}).Should(Succeed())
+	})
+
+	It("runs mysql's backup plan when its trigger parameter changes", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		i := install(ctx, ns, filepath.Join(conformance, "mysql", "operator"), "mysql", nil)
+		planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
+
+		setParameter(ctx, i, "BACKUP_FILE", "monday.sql")
+		got := planStatus(ctx, i, "backup", kudov1beta1.ExecutionComplete)
+		Expect(got.Status.ActivePlan.Name).To(Equal("backup"))
+		// The backup's cleanup step deleted its Job.
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "backup-job"}, &batchv1.Job{}))).To(BeTrue())
+	})
+
+	It("fails the step of a Job that fails", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		i := install(ctx, ns, filepath.Join("testdata", "failing-job"), "failing", nil)
+		got := planStatus(ctx, i, "deploy", kudov1beta1.ExecutionFatalError)
+		step := got.Status.PlanStatus["deploy"].Phases[0].Steps[0]
+		Expect(step.Status).To(Equal(kudov1beta1.ExecutionFatalError))
+		Expect(step.Message).To(ContainSubstring("task job: Job failing-migrate failed"))
+		Expect(meta.IsStatusConditionTrue(got.Status.Conditions, kudov1beta1.StalledCondition)).To(BeTrue())
+	})
+
+	It("keeps the step of an unpullable image IN_PROGRESS, naming the pod", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		i := install(ctx, ns, filepath.Join("testdata", "bad-image"), "bad", nil)
+		Eventually(func(g Gomega) {
+			got := &kudov1beta1.Instance{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(i), got)).To(Succeed())
+			g.Expect(got.Status.PlanStatus["deploy"].Phases).NotTo(BeEmpty())
+			step := got.Status.PlanStatus["deploy"].Phases[0].Steps[0]
+			g.Expect(step.Status).To(Equal(kudov1beta1.ExecutionInProgress))
+			g.Expect(step.Message).To(MatchRegexp(`waiting for Deployment bad-web: .*\(pod bad-web-[a-z0-9-]+: container web: ErrImagePull: ` +
+				`failed to pull image "nginx:does-not-exist": not found\)`))
+			ready := meta.FindStatusCondition(got.Status.Conditions, kudov1beta1.ReadyCondition)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Message).To(ContainSubstring("ErrImagePull"))
+		}).Should(Succeed())
+	})
+
+	It("removes everything the Instance owned when it is uninstalled", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		i := install(ctx, ns, filepath.Join(conformance, "first-operator", "operator"), "first", nil)
+		planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
+
+		Expect(k8sClient.Delete(ctx, i)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(i), &kudov1beta1.Instance{}))).To(BeTrue())
+			deployments := &appsv1.DeploymentList{}
+			g.Expect(k8sClient.List(ctx, deployments, client.InNamespace(ns))).To(Succeed())
+			g.Expect(deployments.Items).To(BeEmpty())
+		}).Should(Succeed())
+	})
+})

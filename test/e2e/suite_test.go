@@ -1,0 +1,128 @@
+// Package e2e runs kudo-ng end to end on the local control plane: the
+// manager as its own process, real KUDO packages, simulated nodes.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/packages"
+	"github.com/kudo-ng/kudo/test/localcluster"
+)
+
+const metricsAddress = "127.0.0.1:16650"
+
+var (
+	cluster       *localcluster.Cluster
+	k8sClient     client.Client
+	managerOutput *gbytes.Buffer
+	conformance   string
+)
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(3 * time.Minute)
+	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
+	RunSpecs(t, "kudo-ng end to end")
+}
+
+var _ = BeforeSuite(func() {
+	var err error
+	cluster, err = localcluster.Start("e2e-cluster", 16640)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(cluster.Stop()).To(Succeed()) })
+	k8sClient = cluster.Client
+	conformance = filepath.Join(cluster.Root, "..", "shared", "conformance")
+	Expect(cluster.Make("install")).To(Succeed())
+
+	manager := filepath.Join(cluster.Dir, "manager")
+	build := exec.Command("go", "build", "-o", manager, ".")
+	build.Dir = cluster.Root
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), string(out))
+
+	managerOutput = gbytes.NewBuffer()
+	cmd := exec.Command(manager, "--kubeconfig", cluster.Kubeconfig, "--leader-elect=false",
+		"--health-probe-bind-address=0", "--metrics-bind-address="+metricsAddress, "--metrics-secure=false")
+	cmd.Stdout, cmd.Stderr = managerOutput, managerOutput
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	Expect(cmd.Start()).To(Succeed())
+	DeferCleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	Eventually(managerOutput, "1m").Should(gbytes.Say(`Starting workers.*"controller": "instance"`))
+})
+
+var _ = ReportAfterEach(func(report SpecReport) {
+	if report.Failed() {
+		_ = os.WriteFile(filepath.Join(cluster.Root, "bin", "e2e-manager.log"), managerOutput.Contents(), 0o644)
+		AddReportEntry("manager log", "bin/e2e-manager.log")
+	}
+})
+
+// newNamespace creates a namespace of its own for one test.
+func newNamespace(ctx context.Context) string {
+	GinkgoHelper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
+	Expect(k8sClient.Create(ctx, ns)).To(Succeed())
+	return ns.Name
+}
+
+// install creates the package's Operator and OperatorVersion and an Instance
+// of it, as `kubectl kudo install` does.
+func install(ctx context.Context, ns, dir, instance string, params map[string]string) *kudov1beta1.Instance {
+	GinkgoHelper()
+	p, err := packages.Read(dir)
+	Expect(err).NotTo(HaveOccurred())
+	op, ov, err := p.Resources(ns)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(k8sClient.Create(ctx, op)).To(Succeed())
+	Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+	i := &kudov1beta1.Instance{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: instance, Labels: map[string]string{"kudo.dev/operator": op.Name}},
+		Spec: kudov1beta1.InstanceSpec{
+			OperatorVersion: corev1.ObjectReference{Name: ov.Name},
+			Parameters:      params,
+		},
+	}
+	Expect(k8sClient.Create(ctx, i)).To(Succeed())
+	return i
+}
+
+// planStatus waits for the plan to reach a status and returns the Instance.
+func planStatus(ctx context.Context, i *kudov1beta1.Instance, plan string, want kudov1beta1.ExecutionStatus) *kudov1beta1.Instance {
+	GinkgoHelper()
+	got := &kudov1beta1.Instance{}
+	Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(i), got)).To(Succeed())
+		ps := got.Status.PlanStatus[plan]
+		g.Expect(ps.Status).To(Equal(want), "plan %s: %s", plan, describe(&ps))
+	}).Should(Succeed())
+	return got
+}
+
+// describe prints a plan's status tree, for failure messages.
+func describe(ps *kudov1beta1.PlanStatus) string {
+	s := fmt.Sprintf("%s %q", ps.Status, ps.Message)
+	for _, phase := range ps.Phases {
+		for _, step := range phase.Steps {
+			s += fmt.Sprintf("\n  %s/%s %s %q", phase.Name, step.Name, step.Status, step.Message)
+		}
+	}
+	return s
+}

@@ -1,0 +1,117 @@
+// Package localcluster starts and stops the project's local control plane
+// (hack/cluster) for end-to-end tests: a cluster of the test's own, on ports
+// of its own, so tests never touch the developer's `make cluster-up` one.
+package localcluster
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+)
+
+// Cluster is a running local control plane.
+type Cluster struct {
+	// Root is the repository's root.
+	Root       string
+	Dir        string
+	PortBase   int
+	Kubeconfig string
+	Config     *rest.Config
+	Client     client.Client
+}
+
+// Start brings a cluster up in bin/<name> with `make cluster-up`.
+func Start(name string, portBase int) (*Cluster, error) {
+	root, err := repositoryRoot()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{Root: root, Dir: filepath.Join(root, "bin", name), PortBase: portBase}
+	c.Kubeconfig = filepath.Join(c.Dir, "kubeconfig")
+	if err := c.Make("cluster-up"); err != nil {
+		return nil, err
+	}
+	if err := kudov1beta1.AddToScheme(scheme.Scheme); err != nil {
+		return nil, err
+	}
+	if c.Config, err = clientcmd.BuildConfigFromFlags("", c.Kubeconfig); err != nil {
+		return nil, err
+	}
+	c.Client, err = client.New(c.Config, client.Options{Scheme: scheme.Scheme})
+	return c, err
+}
+
+// Stop brings the cluster down with `make cluster-down`.
+func (c *Cluster) Stop() error { return c.Make("cluster-down") }
+
+// Env is the environment of commands run against the cluster.
+func (c *Cluster) Env() []string {
+	return append(os.Environ(), "CLUSTER_DIR="+c.Dir, fmt.Sprintf("CLUSTER_PORT_BASE=%d", c.PortBase), "KUBECONFIG="+c.Kubeconfig)
+}
+
+// Make runs targets of the project's Makefile against the cluster.
+func (c *Cluster) Make(args ...string) error {
+	cmd := exec.Command("make", append([]string{"--no-print-directory", "-C", c.Root}, args...)...)
+	cmd.Env = c.Env()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("make %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+// Kubectl runs the toolchain's kubectl against the cluster.
+func (c *Cluster) Kubectl(args ...string) (string, error) {
+	cmd := exec.Command(filepath.Join(os.Getenv("ENVTEST_ASSETS"), "kubectl"), append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, out.String())
+	}
+	return out.String(), nil
+}
+
+// ProcessesUnder lists the processes whose command line names a path under dir.
+func ProcessesUnder(dir string) ([]string, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var found []string
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if line := string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})); strings.Contains(line, dir+"/") {
+			found = append(found, fmt.Sprintf("%s: %s", e.Name(), line))
+		}
+	}
+	return found, nil
+}
+
+func repositoryRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "PROJECT")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no PROJECT file above the working directory")
+		}
+		dir = parent
+	}
+}
