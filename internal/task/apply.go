@@ -115,6 +115,9 @@ func applyOne(ctx context.Context, env *Env, obj *unstructured.Unstructured) (*u
 		return nil, fmt.Errorf("reading %s %s: %w", gvk.Kind, obj.GetName(), err)
 	}
 	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
 	annotations[appliedHashAnnotation] = hash
 	obj.SetAnnotations(annotations)
 	if err := env.Client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
