@@ -64,6 +64,9 @@ var _ = Describe("The kudo.dev/v1beta1 API", func() {
 			op := &kudov1beta1.Operator{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "first-operator"}, op)).To(Succeed())
 			g.Expect(meta.IsStatusConditionTrue(op.Status.Conditions, kudov1beta1.ReadyCondition)).To(BeTrue())
+			g.Expect(op.Status.Versions).To(Equal([]kudov1beta1.OperatorVersionSummary{{
+				Name: "first-operator-0.2.0", Version: "0.2.0", Instances: []string{"first-operator-instance"},
+			}}))
 		}).Should(Succeed())
 	})
 
@@ -109,7 +112,7 @@ var _ = Describe("The kudo.dev/v1beta1 API", func() {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ov), ov)).To(Succeed())
 			stalled := meta.FindStatusCondition(ov.Status.Conditions, kudov1beta1.StalledCondition)
 			g.Expect(stalled).NotTo(BeNil())
-			g.Expect(stalled.Message).To(ContainSubstring(`spec.plans[deploy].phases[0].steps[0].tasks[1]: Not found: "ghost"`))
+			g.Expect(stalled.Message).To(Equal(`OperatorVersion: spec.plans.deploy.phases[0].steps[0].tasks[1]: task "ghost" is not defined in tasks`))
 			g.Expect(meta.IsStatusConditionFalse(ov.Status.Conditions, kudov1beta1.ReadyCondition)).To(BeTrue())
 		}).Should(Succeed())
 	})

@@ -2,18 +2,22 @@ package controllers
 
 import (
 	"context"
+	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
 
-// OperatorReconciler reports an Operator's observed generation. An Operator
-// only describes a package; its versions and Instances carry the work.
+// OperatorReconciler reports what of an Operator is installed: its
+// OperatorVersions and the Instances using each, so that `kubectl get
+// operators -o yaml` answers "what runs here".
 type OperatorReconciler struct {
 	client.Client
 }
@@ -21,22 +25,72 @@ type OperatorReconciler struct {
 // +kubebuilder:rbac:groups=kudo.dev,resources=operators,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=kudo.dev,resources=operators/status,verbs=get;update;patch
 
-// Reconcile marks the Operator Ready for its current generation.
+// Reconcile lists the Operator's versions and their Instances from the cache.
 func (r *OperatorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	operator := &kudov1beta1.Operator{}
 	if err := r.Get(ctx, req.NamespacedName, operator); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	versions := &kudov1beta1.OperatorVersionList{}
+	if err := r.List(ctx, versions, client.InNamespace(operator.Namespace)); err != nil {
+		return ctrl.Result{}, err
+	}
+	instances := &kudov1beta1.InstanceList{}
+	if err := r.List(ctx, instances, client.InNamespace(operator.Namespace)); err != nil {
+		return ctrl.Result{}, err
+	}
 	before := operator.DeepCopy()
 	operator.Status.ObservedGeneration = operator.Generation
+	operator.Status.Versions = summarize(operator.Name, versions.Items, instances.Items)
 	setReadiness(operator, metav1.ConditionTrue, false, kudov1beta1.SucceededReason, "Operator accepted")
 	return ctrl.Result{}, patchStatus(ctx, r.Client, before, operator)
 }
 
-// SetupWithManager registers the controller; status writes do not wake it.
+func summarize(
+	operator string, versions []kudov1beta1.OperatorVersion, instances []kudov1beta1.Instance,
+) []kudov1beta1.OperatorVersionSummary {
+	var out []kudov1beta1.OperatorVersionSummary
+	for _, ov := range versions {
+		if ov.Spec.Operator.Name != operator {
+			continue
+		}
+		s := kudov1beta1.OperatorVersionSummary{Name: ov.Name, Version: ov.Spec.Version, AppVersion: ov.Spec.AppVersion}
+		for _, i := range instances {
+			if i.Spec.OperatorVersion.Name == ov.Name {
+				s.Instances = append(s.Instances, i.Name)
+			}
+		}
+		sort.Strings(s.Instances)
+		out = append(out, s)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return out
+}
+
+// SetupWithManager registers the controller: a new, changed or deleted
+// OperatorVersion or Instance wakes the Operator it belongs to.
 func (r *OperatorReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&kudov1beta1.Operator{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&kudov1beta1.Operator{}).
+		Watches(&kudov1beta1.OperatorVersion{}, handler.EnqueueRequestsFromMapFunc(operatorOfVersion),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// Only an Instance's creation, deletion or change of version matters, not its status.
+		Watches(&kudov1beta1.Instance{}, handler.EnqueueRequestsFromMapFunc(r.operatorOfInstance),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Named("operator").
 		Complete(r)
+}
+
+func operatorOfVersion(_ context.Context, obj client.Object) []reconcile.Request {
+	ov := obj.(*kudov1beta1.OperatorVersion)
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: ov.Namespace, Name: ov.Spec.Operator.Name}}}
+}
+
+func (r *OperatorReconciler) operatorOfInstance(ctx context.Context, obj client.Object) []reconcile.Request {
+	i := obj.(*kudov1beta1.Instance)
+	ov := &kudov1beta1.OperatorVersion{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: i.Namespace, Name: i.Spec.OperatorVersion.Name}, ov); err != nil {
+		return nil
+	}
+	return operatorOfVersion(ctx, ov)
 }

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
@@ -11,11 +12,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
-	"github.com/kudo-ng/kudo/internal/validation"
+	"github.com/kudo-ng/kudo/internal/packages"
 )
 
-// OperatorVersionReconciler reports whether an OperatorVersion can run: every
-// plan names defined tasks, every task defined templates, every trigger a plan.
+// OperatorVersionReconciler reports whether an OperatorVersion can run, by
+// the rules of package verify, so a broken one is visible before an Instance
+// uses it.
 type OperatorVersionReconciler struct {
 	client.Client
 }
@@ -23,8 +25,8 @@ type OperatorVersionReconciler struct {
 // +kubebuilder:rbac:groups=kudo.dev,resources=operatorversions,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=kudo.dev,resources=operatorversions/status,verbs=get;update;patch
 
-// Reconcile validates the OperatorVersion's references and records the result
-// as conditions; an invalid OperatorVersion is Stalled until its spec changes.
+// Reconcile verifies the OperatorVersion and records the first error as
+// conditions; an invalid OperatorVersion is Stalled until its spec changes.
 func (r *OperatorVersionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ov := &kudov1beta1.OperatorVersion{}
 	if err := r.Get(ctx, req.NamespacedName, ov); err != nil {
@@ -32,11 +34,15 @@ func (r *OperatorVersionReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	}
 	before := ov.DeepCopy()
 	ov.Status.ObservedGeneration = ov.Generation
-	if errs := validation.OperatorVersion(&ov.Spec); len(errs) > 0 {
-		ctrl.LoggerFrom(ctx).Info("OperatorVersion cannot run", "OperatorVersion", klog.KObj(ov), "reason", errs.ToAggregate().Error())
-		setReadiness(ov, metav1.ConditionFalse, true, kudov1beta1.InvalidReason, errs.ToAggregate().Error())
+	if report := packages.VerifyOperatorVersion(ov); len(report.Errors) > 0 {
+		msg := report.Errors[0].String()
+		if n := len(report.Errors); n > 1 {
+			msg += fmt.Sprintf(" (and %d more errors: kubectl kudo package verify shows them all)", n-1)
+		}
+		ctrl.LoggerFrom(ctx).Info("OperatorVersion cannot run", "OperatorVersion", klog.KObj(ov), "reason", msg)
+		setReadiness(ov, metav1.ConditionFalse, true, kudov1beta1.InvalidReason, msg)
 	} else {
-		setReadiness(ov, metav1.ConditionTrue, false, kudov1beta1.SucceededReason, "All plans refer to defined tasks and templates")
+		setReadiness(ov, metav1.ConditionTrue, false, kudov1beta1.SucceededReason, "The package passes the verify rules")
 	}
 	return ctrl.Result{}, patchStatus(ctx, r.Client, before, ov)
 }

@@ -23,6 +23,16 @@ type OperatorSpec struct {
 	NamespaceManifest string `json:"namespaceManifest,omitempty"`
 }
 
+// OperatorVersionSummary names an OperatorVersion and the Instances using it.
+type OperatorVersionSummary struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	// +optional
+	AppVersion string `json:"appVersion,omitempty"`
+	// +optional
+	Instances []string `json:"instances,omitempty"`
+}
+
 // Maintainer is a person responsible for an operator package.
 type Maintainer struct {
 	// +optional
@@ -32,8 +42,11 @@ type Maintainer struct {
 }
 
 // OperatorStatus is the observed state of an Operator. KUDO left it empty;
-// kudo-ng reports conditions.
+// kudo-ng reports what is installed: its versions and the Instances of each.
 type OperatorStatus struct {
+	// Versions are the OperatorVersions of this Operator in its namespace.
+	// +optional
+	Versions []OperatorVersionSummary `json:"versions,omitempty"`
 	// ObservedGeneration is the generation the conditions describe.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
@@ -46,6 +59,7 @@ type OperatorStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:categories=kudo
+// +kubebuilder:printcolumn:name="Versions",type=string,JSONPath=`.status.versions[*].version`
 // +kubebuilder:printcolumn:name="Description",type=string,JSONPath=`.spec.description`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -58,6 +58,9 @@ type VerifyOptions struct {
 	// (DefaultKubernetesVersion when empty); objects of removed versions
 	// that kudo-ng migrates are warnings, others errors.
 	KubernetesVersion string
+	// skipMetadata leaves out the rules about operator.yaml's metadata,
+	// which an installed OperatorVersion does not carry.
+	skipMetadata bool
 }
 
 var (
@@ -77,7 +80,9 @@ var (
 func Verify(p *Package, opts VerifyOptions) *Report {
 	r := &Report{}
 	v := &verifier{p: p, r: r, templateUse: map[string]bool{}, paramUse: map[string]bool{}}
-	v.metadata()
+	if !opts.skipMetadata {
+		v.metadata()
+	}
 	v.parameters()
 	v.tasks()
 	v.plans()
