@@ -55,6 +55,8 @@ type InstanceReconciler struct {
 	watched    map[schema.GroupVersionKind]bool
 	// warned remembers the API migrations already reported per plan run.
 	warned sync.Map
+	// notServed remembers kinds the server does not serve, until when.
+	notServed sync.Map
 }
 
 // +kubebuilder:rbac:groups=kudo.dev,resources=instances,verbs=get;list;watch;create;update;patch;delete

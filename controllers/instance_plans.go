@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -256,11 +257,22 @@ func (p *planRun) warnMigrations(uid types.UID, res task.Result) {
 	}
 }
 
+// notServedFor is how long a kind found not served is believed so: the
+// REST mapper asks the API server again on every miss, and old packages use
+// removed API versions on every pass of their plans.
+const notServedFor = 5 * time.Minute
+
 // served reports whether the API server serves a kind at a version, from
 // the manager's cached discovery.
 func (r *InstanceReconciler) served(gvk schema.GroupVersionKind) bool {
-	_, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	return err == nil
+	if until, ok := r.notServed.Load(gvk); ok && r.Clock.Now().Before(until.(time.Time)) {
+		return false
+	}
+	if _, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+		r.notServed.Store(gvk, r.Clock.Now().Add(notServedFor))
+		return false
+	}
+	return true
 }
 
 // scope tells whether a kind is namespaced. A kind the server does not know

@@ -37,7 +37,7 @@ func (m Migration) String() string {
 // served and cannot be migrated safely. On error obj is unchanged.
 func Object(obj *unstructured.Unstructured, served Served) (*Migration, error) {
 	gvk := obj.GroupVersionKind()
-	if served(gvk) || !builtin[gvk.GroupVersion()] {
+	if !builtin[gvk.GroupVersion()] || served(gvk) {
 		return nil, nil
 	}
 	kind, name, from := gvk.Kind, obj.GetName(), obj.GetAPIVersion()
