@@ -276,6 +276,32 @@ var _ = Describe("InstanceReconciler", func() {
 	})
 })
 
+var _ = Describe("KudoOperator dependencies", func() {
+	It("fails a plan whose package depends on itself", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		loop := &kudov1beta1.OperatorVersion{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "loop-0.1.0"},
+			Spec: kudov1beta1.OperatorVersionSpec{
+				Operator: corev1.ObjectReference{Name: "loop"},
+				Tasks: []kudov1beta1.Task{{Name: "self", Kind: kudov1beta1.KudoOperatorTaskKind, Spec: kudov1beta1.TaskSpec{
+					KudoOperatorTaskSpec: kudov1beta1.KudoOperatorTaskSpec{Package: "loop"}}}},
+				Plans: map[string]kudov1beta1.Plan{"deploy": plan("", phase("deps", "", step("self", "self")))},
+			},
+		}
+		Expect(k8sClient.Create(ctx, loop)).To(Succeed())
+		i := newInstance(ns, "loop", loop.Name)
+		i.Labels = map[string]string{"kudo.dev/operator": "loop"}
+		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getInstance(ctx, g, client.ObjectKeyFromObject(i))
+			g.Expect(got.Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionFatalError))
+			g.Expect(got.Status.PlanStatus["deploy"].Phases[0].Steps[0].Message).To(Equal("task self: circular dependency: loop → loop"))
+		}).Should(Succeed())
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "loop-loop"}, &kudov1beta1.Instance{}))).To(BeTrue())
+	})
+})
+
 func setParameters(ctx context.Context, key types.NamespacedName, values map[string]string) {
 	GinkgoHelper()
 	current := &kudov1beta1.Instance{}

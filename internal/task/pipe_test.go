@@ -1,0 +1,149 @@
+package task
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/render"
+)
+
+type fakeFiles map[string]string
+
+func (f fakeFiles) CopyFile(_ context.Context, pod *corev1.Pod, container, file string) ([]byte, error) {
+	if container != pipeContainer {
+		return nil, errors.New("wrong container " + container)
+	}
+	content, ok := f[file]
+	if !ok {
+		return nil, errors.New("exec into " + pod.Name + ": dial tcp 10.0.0.1:10250: connect: connection refused")
+	}
+	return []byte(content), nil
+}
+
+func pipeEnv(t *testing.T, files FileCopier) (*Env, client.Client) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := kudov1beta1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).Build()
+	ov := &kudov1beta1.OperatorVersion{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-0.1.0", Namespace: "ns"},
+		Spec: kudov1beta1.OperatorVersionSpec{
+			Operator: corev1.ObjectReference{Name: "web"},
+			Templates: map[string]string{"pod.yaml": `apiVersion: v1
+kind: Pod
+spec:
+  volumes: [{name: out, emptyDir: {}}]
+  initContainers:
+  - name: init
+    image: busybox
+    volumeMounts: [{name: out, mountPath: /tmp/out}]
+`},
+			Tasks: []kudov1beta1.Task{{Name: "gen", Kind: kudov1beta1.PipeTaskKind, Spec: kudov1beta1.TaskSpec{PipeTaskSpec: kudov1beta1.PipeTaskSpec{
+				Pod: "pod.yaml",
+				Pipe: []kudov1beta1.PipeSpec{
+					{File: "/tmp/out/index.html", Kind: "ConfigMap", Key: "indexHtml"},
+					{EnvFile: "/tmp/out/env", Kind: "Secret", Key: "env"},
+				},
+			}}}},
+			Plans: map[string]kudov1beta1.Plan{"deploy": {Phases: []kudov1beta1.Phase{{Name: "main", Steps: []kudov1beta1.Step{{Name: "files", Tasks: []string{"gen"}}}}}}},
+		},
+	}
+	env := &Env{
+		Client: c, Instance: &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "site", Namespace: "ns", UID: "instance-uid"}},
+		OperatorVersion: ov, PlanName: "deploy", PhaseName: "main", StepName: "files", PlanUID: "plan-1",
+		Served: func(schema.GroupVersionKind) bool { return true }, Scope: render.BuiltinScope, Files: files,
+	}
+	return env, c
+}
+
+func TestPipe(t *testing.T) {
+	ctx := context.Background()
+	files := fakeFiles{"/tmp/out/index.html": "<h1>moo</h1>", "/tmp/out/env": "# generated\nUSER=admin\nPASSWORD=s3cr=t\n"}
+	env, c := pipeEnv(t, files)
+	pipe := &Pipe{Name: "gen", Spec: env.OperatorVersion.Spec.Tasks[0].Spec.PipeTaskSpec}
+
+	res, err := pipe.Run(ctx, env)
+	if err != nil || res.Done || res.Message != "waiting for pipe pod site-deploy-main-files-gen to run" {
+		t.Fatalf("first run = %+v, %v", res, err)
+	}
+	pod := &corev1.Pod{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "site-deploy-main-files-gen"}, pod); err != nil {
+		t.Fatal(err)
+	}
+	if len(pod.Spec.Containers) != 1 || pod.Spec.Containers[0].Name != pipeContainer || pod.Spec.Containers[0].VolumeMounts[0].MountPath != "/tmp/out" {
+		t.Errorf("the pipe pod lacks the container that waits with the files: %+v", pod.Spec.Containers)
+	}
+	if owner := metav1.GetControllerOf(pod); owner == nil || owner.Name != "site" {
+		t.Errorf("the pipe pod is not owned by the Instance: %v", pod.OwnerReferences)
+	}
+
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
+	if err := c.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	res, err = pipe.Run(ctx, env)
+	if err != nil || !res.Done {
+		t.Fatalf("second run = %+v, %v", res, err)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "site.deploy.main.files.gen.indexhtml"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["index.html"] != "<h1>moo</h1>" || cm.Annotations[render.PlanUIDAnnotation] != "plan-1" {
+		t.Errorf("ConfigMap = %v %v", cm.Data, cm.Annotations)
+	}
+	secret := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "site.deploy.main.files.gen.env"}, secret); err != nil {
+		t.Fatal(err)
+	}
+	if secret.StringData["USER"] != "admin" || secret.StringData["PASSWORD"] != "s3cr=t" || len(secret.StringData) != 2 {
+		t.Errorf("Secret = %v", secret.StringData)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the pipe pod was not deleted: %v", err)
+	}
+
+	// The files are stored for this plan run: nothing to do again.
+	if res, err := pipe.Run(ctx, env); err != nil || !res.Done {
+		t.Fatalf("third run = %+v, %v", res, err)
+	}
+}
+
+func TestPipeCopyError(t *testing.T) {
+	ctx := context.Background()
+	env, c := pipeEnv(t, fakeFiles{})
+	pipe := &Pipe{Name: "gen", Spec: env.OperatorVersion.Spec.Tasks[0].Spec.PipeTaskSpec}
+	if _, err := pipe.Run(ctx, env); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "site-deploy-main-files-gen"}, pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
+	if err := c.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	_, err := pipe.Run(ctx, env)
+	want := "copying /tmp/out/index.html out of pipe pod site-deploy-main-files-gen (this needs a node that runs containers)"
+	if err == nil || !strings.HasPrefix(err.Error(), want) || IsFatal(err) {
+		t.Fatalf("error = %v, want a transient error starting %q", err, want)
+	}
+}
