@@ -43,7 +43,7 @@ help: ## Display this help.
 
 .PHONY: manifests
 manifests: controller-gen ## Generate CRDs and RBAC from the kubebuilder markers.
-	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./..." output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./..." output:crd:artifacts:config=config/crd/bases
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods.
@@ -104,9 +104,19 @@ build: generate fmt vet ## Build the manager and the kubectl-kudo plugin.
 	go build -o bin/manager main.go
 	go build -o bin/kubectl-kudo ./cmd/kubectl-kudo
 
+# Where `make run` serves the admission webhooks, and keeps their certificate.
+WEBHOOK_PORT ?= 9443
+WEBHOOK_DIR ?= $(LOCALBIN)/webhook-local
+
 .PHONY: run
-run: manifests generate fmt vet ## Run the manager from your host against the current kubeconfig (flags: RUN_ARGS).
-	go run ./main.go $(RUN_ARGS)
+run: manifests generate fmt vet kubectl ## Run the manager from your host against the current kubeconfig, webhooks included (flags: RUN_ARGS).
+	KUBECTL="$(KUBECTL)" WEBHOOK_DIR="$(WEBHOOK_DIR)" WEBHOOK_PORT="$(WEBHOOK_PORT)" hack/webhook-local.sh
+	go run ./main.go --webhook-cert-dir "$(WEBHOOK_DIR)" --webhook-host 127.0.0.1 --webhook-port $(WEBHOOK_PORT) $(RUN_ARGS)
+
+.PHONY: undeploy-local-webhook
+undeploy-local-webhook: kubectl ## Remove the webhook configuration `make run` points at the local manager.
+	$(KUBECTL) delete mutatingwebhookconfiguration/kudo-mutating-webhook-configuration \
+		validatingwebhookconfiguration/kudo-validating-webhook-configuration --ignore-not-found
 
 .PHONY: docker-build
 docker-build: ## Build the manager image (needs a container engine; none runs on the offline dev machine).

@@ -27,6 +27,7 @@ import (
 	"github.com/kudo-ng/kudo/controllers"
 	"github.com/kudo-ng/kudo/internal/task"
 	"github.com/kudo-ng/kudo/internal/version"
+	kudowebhook "github.com/kudo-ng/kudo/internal/webhook"
 )
 
 var (
@@ -40,8 +41,9 @@ func init() {
 }
 
 func main() {
-	var metricsAddr, probeAddr, leaderElectionNamespace string
-	var enableLeaderElection, secureMetrics, enableHTTP2 bool
+	var metricsAddr, probeAddr, leaderElectionNamespace, webhookCertDir, webhookHost string
+	var enableLeaderElection, secureMetrics, enableHTTP2, enableWebhooks bool
+	var webhookPort int
 	var maxConcurrentReconciles int
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "The address the metrics endpoint binds to. "+
 		"Use :8443 for HTTPS or :8080 for HTTP, or leave as 0 to disable the metrics service.")
@@ -51,6 +53,12 @@ func main() {
 	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "",
 		"Namespace of the leader election lease; outside a cluster it defaults to kube-system.")
 	flag.IntVar(&maxConcurrentReconciles, "max-concurrent-reconciles", 4, "How many Instances are reconciled at once.")
+	flag.BoolVar(&enableWebhooks, "enable-webhooks", true,
+		"Serve the Instance and OperatorVersion admission webhooks (they need a serving certificate in --webhook-cert-dir).")
+	flag.StringVar(&webhookCertDir, "webhook-cert-dir", "", "Directory with tls.crt and tls.key of the webhook server "+
+		"(default: controller-runtime's, where config/default mounts cert-manager's certificate).")
+	flag.StringVar(&webhookHost, "webhook-host", "", "Address the webhook server binds to (default all).")
+	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port of the webhook server.")
 	flag.BoolVar(&secureMetrics, "metrics-secure", true,
 		"Serve metrics over HTTPS, behind Kubernetes authentication and authorization.")
 	flag.BoolVar(&enableHTTP2, "enable-http2", false,
@@ -80,9 +88,11 @@ func main() {
 	}
 	cfg := ctrl.GetConfigOrDie()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  scheme,
-		Metrics:                 metricsOptions,
-		WebhookServer:           webhook.NewServer(webhook.Options{TLSOpts: tlsOpts}),
+		Scheme:  scheme,
+		Metrics: metricsOptions,
+		WebhookServer: webhook.NewServer(webhook.Options{
+			TLSOpts: tlsOpts, CertDir: webhookCertDir, Host: webhookHost, Port: webhookPort,
+		}),
 		HealthProbeBindAddress:  probeAddr,
 		LeaderElection:          enableLeaderElection,
 		LeaderElectionID:        "manager.kudo.dev",
@@ -120,6 +130,13 @@ func main() {
 	if err := instances.SetupWithManager(ctx, mgr); err != nil {
 		setupLog.Error(err, "unable to create controller", "controller", "Instance")
 		os.Exit(1)
+	}
+
+	if enableWebhooks {
+		if err := kudowebhook.SetupWithManager(mgr); err != nil {
+			setupLog.Error(err, "unable to create webhooks")
+			os.Exit(1)
+		}
 	}
 
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

@@ -145,7 +145,7 @@ func (r *InstanceReconciler) patchFinalizers(ctx context.Context, i *kudov1beta1
 	if err := r.Patch(ctx, obj, patch); err != nil {
 		return err
 	}
-	i.Finalizers = obj.Finalizers
+	i.Finalizers, i.ResourceVersion = obj.Finalizers, obj.ResourceVersion
 	return nil
 }
 

@@ -40,7 +40,16 @@ func (p *planRun) plans(ctx context.Context) error {
 	p.ensureStatusTree()
 	for range 3 {
 		name, running := p.active()
+		if running && p.cancelRequested(name) {
+			if err := p.cancel(ctx, name); err != nil {
+				return err
+			}
+			running = false
+		}
 		if !running {
+			if err := p.clearFinished(ctx); err != nil {
+				return err
+			}
 			next, uid, err := p.next()
 			if err != nil || next == "" {
 				p.selectionErr = err
@@ -122,6 +131,23 @@ func (p *planRun) next() (string, types.UID, error) {
 	return plan, uuid.NewUUID(), nil
 }
 
+// cancelRequested: spec.planExecution asks to cancel this run of the plan.
+func (p *planRun) cancelRequested(name string) bool {
+	pe := p.instance.Spec.PlanExecution
+	return pe.Status == kudov1beta1.ExecutionCancelled && pe.PlanName == name && pe.UID == p.instance.Status.PlanStatus[name].UID
+}
+
+// cancel ends the running plan before it runs another task.
+func (p *planRun) cancel(ctx context.Context, name string) error {
+	i := p.instance
+	ps := i.Status.PlanStatus[name]
+	ps = engine.Cancel(&ps, p.r.Clock.Now())
+	i.Status.PlanStatus[name] = ps
+	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
+	p.r.Recorder.Eventf(i, corev1.EventTypeNormal, "PlanCancelled", "Plan %s cancelled", name)
+	return p.clearPlanExecution(ctx, ps.UID)
+}
+
 // start resets the plan's status tree and records the spec it runs with.
 func (p *planRun) start(name string, uid types.UID) {
 	i := p.instance
@@ -174,6 +200,19 @@ func (p *planRun) advance(ctx context.Context, name string) (bool, error) {
 	return true, p.clearPlanExecution(ctx, ps.UID)
 }
 
+// clearFinished clears a spec.planExecution whose plan run has ended but
+// was not cleared then (the patch failed, or the manager stopped).
+func (p *planRun) clearFinished(ctx context.Context) error {
+	pe := p.instance.Spec.PlanExecution
+	if pe.PlanName == "" {
+		return nil
+	}
+	if ps, ok := p.instance.Status.PlanStatus[pe.PlanName]; ok && ps.UID == pe.UID && ps.Status.IsTerminal() {
+		return p.clearPlanExecution(ctx, pe.UID)
+	}
+	return nil
+}
+
 // clearPlanExecution empties spec.planExecution once the plan it asked for
 // ended, as KUDO does; a newer request in the meantime is kept.
 func (p *planRun) clearPlanExecution(ctx context.Context, uid types.UID) error {
@@ -188,7 +227,7 @@ func (p *planRun) clearPlanExecution(ctx context.Context, uid types.UID) error {
 	if err := p.r.Patch(ctx, obj, patch); err != nil {
 		return ctrl.IgnoreNotFound(err)
 	}
-	i.Spec.PlanExecution = obj.Spec.PlanExecution
+	i.Spec.PlanExecution, i.ResourceVersion = obj.Spec.PlanExecution, obj.ResourceVersion
 	return nil
 }
 

@@ -13,6 +13,7 @@ const (
 	planInProgressReason = "PlanInProgress"
 	planFailedReason     = "PlanFailed"
 	planCompleteReason   = "PlanComplete"
+	planCancelledReason  = "PlanCancelled"
 	invalidRequestReason = "InvalidPlanRequest"
 )
 
@@ -34,6 +35,8 @@ func setConditions(i *kudov1beta1.Instance, selectionErr error) {
 	switch ps.Status {
 	case kudov1beta1.ExecutionComplete:
 		setReadiness(i, metav1.ConditionTrue, false, planCompleteReason, fmt.Sprintf("Plan %s is complete", a.Name))
+	case kudov1beta1.ExecutionCancelled:
+		setReadiness(i, metav1.ConditionFalse, false, planCancelledReason, fmt.Sprintf("Plan %s was cancelled", a.Name))
 	case kudov1beta1.ExecutionFatalError:
 		// KUDO leaves Ready Unknown after a fatal error; Stalled says why.
 		setReadiness(i, metav1.ConditionUnknown, true, planFailedReason, fmt.Sprintf("Plan %s failed: %s", a.Name, ps.Message))

@@ -19,8 +19,10 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	kudowebhook "github.com/kudo-ng/kudo/internal/webhook"
 )
 
 // The suite runs a real kube-apiserver and etcd (KUBEBUILDER_ASSETS, set by
@@ -49,6 +51,8 @@ var _ = BeforeSuite(func() {
 	testEnv = &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
+		// The real API server calls the webhooks, as on a cluster.
+		WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: []string{filepath.Join("..", "config", "webhook")}},
 	}
 	cfg, err := testEnv.Start()
 	Expect(err).NotTo(HaveOccurred())
@@ -61,6 +65,10 @@ var _ = BeforeSuite(func() {
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Client:                 client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: testEnv.WebhookInstallOptions.LocalServingHost, Port: testEnv.WebhookInstallOptions.LocalServingPort,
+			CertDir: testEnv.WebhookInstallOptions.LocalServingCertDir,
+		}),
 	})
 	Expect(err).NotTo(HaveOccurred())
 	Expect((&OperatorReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)).To(Succeed())
@@ -70,6 +78,7 @@ var _ = BeforeSuite(func() {
 		Mapper: mgr.GetRESTMapper(), Files: files, MaxConcurrentReconciles: 4,
 	}
 	Expect(instances.SetupWithManager(ctx, mgr)).To(Succeed())
+	Expect(kudowebhook.SetupWithManager(mgr)).To(Succeed())
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())

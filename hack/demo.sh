@@ -19,7 +19,13 @@ if [[ -f $dir/pids/manager.pid ]] && kill -0 "$(cat "$dir/pids/manager.pid")" 2>
   echo "already running"
 else
   (cd "$root" && go build -o bin/manager .)
+  # The admission webhooks, on: the API server calls the manager on loopback.
+  # shellcheck source=/dev/null
+  source "$dir/ports.env"
+  webhook_port=$WEBHOOK_PORT
+  WEBHOOK_DIR="$dir/webhook" "$root/hack/webhook-local.sh"
   setsid "$root/bin/manager" --kubeconfig "$KUBECONFIG" --health-probe-bind-address=0 \
+    --webhook-cert-dir "$dir/webhook" --webhook-host 127.0.0.1 --webhook-port "$webhook_port" \
     >"$dir/logs/manager.log" 2>&1 </dev/null &
   echo $! >"$dir/pids/manager.pid"
 fi

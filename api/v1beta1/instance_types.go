@@ -21,7 +21,8 @@ type InstanceSpec struct {
 }
 
 // PlanExecution is a request to run a plan. A new uid resets the plan's status
-// tree; the controller clears planExecution when the plan ends.
+// tree; the controller clears planExecution when the plan ends. Setting status
+// to CANCELLED (kudo-ng) cancels the running plan.
 type PlanExecution struct {
 	// +optional
 	PlanName string `json:"planName,omitempty"`
@@ -43,11 +44,14 @@ const (
 	ExecutionError ExecutionStatus = "ERROR"
 	// ExecutionFatalError is terminal: the plan stops.
 	ExecutionFatalError ExecutionStatus = "FATAL_ERROR"
+	// ExecutionCancelled (kudo-ng) is terminal: the plan was cancelled by
+	// setting spec.planExecution.status to it; the next plan may start.
+	ExecutionCancelled ExecutionStatus = "CANCELLED"
 )
 
 // IsTerminal reports whether a plan in this state has ended.
 func (s ExecutionStatus) IsTerminal() bool {
-	return s == ExecutionComplete || s == ExecutionFatalError
+	return s == ExecutionComplete || s == ExecutionFatalError || s == ExecutionCancelled
 }
 
 // IsRunning reports whether a plan in this state is still under way.

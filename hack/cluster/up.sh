@@ -5,7 +5,7 @@
 # $CLUSTER_DIR/kubeconfig. Running it again on a running cluster does nothing.
 #
 # Environment: CLUSTER_DIR (default bin/cluster), CLUSTER_PORT_BASE (default
-# 16440; the cluster uses the next 6 ports), CLUSTER_NODES (default 3).
+# 16440; the cluster uses the next 7 ports), CLUSTER_NODES (default 3).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -178,5 +178,7 @@ SC
 
 wait_for "simulated nodes" 60 "$kubectl" --kubeconfig "$kubeconfig" wait --for=condition=Ready node --all --timeout=1s
 wait_for "the default ServiceAccount" 60 "$kubectl" --kubeconfig "$kubeconfig" get serviceaccount default
+# A port of the cluster's range for a manager that serves webhooks outside it.
+echo "WEBHOOK_PORT=$((base + 7))" >"$dir/ports.env"
 echo "cluster-up: ready in $((SECONDS - start))s" >&2
 usage

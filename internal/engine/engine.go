@@ -218,3 +218,24 @@ func stepStatusOf(status *kudov1beta1.PlanStatus, i, j int, name string) kudov1b
 	}
 	return kudov1beta1.ExecutionPending
 }
+
+// Cancel ends a plan run: the plan and every phase and step that had not
+// finished become CANCELLED.
+func Cancel(status *kudov1beta1.PlanStatus, now time.Time) kudov1beta1.PlanStatus {
+	out := *status.DeepCopy()
+	for i := range out.Phases {
+		phase := &out.Phases[i]
+		for j := range phase.Steps {
+			if !phase.Steps[j].Status.IsTerminal() {
+				phase.Steps[j].Status = kudov1beta1.ExecutionCancelled
+			}
+		}
+		if !phase.Status.IsTerminal() {
+			phase.Status = kudov1beta1.ExecutionCancelled
+		}
+	}
+	out.Status, out.Message = kudov1beta1.ExecutionCancelled, "cancelled by spec.planExecution.status"
+	t := metav1.NewTime(now)
+	out.LastUpdatedTimestamp = &t
+	return out
+}

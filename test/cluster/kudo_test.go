@@ -32,7 +32,7 @@ var _ = Describe("make install run", Ordered, func() {
 		output = gbytes.NewBuffer()
 		cmd := exec.Command("make", "--no-print-directory", "-C", cluster.Root, "run",
 			"RUN_ARGS=--health-probe-bind-address=0 --leader-elect=false")
-		cmd.Env = cluster.Env()
+		cmd.Env = append(cluster.Env(), "WEBHOOK_PORT=16548", "WEBHOOK_DIR="+cluster.Dir+"/webhook")
 		cmd.Stdout, cmd.Stderr = output, output
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		Expect(cmd.Start()).To(Succeed())

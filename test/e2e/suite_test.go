@@ -24,7 +24,10 @@ import (
 	"github.com/kudo-ng/kudo/test/localcluster"
 )
 
-const metricsAddress = "127.0.0.1:16650"
+const (
+	metricsAddress = "127.0.0.1:16650"
+	webhookPort    = "16651"
+)
 
 var (
 	cluster       *localcluster.Cluster
@@ -55,9 +58,18 @@ var _ = BeforeSuite(func() {
 	out, err := build.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), string(out))
 
+	// The admission webhooks are on, served by the manager on loopback.
+	webhooks := filepath.Join(cluster.Dir, "webhook")
+	setup := exec.Command(filepath.Join(cluster.Root, "hack", "webhook-local.sh"))
+	setup.Env = append(cluster.Env(), "WEBHOOK_DIR="+webhooks, "WEBHOOK_PORT="+webhookPort,
+		"KUBECTL="+filepath.Join(os.Getenv("ENVTEST_ASSETS"), "kubectl"))
+	out, err = setup.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), string(out))
+
 	managerOutput = gbytes.NewBuffer()
 	cmd := exec.Command(manager, "--kubeconfig", cluster.Kubeconfig, "--leader-elect=false",
-		"--health-probe-bind-address=0", "--metrics-bind-address="+metricsAddress, "--metrics-secure=false")
+		"--health-probe-bind-address=0", "--metrics-bind-address="+metricsAddress, "--metrics-secure=false",
+		"--webhook-cert-dir", webhooks, "--webhook-host", "127.0.0.1", "--webhook-port", webhookPort)
 	cmd.Stdout, cmd.Stderr = managerOutput, managerOutput
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	Expect(cmd.Start()).To(Succeed())

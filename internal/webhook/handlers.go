@@ -1,0 +1,138 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+)
+
+// +kubebuilder:webhook:path=/mutate-kudo-dev-v1beta1-instance,mutating=true,failurePolicy=fail,sideEffects=None,groups=kudo.dev,resources=instances,verbs=create;update,versions=v1beta1,name=minstance.kudo.dev,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-kudo-dev-v1beta1-instance,mutating=false,failurePolicy=fail,sideEffects=None,groups=kudo.dev,resources=instances,verbs=create;update,versions=v1beta1,name=vinstance.kudo.dev,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-kudo-dev-v1beta1-operatorversion,mutating=false,failurePolicy=fail,sideEffects=None,groups=kudo.dev,resources=operatorversions,verbs=create;update,versions=v1beta1,name=voperatorversion.kudo.dev,admissionReviewVersions=v1
+
+// Instances is the Instance webhook: it schedules plans and refuses
+// conflicting ones.
+type Instances struct {
+	// Client reads OperatorVersions from the cache; Reader from the API
+	// server, for one the cache has not seen yet (installed just before).
+	Client client.Reader
+	Reader client.Reader
+}
+
+// SetupWithManager registers the Instance and OperatorVersion webhooks.
+func SetupWithManager(mgr ctrl.Manager) error {
+	instances := &Instances{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}
+	if err := ctrl.NewWebhookManagedBy(mgr).For(&kudov1beta1.Instance{}).
+		WithDefaulter(instances).WithValidator(instances).Complete(); err != nil {
+		return err
+	}
+	return ctrl.NewWebhookManagedBy(mgr).For(&kudov1beta1.OperatorVersion{}).WithValidator(operatorVersions{}).Complete()
+}
+
+// operatorVersion finds the Instance's OperatorVersion; nil when missing.
+func (w *Instances) operatorVersion(ctx context.Context, i *kudov1beta1.Instance) (*kudov1beta1.OperatorVersion, error) {
+	key := client.ObjectKey{Namespace: i.Namespace, Name: i.Spec.OperatorVersion.Name}
+	ov := &kudov1beta1.OperatorVersion{}
+	err := w.Client.Get(ctx, key, ov)
+	if apierrors.IsNotFound(err) {
+		err = w.Reader.Get(ctx, key, ov)
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return ov, err
+}
+
+// Default schedules deploy on create, and on update the plan the update asks for.
+func (w *Instances) Default(ctx context.Context, obj runtime.Object) error {
+	i := obj.(*kudov1beta1.Instance)
+	ov, err := w.operatorVersion(ctx, i)
+	if err != nil || ov == nil {
+		return err // a missing OperatorVersion is the validator's to refuse
+	}
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil {
+		return err
+	}
+	switch req.Operation {
+	case admissionv1.Create:
+		DefaultCreate(i, ov)
+	case admissionv1.Update:
+		old := &kudov1beta1.Instance{}
+		if err := json.Unmarshal(req.OldObject.Raw, old); err != nil {
+			return err
+		}
+		DefaultUpdate(old, i, ov)
+	}
+	return nil
+}
+
+// ValidateCreate refuses an Instance that could not deploy.
+func (w *Instances) ValidateCreate(ctx context.Context, obj runtime.Object) (admission.Warnings, error) {
+	i := obj.(*kudov1beta1.Instance)
+	ov, err := w.operatorVersion(ctx, i)
+	if err != nil {
+		return nil, err
+	}
+	if ov == nil {
+		return nil, fmt.Errorf("OperatorVersion %q not found in namespace %s: install the package first (kubectl kudo install)",
+			i.Spec.OperatorVersion.Name, i.Namespace)
+	}
+	return nil, ValidateCreate(i, ov)
+}
+
+// ValidateUpdate refuses conflicting plans and forbidden changes.
+func (w *Instances) ValidateUpdate(ctx context.Context, oldObj, newObj runtime.Object) (admission.Warnings, error) {
+	old, i := oldObj.(*kudov1beta1.Instance), newObj.(*kudov1beta1.Instance)
+	if !i.DeletionTimestamp.IsZero() {
+		return nil, nil // finalizers must be able to go
+	}
+	ov, err := w.operatorVersion(ctx, i)
+	if err != nil {
+		return nil, err
+	}
+	if ov == nil {
+		if i.Spec.OperatorVersion.Name != old.Spec.OperatorVersion.Name {
+			return nil, fmt.Errorf("OperatorVersion %q not found in namespace %s: install it before upgrading to it",
+				i.Spec.OperatorVersion.Name, i.Namespace)
+		}
+		return nil, nil
+	}
+	return nil, ValidateUpdate(old, i, ov)
+}
+
+// ValidateDelete lets every Instance go; the cleanup plan runs then.
+func (w *Instances) ValidateDelete(context.Context, runtime.Object) (admission.Warnings, error) {
+	return nil, nil
+}
+
+type operatorVersions struct{}
+
+func (operatorVersions) ValidateCreate(_ context.Context, obj runtime.Object) (admission.Warnings, error) {
+	return nil, invalid(obj.(*kudov1beta1.OperatorVersion))
+}
+
+func (operatorVersions) ValidateUpdate(_ context.Context, _, obj runtime.Object) (admission.Warnings, error) {
+	return nil, invalid(obj.(*kudov1beta1.OperatorVersion))
+}
+
+func (operatorVersions) ValidateDelete(context.Context, runtime.Object) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func invalid(ov *kudov1beta1.OperatorVersion) error {
+	errs := ValidateOperatorVersion(ov)
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(kudov1beta1.GroupVersion.WithKind("OperatorVersion").GroupKind(), ov.Name, errs)
+}

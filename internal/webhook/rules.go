@@ -1,0 +1,225 @@
+// Package webhook is kudo-ng's admission for Instances and OperatorVersions:
+// KUDO's guard against conflicting plans, on admission v1, plus an explicit
+// cancel. The rules are plain functions of the objects involved; the
+// handlers in this package only fetch the OperatorVersion and call them.
+package webhook
+
+import (
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/uuid"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/engine"
+	"github.com/kudo-ng/kudo/internal/params"
+)
+
+// NewUID makes the uid of a plan run.
+var NewUID = uuid.NewUUID
+
+// DefaultCreate prepares a new Instance: its immutable parameters take
+// their defaults explicitly, and deploy is scheduled with a fresh uid.
+func DefaultCreate(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) {
+	for _, p := range ov.Spec.Parameters {
+		if p.Immutable == nil || !*p.Immutable || p.Default == nil {
+			continue
+		}
+		if _, set := i.Spec.Parameters[p.Name]; !set {
+			if i.Spec.Parameters == nil {
+				i.Spec.Parameters = map[string]string{}
+			}
+			i.Spec.Parameters[p.Name] = *p.Default
+		}
+	}
+	if i.Spec.PlanExecution.PlanName == "" {
+		i.Spec.PlanExecution = kudov1beta1.PlanExecution{PlanName: kudov1beta1.DeployPlanName, UID: NewUID()}
+	}
+}
+
+// ValidateCreate checks a new Instance: its OperatorVersion has a deploy
+// plan, and its parameters are defined, of their type, and complete.
+func ValidateCreate(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) error {
+	if _, ok := ov.Spec.Plans[kudov1beta1.DeployPlanName]; !ok {
+		return fmt.Errorf("OperatorVersion %s has no deploy plan, so an Instance of it could never be deployed", ov.Name)
+	}
+	if pe := i.Spec.PlanExecution; pe.PlanName != "" && pe.PlanName != kudov1beta1.DeployPlanName {
+		return fmt.Errorf("a new Instance runs deploy first; spec.planExecution asks for %s", pe.PlanName)
+	}
+	return checkParameters(i.Spec.Parameters, ov)
+}
+
+// DefaultUpdate schedules the plan an update asks for: the upgrade plan for a
+// new OperatorVersion, or the plan the changed parameters trigger. An update
+// that schedules nothing — metadata, or an explicit planExecution — is left
+// as it is.
+func DefaultUpdate(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) {
+	if i.Spec.PlanExecution != old.Spec.PlanExecution {
+		return
+	}
+	plan := ""
+	if i.Spec.OperatorVersion.Name != old.Spec.OperatorVersion.Name {
+		plan = engine.PlanForUpgrade(ov.Spec.Plans)
+	} else if changed := engine.ChangedParameters(old.Spec.Parameters, i.Spec.Parameters); len(changed) > 0 {
+		p, err := engine.PlanForParameters(&ov.Spec, changed)
+		if err != nil {
+			return // ValidateUpdate refuses it, saying why.
+		}
+		plan = p
+	}
+	if plan != "" && !running(old) {
+		i.Spec.PlanExecution = kudov1beta1.PlanExecution{PlanName: plan, UID: NewUID()}
+	}
+}
+
+// ValidateUpdate refuses what KUDO refused: an unknown plan, undefined or
+// mistyped parameters, a changed immutable parameter, parameters that trigger
+// several plans, a plan while another runs, cleanup asked for by hand, an
+// upgrade while a plan runs. A running plan may be cancelled.
+func ValidateUpdate(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) error {
+	if err := checkParameters(i.Spec.Parameters, ov); err != nil {
+		return err
+	}
+	if err := checkImmutable(old, i, ov); err != nil {
+		return err
+	}
+	if err := checkTriggers(old, i, ov); err != nil {
+		return err
+	}
+	return checkPlanExecution(old, i, ov)
+}
+
+// checkImmutable: an immutable parameter never changes, and an upgrade that
+// makes one immutable must give it a value.
+func checkImmutable(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) error {
+	upgrade := old.Spec.OperatorVersion.Name != i.Spec.OperatorVersion.Name
+	for _, p := range ov.Spec.Parameters {
+		if p.Immutable == nil || !*p.Immutable {
+			continue
+		}
+		before, hadBefore := old.Spec.Parameters[p.Name]
+		after, hasAfter := i.Spec.Parameters[p.Name]
+		if !upgrade && (before != after || hadBefore != hasAfter) {
+			return fmt.Errorf("parameter %s is immutable: it cannot change from %q to %q; to change it, install a new Instance",
+				p.Name, before, after)
+		}
+		if upgrade && !hasAfter && p.Default == nil {
+			return fmt.Errorf("parameter %s is immutable in OperatorVersion %s and has no default: the upgrade must give it a value",
+				p.Name, ov.Name)
+		}
+	}
+	return nil
+}
+
+// checkTriggers: an upgrade or a parameter change may not start a plan
+// while a different one runs, and parameters may not trigger several plans.
+func checkTriggers(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) error {
+	oldPE := old.Spec.PlanExecution
+	if i.Spec.OperatorVersion.Name != old.Spec.OperatorVersion.Name {
+		if running(old) {
+			return fmt.Errorf("plan %s is running: upgrade to %s when it has finished, or cancel it first (spec.planExecution.status: CANCELLED)",
+				oldPE.PlanName, i.Spec.OperatorVersion.Name)
+		}
+		return nil
+	}
+	changed := engine.ChangedParameters(old.Spec.Parameters, i.Spec.Parameters)
+	if len(changed) == 0 {
+		return nil
+	}
+	plan, err := engine.PlanForParameters(&ov.Spec, changed)
+	if err != nil {
+		return err
+	}
+	if running(old) && plan != oldPE.PlanName {
+		return fmt.Errorf("plan %s is running, and changing %s would start plan %s: change them when %s has finished, or cancel it first",
+			oldPE.PlanName, strings.Join(changed, ", "), plan, oldPE.PlanName)
+	}
+	return nil
+}
+
+// checkPlanExecution: a plan asked for by hand must exist, not be cleanup,
+// have a uid, and wait for a running plan; only the running plan can be
+// cancelled.
+func checkPlanExecution(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) error {
+	pe, oldPE := i.Spec.PlanExecution, old.Spec.PlanExecution
+	switch {
+	case pe == oldPE:
+		return nil
+	case pe.Status == kudov1beta1.ExecutionCancelled:
+		if !running(old) || pe.PlanName != oldPE.PlanName || pe.UID != oldPE.UID {
+			return fmt.Errorf("only the running plan can be cancelled: set spec.planExecution.status to CANCELLED " +
+				"and leave its planName and uid as they are")
+		}
+		return nil
+	case pe.Status != "" && pe.Status != oldPE.Status:
+		return fmt.Errorf("spec.planExecution.status %q cannot be set: only CANCELLED is allowed, to cancel the running plan", pe.Status)
+	case pe.PlanName == "":
+		return nil // the controller clears it when the plan ends
+	}
+	if _, ok := ov.Spec.Plans[pe.PlanName]; !ok {
+		return fmt.Errorf("plan %q is not defined by OperatorVersion %s; the plans are %s",
+			pe.PlanName, ov.Name, strings.Join(planNames(ov), ", "))
+	}
+	if pe.PlanName == kudov1beta1.CleanupPlanName {
+		return fmt.Errorf("the cleanup plan runs when the Instance is deleted and cannot be started by hand")
+	}
+	if pe.UID == "" {
+		return fmt.Errorf("spec.planExecution needs a new uid to run plan %s", pe.PlanName)
+	}
+	if running(old) && pe.UID != oldPE.UID {
+		return fmt.Errorf("plan %s is running: start %s when it has finished, or cancel it first (spec.planExecution.status: CANCELLED)",
+			oldPE.PlanName, pe.PlanName)
+	}
+	return nil
+}
+
+// running: a plan was scheduled and has not ended; the controller clears
+// spec.planExecution when it ends.
+func running(i *kudov1beta1.Instance) bool {
+	pe := i.Spec.PlanExecution
+	if pe.PlanName == "" || pe.Status == kudov1beta1.ExecutionCancelled {
+		return false
+	}
+	ps, ok := i.Status.PlanStatus[pe.PlanName]
+	return !ok || ps.UID != pe.UID || !ps.Status.IsTerminal()
+}
+
+// checkParameters: every value names a parameter of the OperatorVersion and
+// fits its type and enum; every required parameter without default is set.
+func checkParameters(values map[string]string, ov *kudov1beta1.OperatorVersion) error {
+	byName := make(map[string]*kudov1beta1.Parameter, len(ov.Spec.Parameters))
+	for i := range ov.Spec.Parameters {
+		byName[ov.Spec.Parameters[i].Name] = &ov.Spec.Parameters[i]
+	}
+	names := make([]string, 0, len(values))
+	for name := range maps.Keys(values) {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p, ok := byName[name]
+		if !ok {
+			return fmt.Errorf("parameter %s is not defined by OperatorVersion %s", name, ov.Name)
+		}
+		if err := params.Check(p, values[name]); err != nil {
+			return err
+		}
+	}
+	for _, p := range ov.Spec.Parameters {
+		if _, set := values[p.Name]; !set && p.Default == nil && (p.Required == nil || *p.Required) {
+			return fmt.Errorf("parameter %s is required and has no default: set spec.parameters.%s", p.Name, p.Name)
+		}
+	}
+	return nil
+}
+
+func planNames(ov *kudov1beta1.OperatorVersion) []string {
+	names := make([]string, 0, len(ov.Spec.Plans))
+	for n := range ov.Spec.Plans {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
