@@ -7,6 +7,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -58,7 +59,7 @@ func run(manifests, url, caFile string, out io.Writer) error {
 		for _, w := range webhooks {
 			webhook := w.(map[string]any)
 			path, _, _ := unstructured.NestedString(webhook, "clientConfig", "service", "path")
-			webhook["clientConfig"] = map[string]any{"url": url + path, "caBundle": ca}
+			webhook["clientConfig"] = map[string]any{"url": url + path, "caBundle": base64.StdEncoding.EncodeToString(ca)}
 		}
 		if err := unstructured.SetNestedSlice(obj.Object, webhooks, "webhooks"); err != nil {
 			return err
