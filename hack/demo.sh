@@ -20,18 +20,21 @@ if [[ -f $dir/pids/manager.pid ]] && kill -0 "$(cat "$dir/pids/manager.pid")" 2>
 else
   (cd "$root" && go build -o bin/manager .)
   # The admission webhooks, on: the API server calls the manager on loopback.
-  # shellcheck source=/dev/null
-  source "$dir/ports.env"
-  webhook_port=$WEBHOOK_PORT
-  WEBHOOK_DIR="$dir/webhook" "$root/hack/webhook-local.sh"
+  webhook_port=$(sed -n 's/^WEBHOOK_PORT=//p' "$dir/ports.env")
+  WEBHOOK_DIR="$dir/webhook" WEBHOOK_PORT=$webhook_port "$root/hack/webhook-local.sh"
   setsid "$root/bin/manager" --kubeconfig "$KUBECONFIG" --health-probe-bind-address=0 \
     --webhook-cert-dir "$dir/webhook" --webhook-host 127.0.0.1 --webhook-port "$webhook_port" \
     >"$dir/logs/manager.log" 2>&1 </dev/null &
   echo $! >"$dir/pids/manager.pid"
+  # The API server calls the webhooks from the first write on: wait for them.
+  for _ in $(seq 300); do
+    curl -sk -o /dev/null "https://127.0.0.1:$webhook_port/" && break
+    sleep 0.2
+  done
 fi
 
 step "Installing first-operator (Operator, OperatorVersion, Instance) in namespace default"
-kubectl apply -k "$root/config/samples"
+"$KUSTOMIZE" build "$root/config/samples" | kubectl apply -f -
 kubectl wait --for=condition=Ready operatorversion/first-operator-0.2.0 --timeout=60s
 kubectl wait --for=condition=Ready instance/first-operator-instance --timeout=120s
 
