@@ -33,19 +33,22 @@ else
   done
 fi
 
-step "Installing first-operator (Operator, OperatorVersion, Instance) in namespace default"
-"$KUSTOMIZE" build "$root/config/samples" | kubectl apply -f -
-kubectl wait --for=condition=Ready operatorversion/first-operator-0.2.0 --timeout=60s
-kubectl wait --for=condition=Ready instance/first-operator-instance --timeout=120s
+package=$root/../shared/conformance/first-operator/operator
+(cd "$root" && go build -o bin/kubectl-kudo ./cmd/kubectl-kudo)
+kudo() { "$root/bin/kubectl-kudo" --kubeconfig "$KUBECONFIG" "$@"; }
 
-step "kubectl get kudo"
-kubectl get kudo
-step "Plan status of first-operator-instance"
-kubectl get instance first-operator-instance -o go-template='{{range $name, $plan := .status.planStatus}}Plan {{$name}} [{{$plan.status}}]{{with $plan.lastUpdatedTimestamp}}, last updated {{.}}{{end}}
-{{range $plan.phases}}  Phase {{.name}} [{{.status}}]
-{{range .steps}}    Step {{.name}} [{{.status}}]{{with .message}}: {{.}}{{end}}
-{{end}}{{end}}{{end}}'
-kubectl get deployments
+step "kubectl kudo install $package --wait"
+if kubectl get instance first-operator-instance >/dev/null 2>&1; then
+  echo "already installed"
+else
+  kudo install "$package" --wait
+fi
+
+step "kubectl kudo plan status --instance first-operator-instance"
+kudo plan status --instance first-operator-instance
+
+step "kubectl get kudo,deployments"
+kubectl get kudo,deployments
 
 cat <<MSG
 

@@ -9,8 +9,12 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kudo-ng/kudo/internal/cli/install"
 	"github.com/kudo-ng/kudo/internal/cli/packagecmd"
+	"github.com/kudo-ng/kudo/internal/cli/plan"
 	"github.com/kudo-ng/kudo/internal/cli/repo"
+	"github.com/kudo-ng/kudo/internal/cli/uninstall"
+	"github.com/kudo-ng/kudo/internal/cli/update"
 	"github.com/kudo-ng/kudo/internal/cli/version"
 )
 
@@ -29,10 +33,15 @@ func newRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
 		SilenceErrors: true,
 	}
 	// The cluster flags every verb shares: --kubeconfig, -n, --context, ...
-	genericclioptions.NewConfigFlags(true).AddFlags(root.PersistentFlags())
+	flags := genericclioptions.NewConfigFlags(true)
+	flags.AddFlags(root.PersistentFlags())
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	root.AddCommand(
+		install.NewCmd(streams, flags),
+		update.NewCmd(streams, flags),
+		uninstall.NewCmd(streams, flags),
+		plan.NewCmd(streams, flags),
 		packagecmd.NewCmd(streams),
 		repo.NewCmd(streams),
 		version.NewCmd(streams),

@@ -1,0 +1,247 @@
+package plan
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+)
+
+// Options are the flags the plan verbs share.
+type Options struct {
+	Instance string
+	Name     string
+	Output   string
+	Wait     bool
+	WaitTime time.Duration
+	// Poll is how often --wait looks again.
+	Poll time.Duration
+}
+
+// verb is what a plan verb does, given a client of the cluster.
+type verb func(context.Context, client.Client, string, genericiooptions.IOStreams, *Options) error
+
+// NewCmd returns the plan command and its verbs.
+func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
+	cmd := &cobra.Command{Use: "plan", Short: "Show, trigger and cancel an Instance's plans"}
+	sub := func(use, short string, run verb, wait bool) (*cobra.Command, *Options) {
+		opts := &Options{Poll: 500 * time.Millisecond}
+		c := &cobra.Command{
+			Use: use, Short: short, Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				c, ns, err := clientutil.New(flags)
+				if err != nil {
+					return err
+				}
+				return run(cmd.Context(), c, ns, streams, opts)
+			},
+		}
+		c.Flags().StringVar(&opts.Instance, "instance", "", "The Instance")
+		_ = c.MarkFlagRequired("instance")
+		if wait {
+			c.Flags().BoolVar(&opts.Wait, "wait", false, "Wait until the plan has finished")
+			c.Flags().DurationVar(&opts.WaitTime, "wait-time", 5*time.Minute, "How long --wait waits")
+		}
+		cmd.AddCommand(c)
+		return c, opts
+	}
+	status, statusOpts := sub("status", "Show the plans of an Instance as a tree", Status, true)
+	status.Flags().StringVarP(&statusOpts.Output, "output", "o", "", "Output format: json or yaml (default: the tree)")
+	trigger, triggerOpts := sub("trigger", "Run a plan of an Instance", Trigger, true)
+	trigger.Flags().StringVar(&triggerOpts.Name, "name", "", "The plan to run")
+	_ = trigger.MarkFlagRequired("name")
+	sub("history", "List the last run of each plan of an Instance", History, false)
+	sub("cancel", "Cancel the running plan of an Instance (kudo-ng)", Cancel, false)
+	return cmd
+}
+
+// Status prints the plan tree of the Instance; with Wait, it prints it again
+// on every change until the running plan ends.
+func Status(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
+	i, ov, err := get(ctx, c, ns, opts.Instance)
+	if err != nil {
+		return err
+	}
+	switch opts.Output {
+	case "json":
+		b, err := json.MarshalIndent(i.Status, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(streams.Out, string(b))
+		return err
+	case "yaml":
+		b, err := yaml.Marshal(i.Status)
+		if err != nil {
+			return err
+		}
+		_, err = streams.Out.Write(b)
+		return err
+	case "":
+	default:
+		return fmt.Errorf("output %q is not supported: use json or yaml", opts.Output)
+	}
+	if err := WriteStatus(streams.Out, i, ov); err != nil || !opts.Wait {
+		return err
+	}
+	return waitForPlan(ctx, c, ns, streams.Out, opts, i)
+}
+
+// Wait waits until the plan the Instance runs, or was asked to run, ends;
+// a failed plan is an error.
+func Wait(ctx context.Context, c client.Client, ns string, out io.Writer, instance string, timeout time.Duration) error {
+	i, _, err := get(ctx, c, ns, instance)
+	if err != nil {
+		return err
+	}
+	return waitForPlan(ctx, c, ns, out, &Options{Instance: instance, WaitTime: timeout, Poll: 250 * time.Millisecond}, i)
+}
+
+// waitForPlan reprints the tree on every change until the active plan ends.
+func waitForPlan(ctx context.Context, c client.Client, ns string, out io.Writer, opts *Options, last *kudov1beta1.Instance) error {
+	deadline := time.Now().Add(opts.WaitTime)
+	for !planEnded(last) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("plan %s of Instance %s has not finished after %s", activeName(last), last.Name, opts.WaitTime)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(opts.Poll):
+		}
+		i, ov, err := get(ctx, c, ns, opts.Instance)
+		if err != nil {
+			return err
+		}
+		if i.ResourceVersion != last.ResourceVersion {
+			if err := WriteStatus(out, i, ov); err != nil {
+				return err
+			}
+		}
+		last = i
+	}
+	if last.Status.ActivePlan != nil && last.Status.ActivePlan.Status == kudov1beta1.ExecutionFatalError {
+		ps := last.Status.PlanStatus[last.Status.ActivePlan.Name]
+		return fmt.Errorf("plan %s failed: %s", ps.Name, ps.Message)
+	}
+	return nil
+}
+
+// planEnded: nothing is scheduled and the last plan run is terminal.
+func planEnded(i *kudov1beta1.Instance) bool {
+	pe := i.Spec.PlanExecution
+	if pe.PlanName != "" {
+		ps, ok := i.Status.PlanStatus[pe.PlanName]
+		return ok && ps.UID == pe.UID && ps.Status.IsTerminal()
+	}
+	return i.Status.ActivePlan != nil && i.Status.ActivePlan.Status.IsTerminal()
+}
+
+func activeName(i *kudov1beta1.Instance) string {
+	if pe := i.Spec.PlanExecution; pe.PlanName != "" {
+		return pe.PlanName
+	}
+	if i.Status.ActivePlan != nil {
+		return i.Status.ActivePlan.Name
+	}
+	return "deploy"
+}
+
+// Trigger asks for a plan with a fresh uid, as KUDO's plan trigger does.
+func Trigger(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
+	i, ov, err := get(ctx, c, ns, opts.Instance)
+	if err != nil {
+		return err
+	}
+	if _, ok := ov.Spec.Plans[opts.Name]; !ok {
+		return fmt.Errorf("plan %q is not defined by OperatorVersion %s", opts.Name, ov.Name)
+	}
+	patch := client.MergeFrom(i.DeepCopy())
+	i.Spec.PlanExecution = kudov1beta1.PlanExecution{PlanName: opts.Name, UID: uuid.NewUUID()}
+	if err := c.Patch(ctx, i, patch); err != nil {
+		return fmt.Errorf("triggering plan %s: %w", opts.Name, err)
+	}
+	_, _ = fmt.Fprintf(streams.Out, "Triggered plan %s for Instance %s\n", opts.Name, i.Name)
+	if !opts.Wait {
+		return nil
+	}
+	return waitForPlan(ctx, c, ns, io.Discard, opts, i)
+}
+
+// Cancel cancels the running plan.
+func Cancel(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
+	i, _, err := get(ctx, c, ns, opts.Instance)
+	if err != nil {
+		return err
+	}
+	pe := i.Spec.PlanExecution
+	if pe.PlanName == "" || planEnded(i) {
+		return fmt.Errorf("no plan of Instance %s is running", i.Name)
+	}
+	patch := client.MergeFrom(i.DeepCopy())
+	i.Spec.PlanExecution.Status = kudov1beta1.ExecutionCancelled
+	if err := c.Patch(ctx, i, patch); err != nil {
+		return fmt.Errorf("cancelling plan %s: %w", pe.PlanName, err)
+	}
+	_, err = fmt.Fprintf(streams.Out, "Cancelled plan %s of Instance %s\n", pe.PlanName, i.Name)
+	return err
+}
+
+// History lists the last run of every plan, most recent first.
+func History(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
+	i, _, err := get(ctx, c, ns, opts.Instance)
+	if err != nil {
+		return err
+	}
+	var runs []kudov1beta1.PlanStatus
+	for _, ps := range i.Status.PlanStatus {
+		if ps.LastUpdatedTimestamp != nil {
+			runs = append(runs, ps)
+		}
+	}
+	sort.Slice(runs, func(a, b int) bool { return runs[b].LastUpdatedTimestamp.Before(runs[a].LastUpdatedTimestamp) })
+	_, _ = fmt.Fprintf(streams.Out, "History of plan executions for %q in namespace %q:\n", i.Name, i.Namespace)
+	for _, ps := range runs {
+		_, _ = fmt.Fprintf(streams.Out, "- %s [%s] last updated %s (uid %s)\n",
+			ps.Name, ps.Status, ps.LastUpdatedTimestamp.UTC().Format(time.DateTime), ps.UID)
+	}
+	if len(runs) == 0 {
+		_, _ = fmt.Fprintln(streams.Out, "No plan ran yet.")
+	}
+	return nil
+}
+
+// get reads the Instance and its OperatorVersion, with errors that say what to do.
+func get(ctx context.Context, c client.Client, ns, name string) (*kudov1beta1.Instance, *kudov1beta1.OperatorVersion, error) {
+	if name == "" {
+		return nil, nil, fmt.Errorf("--instance is required")
+	}
+	i := &kudov1beta1.Instance{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, i); err != nil {
+		return nil, nil, notFound(err, "Instance %s not found in namespace %s: see kubectl kudo get instances -n %s", name, ns, ns)
+	}
+	ov := &kudov1beta1.OperatorVersion{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: i.Spec.OperatorVersion.Name}, ov); err != nil {
+		return nil, nil, notFound(err, "OperatorVersion %s of Instance %s not found in namespace %s", i.Spec.OperatorVersion.Name, name, ns)
+	}
+	return i, ov, nil
+}
+
+func notFound(err error, format string, args ...any) error {
+	if client.IgnoreNotFound(err) == nil {
+		return fmt.Errorf(format, args...)
+	}
+	return err
+}

@@ -1,0 +1,171 @@
+// Package resolve finds the package a kubectl-kudo verb names — a
+// directory, a tarball, a URL or a name in a repository — and the packages
+// its KudoOperator tasks depend on.
+package resolve
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/packages"
+)
+
+// Request says which package to find.
+type Request struct {
+	// Ref is a directory, a .tgz file, an http(s) URL of a tarball, or a name.
+	Ref string
+	// Repo is the URL of the repository a name is looked up in.
+	Repo            string
+	AppVersion      string
+	OperatorVersion string
+}
+
+// Package finds and reads a package.
+func Package(ctx context.Context, req Request) (*packages.Package, error) {
+	switch {
+	case strings.HasPrefix(req.Ref, "http://") || strings.HasPrefix(req.Ref, "https://"):
+		data, err := download(ctx, req.Ref)
+		if err != nil {
+			return nil, err
+		}
+		return tarball(req.Ref, data)
+	case exists(req.Ref):
+		return packages.Read(req.Ref)
+	case strings.ContainsAny(req.Ref, "/.") && !strings.Contains(req.Ref, "://"):
+		return nil, fmt.Errorf("package %s: no such directory or file", req.Ref)
+	}
+	return fromRepo(ctx, req)
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func tarball(name string, data []byte) (*packages.Package, error) {
+	p, err := packages.ReadTarball(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return p, nil
+}
+
+// fromRepo finds a package by name (and versions) in a repository's index.
+func fromRepo(ctx context.Context, req Request) (*packages.Package, error) {
+	if req.Repo == "" {
+		return nil, fmt.Errorf("package %s is not a directory or file, and no repository is configured: pass --repo URL", req.Ref)
+	}
+	base := strings.TrimSuffix(req.Repo, "/")
+	data, err := download(ctx, base+"/"+packages.IndexFileName)
+	if err != nil {
+		return nil, fmt.Errorf("repository %s is unreachable: %w", req.Repo, err)
+	}
+	index, err := packages.ParseIndex(data)
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: %w", req.Repo, err)
+	}
+	for _, pv := range index.Entries[req.Ref] {
+		if (req.OperatorVersion != "" && pv.OperatorVersion != req.OperatorVersion) || (req.AppVersion != "" && pv.AppVersion != req.AppVersion) {
+			continue
+		}
+		if len(pv.URLs) == 0 {
+			return nil, fmt.Errorf("repository %s lists %s %s without a URL", req.Repo, pv.Name, pv.OperatorVersion)
+		}
+		url := pv.URLs[0]
+		if !strings.Contains(url, "://") {
+			url = base + "/" + url
+		}
+		tgz, err := download(ctx, url)
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(tgz)
+		if pv.Digest != "" && hex.EncodeToString(sum[:]) != pv.Digest {
+			return nil, fmt.Errorf("%s: digest mismatch: the repository's index says %s", url, pv.Digest)
+		}
+		return tarball(url, tgz)
+	}
+	return nil, fmt.Errorf("package %s%s not found in repository %s", req.Ref, versions(req), req.Repo)
+}
+
+func versions(req Request) string {
+	s := ""
+	if req.OperatorVersion != "" {
+		s += " operatorVersion " + req.OperatorVersion
+	}
+	if req.AppVersion != "" {
+		s += " appVersion " + req.AppVersion
+	}
+	return s
+}
+
+func download(ctx context.Context, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+}
+
+// Dependencies finds, depth first, the packages the KudoOperator tasks of p
+// install, each once; a package that depends on itself, directly or not, is
+// an error naming the cycle. A dependency's package is a directory relative
+// to its parent's directory, or a name in the repository.
+func Dependencies(ctx context.Context, p *packages.Package, dir string, repo string) ([]*packages.Package, error) {
+	var out []*packages.Package
+	seen := map[string]bool{}
+	var walk func(p *packages.Package, dir string, chain []string) error
+	walk = func(p *packages.Package, dir string, chain []string) error {
+		for _, t := range p.Operator.Tasks {
+			if t.Kind != kudov1beta1.KudoOperatorTaskKind {
+				continue
+			}
+			ref := t.Spec.Package
+			if dir != "" && exists(filepath.Join(dir, ref)) {
+				ref = filepath.Join(dir, ref)
+			}
+			dep, err := Package(ctx, Request{Ref: ref, Repo: repo, AppVersion: t.Spec.AppVersion, OperatorVersion: t.Spec.OperatorVersion})
+			if err != nil {
+				return fmt.Errorf("dependency %s of %s: %w", t.Spec.Package, p.Operator.Name, err)
+			}
+			name := dep.Operator.Name
+			for _, c := range chain {
+				if c == name {
+					return fmt.Errorf("circular dependency: %s → %s", strings.Join(chain, " → "), name)
+				}
+			}
+			key := name + "@" + dep.Operator.AppVersion + "_" + dep.Operator.OperatorVersion
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			depDir := ""
+			if exists(ref) {
+				depDir = ref
+			}
+			if err := walk(dep, depDir, append(chain, name)); err != nil {
+				return err
+			}
+			out = append(out, dep)
+		}
+		return nil
+	}
+	return out, walk(p, dir, []string{p.Operator.Name})
+}

@@ -1,0 +1,107 @@
+// Package update is `kubectl kudo update`: change an Instance's parameters,
+// which runs the plan they trigger.
+package update
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+	"github.com/kudo-ng/kudo/internal/cli/plan"
+	"github.com/kudo-ng/kudo/internal/params"
+)
+
+// Options are the flags of update.
+type Options struct {
+	Instance       string
+	Parameters     []string
+	ParameterFiles []string
+	Wait           bool
+	WaitTime       time.Duration
+}
+
+// NewCmd returns the update command.
+func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:     "update --instance NAME -p NAME=VALUE...",
+		Short:   "Change the parameters of an Instance; the plan they trigger runs",
+		Example: "  kubectl kudo update --instance zk -p NODE_COUNT=5 --wait",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, ns, err := clientutil.New(flags)
+			if err != nil {
+				return err
+			}
+			return Run(cmd.Context(), c, ns, streams, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Instance, "instance", "", "The Instance")
+	_ = cmd.MarkFlagRequired("instance")
+	f.StringArrayVarP(&opts.Parameters, "parameter", "p", nil, "Parameter: NAME=VALUE, NAME=[a,b] or NAME={k1:v1,k2:v2}")
+	f.StringArrayVarP(&opts.ParameterFiles, "parameter-file", "P", nil, "YAML file of parameter values")
+	f.BoolVar(&opts.Wait, "wait", false, "Wait until the triggered plan has finished")
+	f.DurationVar(&opts.WaitTime, "wait-time", 5*time.Minute, "How long --wait waits")
+	return cmd
+}
+
+// Run checks the new values against the OperatorVersion, then patches them.
+func Run(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
+	if len(opts.Parameters) == 0 && len(opts.ParameterFiles) == 0 {
+		return fmt.Errorf("nothing to update: give parameters with -p NAME=VALUE or -P FILE")
+	}
+	i := &kudov1beta1.Instance{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: opts.Instance}, i); err != nil {
+		return notFound(err, "Instance %s not found in namespace %s", opts.Instance, ns)
+	}
+	ov := &kudov1beta1.OperatorVersion{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: i.Spec.OperatorVersion.Name}, ov); err != nil {
+		return notFound(err, "OperatorVersion %s not found in namespace %s", i.Spec.OperatorVersion.Name, ns)
+	}
+	changes, err := params.Resolve(optional(ov.Spec.Parameters), opts.ParameterFiles, opts.Parameters)
+	if err != nil {
+		return err
+	}
+	patch := client.MergeFrom(i.DeepCopy())
+	if i.Spec.Parameters == nil {
+		i.Spec.Parameters = map[string]string{}
+	}
+	maps.Copy(i.Spec.Parameters, changes)
+	if err := c.Patch(ctx, i, patch); err != nil {
+		return fmt.Errorf("updating Instance %s: %w", i.Name, err)
+	}
+	_, _ = fmt.Fprintf(streams.Out, "instance.kudo.dev/%s updated\n", i.Name)
+	if !opts.Wait {
+		return nil
+	}
+	return plan.Wait(ctx, c, ns, io.Discard, i.Name, opts.WaitTime)
+}
+
+// optional makes every parameter optional: an update sets some of them, the
+// others keep their values.
+func optional(parameters []kudov1beta1.Parameter) []kudov1beta1.Parameter {
+	out := make([]kudov1beta1.Parameter, len(parameters))
+	f := false
+	for i, p := range parameters {
+		p.Required = &f
+		out[i] = p
+	}
+	return out
+}
+
+func notFound(err error, format string, args ...any) error {
+	if client.IgnoreNotFound(err) == nil {
+		return fmt.Errorf(format, args...)
+	}
+	return err
+}
