@@ -127,13 +127,16 @@ func download(ctx context.Context, url string) ([]byte, error) {
 // Dependencies finds, depth first, the packages the KudoOperator tasks of p
 // install, each once; a package that depends on itself, directly or not, is
 // an error naming the cycle. A dependency's package is a directory relative
-// to its parent's directory, or a name in the repository.
+// to its parent's directory, or a name in the repository. Each task is
+// rewritten to name the package and versions it resolved to, which is what
+// the controller looks up in the cluster.
 func Dependencies(ctx context.Context, p *packages.Package, dir string, repo string) ([]*packages.Package, error) {
 	var out []*packages.Package
 	seen := map[string]bool{}
 	var walk func(p *packages.Package, dir string, chain []string) error
 	walk = func(p *packages.Package, dir string, chain []string) error {
-		for _, t := range p.Operator.Tasks {
+		for k := range p.Operator.Tasks {
+			t := &p.Operator.Tasks[k]
 			if t.Kind != kudov1beta1.KudoOperatorTaskKind {
 				continue
 			}
@@ -146,6 +149,7 @@ func Dependencies(ctx context.Context, p *packages.Package, dir string, repo str
 				return fmt.Errorf("dependency %s of %s: %w", t.Spec.Package, p.Operator.Name, err)
 			}
 			name := dep.Operator.Name
+			t.Spec.Package, t.Spec.OperatorVersion, t.Spec.AppVersion = name, dep.Operator.OperatorVersion, dep.Operator.AppVersion
 			for _, c := range chain {
 				if c == name {
 					return fmt.Errorf("circular dependency: %s → %s", strings.Join(chain, " → "), name)

@@ -1,0 +1,104 @@
+package e2e
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+)
+
+// kudo runs the kubectl-kudo plugin against the cluster, in a namespace.
+func kudo(ns string, args ...string) (string, error) {
+	bin := filepath.Join(cluster.Dir, "kubectl-kudo")
+	if _, err := os.Stat(bin); err != nil {
+		build := exec.Command("go", "build", "-o", bin, "./cmd/kubectl-kudo")
+		build.Dir = cluster.Root
+		if out, err := build.CombinedOutput(); err != nil {
+			return string(out), err
+		}
+	}
+	cmd := exec.Command(bin, append([]string{"--kubeconfig", cluster.Kubeconfig, "-n", ns}, args...)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func mustKudo(ns string, args ...string) string {
+	GinkgoHelper()
+	out, err := kudo(ns, args...)
+	Expect(err).NotTo(HaveOccurred(), "kubectl kudo %s:\n%s", strings.Join(args, " "), out)
+	return out
+}
+
+var _ = Describe("kubectl kudo", func() {
+	It("installs zookeeper, updates it, shows its plans and uninstalls it", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		zk := filepath.Join(conformance, "zookeeper", "operator")
+		Expect(mustKudo(ns, "install", zk, "--instance", "zk", "-p", "NODE_COUNT=3", "--wait")).To(ContainSubstring("instance zk is deployed"))
+		Expect(mustKudo(ns, "update", "--instance", "zk", "-p", "NODE_COUNT=5", "--wait")).To(ContainSubstring("instance.kudo.dev/zk updated"))
+
+		sts := &appsv1.StatefulSet{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "zk-zookeeper"}, sts)).To(Succeed())
+		Expect(*sts.Spec.Replicas).To(BeEquivalentTo(5))
+		status := mustKudo(ns, "plan", "status", "--instance", "zk")
+		Expect(status).To(ContainSubstring(`└── zk (Operator-Version: "zookeeper-3.6.2-0.3.3" Active-Plan: "deploy")`))
+		Expect(status).To(MatchRegexp(`Plan deploy \(serial strategy\) \[COMPLETE\], last updated`))
+		Expect(mustKudo(ns, "plan", "history", "--instance", "zk")).To(MatchRegexp(`- deploy \[COMPLETE\] last updated .* \(uid [0-9a-f-]+\)`))
+
+		out, err := kudo(ns, "update", "--instance", "zk", "-p", "NODE_COUNTS=7")
+		Expect(err).To(HaveOccurred())
+		Expect(out).To(ContainSubstring("Error: parameter NODE_COUNTS is not defined; the parameters are"))
+
+		Expect(mustKudo(ns, "uninstall", "--instance", "zk", "--wait")).To(ContainSubstring("instance.kudo.dev/zk deleted"))
+		Eventually(func() error {
+			return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "zk-zookeeper"}, &appsv1.StatefulSet{})
+		}).Should(Satisfy(apierrors.IsNotFound))
+	})
+
+	It("installs a package by name from a repository served over HTTP", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		repo := GinkgoT().TempDir()
+		mustKudo(ns, "package", "create", filepath.Join(conformance, "first-operator", "operator"), "-d", repo)
+
+		listener, err := net.Listen("tcp", "127.0.0.1:0")
+		Expect(err).NotTo(HaveOccurred())
+		server := &http.Server{Handler: http.FileServer(http.Dir(repo))}
+		go func() { _ = server.Serve(listener) }()
+		DeferCleanup(server.Close)
+		url := "http://" + listener.Addr().String()
+		mustKudo(ns, "repo", "index", repo, "--url", url)
+
+		Expect(mustKudo(ns, "install", "first-operator", "--repo", url, "--wait")).To(ContainSubstring("instance first-operator-instance is deployed"))
+		out, err := kudo(ns, "install", "cassandra", "--repo", url)
+		Expect(err).To(HaveOccurred())
+		Expect(out).To(ContainSubstring("package cassandra not found in repository " + url))
+	})
+
+	It("installs a package with a KudoOperator dependency", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		out := mustKudo(ns, "install", filepath.Join("testdata", "deps", "parent"), "--instance", "app", "--wait")
+		Expect(out).To(ContainSubstring("operatorversion.kudo.dev/child-0.1.0 created"))
+		Expect(out).To(ContainSubstring("operatorversion.kudo.dev/parent-0.1.0 created"))
+
+		child := &kudov1beta1.Instance{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app-child"}, child)).To(Succeed())
+		Expect(child.Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
+		d := &appsv1.Deployment{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app-child-app"}, d)).To(Succeed())
+		Expect(d.Annotations["message"]).To(Equal("hello from the parent"))
+		Expect(d.Status.AvailableReplicas).To(BeEquivalentTo(2))
+	})
+})
