@@ -9,12 +9,14 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kudo-ng/kudo/internal/cli/get"
 	"github.com/kudo-ng/kudo/internal/cli/install"
 	"github.com/kudo-ng/kudo/internal/cli/packagecmd"
 	"github.com/kudo-ng/kudo/internal/cli/plan"
 	"github.com/kudo-ng/kudo/internal/cli/repo"
 	"github.com/kudo-ng/kudo/internal/cli/uninstall"
 	"github.com/kudo-ng/kudo/internal/cli/update"
+	"github.com/kudo-ng/kudo/internal/cli/upgrade"
 	"github.com/kudo-ng/kudo/internal/cli/version"
 )
 
@@ -40,6 +42,8 @@ func newRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	root.AddCommand(
 		install.NewCmd(streams, flags),
 		update.NewCmd(streams, flags),
+		upgrade.NewCmd(streams, flags),
+		get.NewCmd(streams, flags),
 		uninstall.NewCmd(streams, flags),
 		plan.NewCmd(streams, flags),
 		packagecmd.NewCmd(streams),

@@ -120,7 +120,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 		return err
 	}
 	for _, pkg := range append(deps, p) {
-		if err := installVersion(ctx, c, ns, streams, pkg); err != nil {
+		if err := InstallVersion(ctx, c, ns, streams, pkg); err != nil {
 			return err
 		}
 	}
@@ -158,9 +158,9 @@ func ensureNamespace(ctx context.Context, c client.Client, ns string, create boo
 	return c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 }
 
-// installVersion creates the package's Operator and OperatorVersion; one
+// InstallVersion creates the package's Operator and OperatorVersion; one
 // already installed is reused, as KUDO does.
-func installVersion(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, p *packages.Package) error {
+func InstallVersion(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, p *packages.Package) error {
 	op, ov, err := p.Resources(ns)
 	if err != nil {
 		return err

@@ -1,0 +1,142 @@
+// Package upgrade is `kubectl kudo upgrade`: move an Instance to a newer
+// OperatorVersion of its package; its upgrade plan (or update, or deploy) runs.
+package upgrade
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+	"github.com/kudo-ng/kudo/internal/cli/install"
+	"github.com/kudo-ng/kudo/internal/cli/plan"
+	"github.com/kudo-ng/kudo/internal/cli/resolve"
+	"github.com/kudo-ng/kudo/internal/packages"
+	"github.com/kudo-ng/kudo/internal/params"
+)
+
+// Options are the flags of upgrade.
+type Options struct {
+	Package         string
+	Instance        string
+	Parameters      []string
+	ParameterFiles  []string
+	Repo            string
+	AppVersion      string
+	OperatorVersion string
+	Wait            bool
+	WaitTime        time.Duration
+}
+
+// NewCmd returns the upgrade command.
+func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "upgrade <name|dir|tgz|url> --instance NAME",
+		Short: "Upgrade an Instance to a newer version of its package",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Package = args[0]
+			c, ns, err := clientutil.New(flags)
+			if err != nil {
+				return err
+			}
+			return Run(cmd.Context(), c, ns, streams, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Instance, "instance", "", "The Instance")
+	_ = cmd.MarkFlagRequired("instance")
+	f.StringArrayVarP(&opts.Parameters, "parameter", "p", nil, "Parameter: NAME=VALUE, NAME=[a,b] or NAME={k1:v1,k2:v2}")
+	f.StringArrayVarP(&opts.ParameterFiles, "parameter-file", "P", nil, "YAML file of parameter values")
+	f.StringVar(&opts.Repo, "repo", os.Getenv("KUDO_REPO"), "URL of the repository packages are looked up in by name")
+	f.StringVar(&opts.AppVersion, "app-version", "", "App version to upgrade to")
+	f.StringVar(&opts.OperatorVersion, "operator-version", "", "Operator version to upgrade to")
+	f.BoolVar(&opts.Wait, "wait", false, "Wait until the upgrade's plan has finished")
+	f.DurationVar(&opts.WaitTime, "wait-time", 5*time.Minute, "How long --wait waits")
+	return cmd
+}
+
+// Run checks that the package is the Instance's, and newer, installs its
+// OperatorVersion and points the Instance at it.
+func Run(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
+	i := &kudov1beta1.Instance{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: opts.Instance}, i); err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			return fmt.Errorf("instance %s not found in namespace %s", opts.Instance, ns)
+		}
+		return err
+	}
+	current := &kudov1beta1.OperatorVersion{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: i.Spec.OperatorVersion.Name}, current); err != nil {
+		return err
+	}
+	p, err := resolve.Package(ctx, resolve.Request{
+		Ref: opts.Package, Repo: opts.Repo, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion,
+	})
+	if err != nil {
+		return err
+	}
+	if p.Operator.Name != current.Spec.Operator.Name {
+		return fmt.Errorf("package %s is not %s, the package of Instance %s", p.Operator.Name, current.Spec.Operator.Name, i.Name)
+	}
+	if err := newer(p.Operator.OperatorVersion, current.Spec.Version); err != nil {
+		return err
+	}
+	if report := packages.Verify(p, packages.VerifyOptions{}); len(report.Errors) > 0 {
+		return fmt.Errorf("package %s is not valid: %s", p.Operator.Name, report.Errors[0])
+	}
+	_, ov, err := p.Resources(ns)
+	if err != nil {
+		return err
+	}
+	optional := make([]kudov1beta1.Parameter, len(ov.Spec.Parameters))
+	for k, param := range ov.Spec.Parameters {
+		f := false
+		param.Required = &f
+		optional[k] = param
+	}
+	changes, err := params.Resolve(optional, opts.ParameterFiles, opts.Parameters)
+	if err != nil {
+		return err
+	}
+	if err := install.InstallVersion(ctx, c, ns, streams, p); err != nil {
+		return err
+	}
+	patch := client.MergeFrom(i.DeepCopy())
+	i.Spec.OperatorVersion.Name = ov.Name
+	if i.Spec.Parameters == nil {
+		i.Spec.Parameters = map[string]string{}
+	}
+	maps.Copy(i.Spec.Parameters, changes)
+	if err := c.Patch(ctx, i, patch); err != nil {
+		return fmt.Errorf("upgrading Instance %s: %w", i.Name, err)
+	}
+	_, _ = fmt.Fprintf(streams.Out, "instance.kudo.dev/%s upgraded to %s\n", i.Name, ov.Name)
+	if !opts.Wait {
+		return nil
+	}
+	return plan.Wait(ctx, c, ns, io.Discard, i.Name, opts.WaitTime)
+}
+
+func newer(next, current string) error {
+	n, err := semver.NewVersion(next)
+	if err != nil {
+		return fmt.Errorf("operator version %q is not a semantic version", next)
+	}
+	c, err := semver.NewVersion(current)
+	if err == nil && !n.GreaterThan(c) {
+		return fmt.Errorf("operator version %s is not newer than the installed %s: upgrade only goes forward", next, current)
+	}
+	return nil
+}
