@@ -14,6 +14,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/cli/packagecmd"
 	"github.com/kudo-ng/kudo/internal/cli/plan"
 	"github.com/kudo-ng/kudo/internal/cli/repo"
+	"github.com/kudo-ng/kudo/internal/cli/search"
 	"github.com/kudo-ng/kudo/internal/cli/uninstall"
 	"github.com/kudo-ng/kudo/internal/cli/update"
 	"github.com/kudo-ng/kudo/internal/cli/upgrade"
@@ -48,6 +49,7 @@ func newRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
 		plan.NewCmd(streams, flags),
 		packagecmd.NewCmd(streams),
 		repo.NewCmd(streams),
+		search.NewCmd(streams),
 		version.NewCmd(streams),
 	)
 	return root

@@ -29,6 +29,7 @@ func kudo(ns string, args ...string) (string, error) {
 		}
 	}
 	cmd := exec.Command(bin, append([]string{"--kubeconfig", cluster.Kubeconfig, "-n", ns}, args...)...)
+	cmd.Env = append(os.Environ(), "KUDO_HOME="+filepath.Join(cluster.Dir, "kudo-home"))
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -80,7 +81,9 @@ var _ = Describe("kubectl kudo", func() {
 		url := "http://" + listener.Addr().String()
 		mustKudo(ns, "repo", "index", repo, "--url", url)
 
-		Expect(mustKudo(ns, "install", "first-operator", "--repo", url, "--wait")).To(ContainSubstring("instance first-operator-instance is deployed"))
+		mustKudo(ns, "repo", "add", "local", url)
+		Expect(mustKudo(ns, "search", "first")).To(MatchRegexp(`first-operator\s+0\.2\.0`))
+		Expect(mustKudo(ns, "install", "first-operator", "--wait")).To(ContainSubstring("instance first-operator-instance is deployed"))
 		out, err := kudo(ns, "install", "cassandra", "--repo", url)
 		Expect(err).To(HaveOccurred())
 		Expect(out).To(ContainSubstring("package cassandra not found in repository " + url))

@@ -20,6 +20,7 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/cli/plan"
+	"github.com/kudo-ng/kudo/internal/cli/repoconfig"
 	"github.com/kudo-ng/kudo/internal/cli/resolve"
 	"github.com/kudo-ng/kudo/internal/packages"
 	"github.com/kudo-ng/kudo/internal/params"
@@ -62,7 +63,8 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	f.StringVar(&opts.Instance, "instance", "", "Instance name (default <operator>-instance)")
 	f.StringArrayVarP(&opts.Parameters, "parameter", "p", nil, "Parameter: NAME=VALUE, NAME=[a,b] or NAME={k1:v1,k2:v2}")
 	f.StringArrayVarP(&opts.ParameterFiles, "parameter-file", "P", nil, "YAML file of parameter values")
-	f.StringVar(&opts.Repo, "repo", os.Getenv("KUDO_REPO"), "URL of the repository packages are looked up in by name")
+	f.StringVar(&opts.Repo, "repo", "", "Repository (URL, or name of kubectl kudo repo add) packages are looked up in by name "+
+		"(default: the one in use)")
 	f.StringVar(&opts.AppVersion, "app-version", "", "App version of the package to install")
 	f.StringVar(&opts.OperatorVersion, "operator-version", "", "Operator version of the package to install")
 	f.BoolVar(&opts.SkipInstance, "skip-instance", false, "Install the Operator and OperatorVersion only")
@@ -76,8 +78,12 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 // Instance. Everything is checked before anything is written: a bad
 // parameter or package changes nothing in the cluster.
 func Run(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
+	repo, err := repoconfig.Resolve(opts.Repo)
+	if err != nil {
+		return err
+	}
 	p, err := resolve.Package(ctx, resolve.Request{
-		Ref: opts.Package, Repo: opts.Repo, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion,
+		Ref: opts.Package, Repo: repo, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion,
 	})
 	if err != nil {
 		return err
@@ -86,7 +92,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if info, err := os.Stat(opts.Package); err == nil && info.IsDir() {
 		dir = opts.Package
 	}
-	deps, err := resolve.Dependencies(ctx, p, dir, opts.Repo)
+	deps, err := resolve.Dependencies(ctx, p, dir, repo)
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,7 @@ func kudoObjects(t *testing.T, c client.Client, ns string) int {
 }
 
 func TestInstall(t *testing.T) {
+	t.Setenv("KUDO_HOME", t.TempDir())
 	ctx := context.Background()
 	c := newClient()
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
@@ -68,6 +69,7 @@ func TestInstall(t *testing.T) {
 }
 
 func TestInstallRefusesBeforeWriting(t *testing.T) {
+	t.Setenv("KUDO_HOME", t.TempDir())
 	bad := filepath.Join("..", "..", "packages", "testdata", "bad", "undefined-task")
 	tests := []struct {
 		name string

@@ -47,3 +47,39 @@ func TestIndex(t *testing.T) {
 		t.Errorf("index.yaml:\n%s", data)
 	}
 }
+
+func TestRepositoryConfig(t *testing.T) {
+	t.Setenv("KUDO_HOME", t.TempDir())
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	run := func(args ...string) error {
+		cmd := NewCmd(streams)
+		cmd.SetArgs(args)
+		cmd.SilenceUsage, cmd.SilenceErrors = true, true
+		return cmd.Execute()
+	}
+	for _, args := range [][]string{
+		{"add", "local", "http://127.0.0.1:8080"}, {"add", "other", "http://127.0.0.1:9090"}, {"context", "other"}, {"list"},
+	} {
+		if err := run(args...); err != nil {
+			t.Fatalf("repo %v: %v", args, err)
+		}
+	}
+	want := "repository local added\nrepository other added\nusing repository other\n" +
+		"NAME    URL\nlocal   http://127.0.0.1:8080\n*other  http://127.0.0.1:9090\n"
+	if out.String() != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	}
+	if err := run("add", "local", "http://x"); err == nil || err.Error() != "repository local exists (http://127.0.0.1:8080): remove it first" {
+		t.Errorf("adding twice: %v", err)
+	}
+	if err := run("context", "ghost"); err == nil ||
+		err.Error() != `repository "ghost" is not configured: add it with kubectl kudo repo add ghost URL` {
+		t.Errorf("context of an unknown repository: %v", err)
+	}
+	if err := run("remove", "other"); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("remove", "other"); err == nil || err.Error() != "repository other is not configured" {
+		t.Errorf("removing twice: %v", err)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -20,6 +19,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/cli/install"
 	"github.com/kudo-ng/kudo/internal/cli/plan"
+	"github.com/kudo-ng/kudo/internal/cli/repoconfig"
 	"github.com/kudo-ng/kudo/internal/cli/resolve"
 	"github.com/kudo-ng/kudo/internal/packages"
 	"github.com/kudo-ng/kudo/internal/params"
@@ -59,7 +59,8 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	_ = cmd.MarkFlagRequired("instance")
 	f.StringArrayVarP(&opts.Parameters, "parameter", "p", nil, "Parameter: NAME=VALUE, NAME=[a,b] or NAME={k1:v1,k2:v2}")
 	f.StringArrayVarP(&opts.ParameterFiles, "parameter-file", "P", nil, "YAML file of parameter values")
-	f.StringVar(&opts.Repo, "repo", os.Getenv("KUDO_REPO"), "URL of the repository packages are looked up in by name")
+	f.StringVar(&opts.Repo, "repo", "", "Repository (URL, or name of kubectl kudo repo add) packages are looked up in by name "+
+		"(default: the one in use)")
 	f.StringVar(&opts.AppVersion, "app-version", "", "App version to upgrade to")
 	f.StringVar(&opts.OperatorVersion, "operator-version", "", "Operator version to upgrade to")
 	f.BoolVar(&opts.Wait, "wait", false, "Wait until the upgrade's plan has finished")
@@ -81,8 +82,12 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: i.Spec.OperatorVersion.Name}, current); err != nil {
 		return err
 	}
+	repo, err := repoconfig.Resolve(opts.Repo)
+	if err != nil {
+		return err
+	}
 	p, err := resolve.Package(ctx, resolve.Request{
-		Ref: opts.Package, Repo: opts.Repo, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion,
+		Ref: opts.Package, Repo: repo, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion,
 	})
 	if err != nil {
 		return err

@@ -42,6 +42,7 @@ func version(t *testing.T, v string) string {
 }
 
 func TestUpgrade(t *testing.T) {
+	t.Setenv("KUDO_HOME", t.TempDir())
 	ctx := context.Background()
 	c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).
 		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}).Build()

@@ -1,0 +1,83 @@
+// Package search is `kubectl kudo search`: the packages of a repository.
+package search
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kudo-ng/kudo/internal/cli/repoconfig"
+	"github.com/kudo-ng/kudo/internal/packages"
+)
+
+// NewCmd returns the search command.
+func NewCmd(streams genericiooptions.IOStreams) *cobra.Command {
+	var repo string
+	cmd := &cobra.Command{
+		Use:   "search [TEXT]",
+		Short: "List the packages of a repository whose name contains TEXT",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			text := ""
+			if len(args) == 1 {
+				text = args[0]
+			}
+			url, err := repoconfig.Resolve(repo)
+			if err != nil {
+				return err
+			}
+			return Run(cmd.Context(), streams.Out, url, text)
+		},
+	}
+	cmd.Flags().StringVar(&repo, "repo", "", "Repository (URL or name; default: the one in use)")
+	return cmd
+}
+
+// Run prints every version of the matching packages, newest first.
+func Run(ctx context.Context, out io.Writer, url, text string) error {
+	if url == "" {
+		return fmt.Errorf("no repository is configured: add one with kubectl kudo repo add NAME URL, or pass --repo URL")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(url, "/")+"/"+packages.IndexFileName, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("repository %s is unreachable: %w", url, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("repository %s: GET index.yaml: %s", url, resp.Status)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return err
+	}
+	index, err := packages.ParseIndex(data)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(index.Entries))
+	for name := range index.Entries {
+		if strings.Contains(name, text) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	_, _ = fmt.Fprintln(w, "NAME\tOPERATOR VERSION\tAPP VERSION\tDESCRIPTION")
+	for _, name := range names {
+		for _, pv := range index.Entries[name] {
+			_, _ = fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", pv.Name, pv.OperatorVersion, pv.AppVersion, pv.Description)
+		}
+	}
+	return w.Flush()
+}
