@@ -57,6 +57,10 @@ var _ = Describe("kubectl kudo", func() {
 		Expect(status).To(MatchRegexp(`Plan deploy \(serial strategy\) \[COMPLETE\], last updated`))
 		Expect(mustKudo(ns, "plan", "history", "--instance", "zk")).To(MatchRegexp(`- deploy \[COMPLETE\] last updated .* \(uid [0-9a-f-]+\)`))
 
+		// Shell completion knows the Instances and their parameters.
+		Expect(mustKudo(ns, "__complete", "plan", "status", "--instance", "")).To(ContainSubstring("zk\n"))
+		Expect(mustKudo(ns, "__complete", "update", "--instance", "zk", "-p", "NODE")).To(ContainSubstring("NODE_COUNT=\n"))
+
 		out, err := kudo(ns, "update", "--instance", "zk", "-p", "NODE_COUNTS=7")
 		Expect(err).To(HaveOccurred())
 		Expect(out).To(ContainSubstring("Error: parameter NODE_COUNTS is not defined; the parameters are"))

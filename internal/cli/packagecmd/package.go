@@ -13,6 +13,6 @@ func NewCmd(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:   "package",
 		Short: "Verify, create, list and render operator packages",
 	}
-	cmd.AddCommand(newVerifyCmd(streams), newCreateCmd(streams), newListCmd(streams), newRenderCmd(streams))
+	cmd.AddCommand(newVerifyCmd(streams), newCreateCmd(streams), newListCmd(streams), newRenderCmd(streams), newNewCmd(streams))
 	return cmd
 }

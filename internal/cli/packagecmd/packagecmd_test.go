@@ -160,3 +160,24 @@ func TestList(t *testing.T) {
 		}
 	}
 }
+
+func TestNew(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "web")
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	if err := RunNew(context.Background(), streams, &NewOptions{Name: "web", Directory: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "package web created in "+dir+"\n" {
+		t.Errorf("output %q", out)
+	}
+	out.Reset()
+	if err := RunVerify(context.Background(), streams, &VerifyOptions{Path: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "package web 0.1.0 is valid (0 warning(s))\n" {
+		t.Errorf("a new package must verify clean: %q", out)
+	}
+	if err := RunNew(context.Background(), streams, &NewOptions{Name: "web", Directory: dir}); err == nil {
+		t.Error("a second new over the first must be refused")
+	}
+}

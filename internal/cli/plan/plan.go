@@ -50,6 +50,7 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 		}
 		c.Flags().StringVar(&opts.Instance, "instance", "", "The Instance")
 		_ = c.MarkFlagRequired("instance")
+		_ = c.RegisterFlagCompletionFunc("instance", clientutil.CompleteInstances(flags))
 		if wait {
 			c.Flags().BoolVar(&opts.Wait, "wait", false, "Wait until the plan has finished")
 			c.Flags().DurationVar(&opts.WaitTime, "wait-time", 5*time.Minute, "How long --wait waits")

@@ -42,6 +42,7 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	}
 	cmd.Flags().StringVar(&opts.Instance, "instance", "", "The Instance")
 	_ = cmd.MarkFlagRequired("instance")
+	_ = cmd.RegisterFlagCompletionFunc("instance", clientutil.CompleteInstances(flags))
 	cmd.Flags().BoolVar(&opts.Wait, "wait", false, "Wait until the Instance is gone")
 	cmd.Flags().DurationVar(&opts.WaitTime, "wait-time", 5*time.Minute, "How long --wait waits")
 	return cmd

@@ -48,8 +48,10 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	f := cmd.Flags()
 	f.StringVar(&opts.Instance, "instance", "", "The Instance")
 	_ = cmd.MarkFlagRequired("instance")
+	_ = cmd.RegisterFlagCompletionFunc("instance", clientutil.CompleteInstances(flags))
 	f.StringArrayVarP(&opts.Parameters, "parameter", "p", nil, "Parameter: NAME=VALUE, NAME=[a,b] or NAME={k1:v1,k2:v2}")
 	f.StringArrayVarP(&opts.ParameterFiles, "parameter-file", "P", nil, "YAML file of parameter values")
+	_ = cmd.RegisterFlagCompletionFunc("parameter", clientutil.CompleteParameters(flags))
 	f.BoolVar(&opts.Wait, "wait", false, "Wait until the triggered plan has finished")
 	f.DurationVar(&opts.WaitTime, "wait-time", 5*time.Minute, "How long --wait waits")
 	return cmd

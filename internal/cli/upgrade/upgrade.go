@@ -57,6 +57,7 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	f := cmd.Flags()
 	f.StringVar(&opts.Instance, "instance", "", "The Instance")
 	_ = cmd.MarkFlagRequired("instance")
+	_ = cmd.RegisterFlagCompletionFunc("instance", clientutil.CompleteInstances(flags))
 	f.StringArrayVarP(&opts.Parameters, "parameter", "p", nil, "Parameter: NAME=VALUE, NAME=[a,b] or NAME={k1:v1,k2:v2}")
 	f.StringArrayVarP(&opts.ParameterFiles, "parameter-file", "P", nil, "YAML file of parameter values")
 	f.StringVar(&opts.Repo, "repo", "", "Repository (URL, or name of kubectl kudo repo add) packages are looked up in by name "+
