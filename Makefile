@@ -42,8 +42,9 @@ help: ## Display this help.
 ##@ Development
 
 .PHONY: manifests
-manifests: controller-gen ## Generate CRDs and RBAC from the kubebuilder markers.
+manifests: controller-gen kustomize ## Generate CRDs, RBAC and webhooks from the markers, and config/release (kubectl kudo init).
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./..." output:crd:artifacts:config=config/crd/bases
+	$(KUSTOMIZE) build config/default > config/release/kudo-ng.yaml
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods.

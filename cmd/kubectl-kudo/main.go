@@ -9,7 +9,9 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kudo-ng/kudo/internal/cli/diagnostics"
 	"github.com/kudo-ng/kudo/internal/cli/get"
+	"github.com/kudo-ng/kudo/internal/cli/initcmd"
 	"github.com/kudo-ng/kudo/internal/cli/install"
 	"github.com/kudo-ng/kudo/internal/cli/packagecmd"
 	"github.com/kudo-ng/kudo/internal/cli/plan"
@@ -41,6 +43,8 @@ func newRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	root.AddCommand(
+		initcmd.NewCmd(streams, flags),
+		diagnostics.NewCmd(streams, flags),
 		install.NewCmd(streams, flags),
 		update.NewCmd(streams, flags),
 		upgrade.NewCmd(streams, flags),

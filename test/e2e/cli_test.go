@@ -65,6 +65,13 @@ var _ = Describe("kubectl kudo", func() {
 		Expect(err).To(HaveOccurred())
 		Expect(out).To(ContainSubstring("Error: parameter NODE_COUNTS is not defined; the parameters are"))
 
+		diag := GinkgoT().TempDir()
+		Expect(mustKudo(ns, "diagnostics", "collect", "--instance", "zk", "--output-directory", diag)).To(ContainSubstring("diagnostics of Instance zk written"))
+		for _, f := range []string{"instance.yaml", "operatorversion.yaml", "events.yaml", "objects/statefulset-zk-zookeeper.yaml", "manager.log"} {
+			Expect(filepath.Join(diag, f)).To(BeAnExistingFile())
+		}
+		Expect(mustKudo(ns, "init", "--crd-only")).To(ContainSubstring("CustomResourceDefinition/instances.kudo.dev applied"))
+
 		Expect(mustKudo(ns, "uninstall", "--instance", "zk", "--wait")).To(ContainSubstring("instance.kudo.dev/zk deleted"))
 		Eventually(func() error {
 			return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "zk-zookeeper"}, &appsv1.StatefulSet{})
