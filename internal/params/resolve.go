@@ -79,3 +79,15 @@ func names(parameters []kudov1beta1.Parameter) []string {
 	sort.Strings(out)
 	return out
 }
+
+// Optional makes every parameter optional, for a change that sets some of
+// them while the others keep their values.
+func Optional(parameters []kudov1beta1.Parameter) []kudov1beta1.Parameter {
+	out := make([]kudov1beta1.Parameter, len(parameters))
+	no := false
+	for i, p := range parameters {
+		p.Required = &no
+		out[i] = p
+	}
+	return out
+}

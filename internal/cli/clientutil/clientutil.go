@@ -5,6 +5,7 @@ package clientutil
 import (
 	"fmt"
 
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -24,6 +25,12 @@ var Scheme = func() *runtime.Scheme {
 	}
 	return s
 }()
+
+// ParameterFlags adds -p and -P, the parameter flags of install, update and upgrade.
+func ParameterFlags(f *pflag.FlagSet, values, files *[]string) {
+	f.StringArrayVarP(values, "parameter", "p", nil, "Parameter: NAME=VALUE, NAME=[a,b] or NAME={k1:v1,k2:v2}")
+	f.StringArrayVarP(files, "parameter-file", "P", nil, "YAML file of parameter values")
+}
 
 // New returns a client of the cluster the flags name, and the namespace.
 func New(flags *genericclioptions.ConfigFlags) (client.Client, string, error) {

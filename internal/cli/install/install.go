@@ -61,8 +61,7 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Instance, "instance", "", "Instance name (default <operator>-instance)")
-	f.StringArrayVarP(&opts.Parameters, "parameter", "p", nil, "Parameter: NAME=VALUE, NAME=[a,b] or NAME={k1:v1,k2:v2}")
-	f.StringArrayVarP(&opts.ParameterFiles, "parameter-file", "P", nil, "YAML file of parameter values")
+	clientutil.ParameterFlags(f, &opts.Parameters, &opts.ParameterFiles)
 	f.StringVar(&opts.Repo, "repo", "", "Repository (URL, or name of kubectl kudo repo add) packages are looked up in by name "+
 		"(default: the one in use)")
 	f.StringVar(&opts.AppVersion, "app-version", "", "App version of the package to install")

@@ -49,8 +49,7 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	f.StringVar(&opts.Instance, "instance", "", "The Instance")
 	_ = cmd.MarkFlagRequired("instance")
 	_ = cmd.RegisterFlagCompletionFunc("instance", clientutil.CompleteInstances(flags))
-	f.StringArrayVarP(&opts.Parameters, "parameter", "p", nil, "Parameter: NAME=VALUE, NAME=[a,b] or NAME={k1:v1,k2:v2}")
-	f.StringArrayVarP(&opts.ParameterFiles, "parameter-file", "P", nil, "YAML file of parameter values")
+	clientutil.ParameterFlags(f, &opts.Parameters, &opts.ParameterFiles)
 	_ = cmd.RegisterFlagCompletionFunc("parameter", clientutil.CompleteParameters(flags))
 	f.BoolVar(&opts.Wait, "wait", false, "Wait until the triggered plan has finished")
 	f.DurationVar(&opts.WaitTime, "wait-time", 5*time.Minute, "How long --wait waits")
@@ -70,7 +69,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: i.Spec.OperatorVersion.Name}, ov); err != nil {
 		return notFound(err, "OperatorVersion %s not found in namespace %s", i.Spec.OperatorVersion.Name, ns)
 	}
-	changes, err := params.Resolve(optional(ov.Spec.Parameters), opts.ParameterFiles, opts.Parameters)
+	changes, err := params.Resolve(params.Optional(ov.Spec.Parameters), opts.ParameterFiles, opts.Parameters)
 	if err != nil {
 		return err
 	}
@@ -87,18 +86,6 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 		return nil
 	}
 	return plan.Wait(ctx, c, ns, io.Discard, i.Name, opts.WaitTime)
-}
-
-// optional makes every parameter optional: an update sets some of them, the
-// others keep their values.
-func optional(parameters []kudov1beta1.Parameter) []kudov1beta1.Parameter {
-	out := make([]kudov1beta1.Parameter, len(parameters))
-	f := false
-	for i, p := range parameters {
-		p.Required = &f
-		out[i] = p
-	}
-	return out
 }
 
 func notFound(err error, format string, args ...any) error {

@@ -58,8 +58,7 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	f.StringVar(&opts.Instance, "instance", "", "The Instance")
 	_ = cmd.MarkFlagRequired("instance")
 	_ = cmd.RegisterFlagCompletionFunc("instance", clientutil.CompleteInstances(flags))
-	f.StringArrayVarP(&opts.Parameters, "parameter", "p", nil, "Parameter: NAME=VALUE, NAME=[a,b] or NAME={k1:v1,k2:v2}")
-	f.StringArrayVarP(&opts.ParameterFiles, "parameter-file", "P", nil, "YAML file of parameter values")
+	clientutil.ParameterFlags(f, &opts.Parameters, &opts.ParameterFiles)
 	f.StringVar(&opts.Repo, "repo", "", "Repository (URL, or name of kubectl kudo repo add) packages are looked up in by name "+
 		"(default: the one in use)")
 	f.StringVar(&opts.AppVersion, "app-version", "", "App version to upgrade to")
@@ -106,13 +105,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if err != nil {
 		return err
 	}
-	optional := make([]kudov1beta1.Parameter, len(ov.Spec.Parameters))
-	for k, param := range ov.Spec.Parameters {
-		f := false
-		param.Required = &f
-		optional[k] = param
-	}
-	changes, err := params.Resolve(optional, opts.ParameterFiles, opts.Parameters)
+	changes, err := params.Resolve(params.Optional(ov.Spec.Parameters), opts.ParameterFiles, opts.Parameters)
 	if err != nil {
 		return err
 	}
