@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -13,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	ctrl "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/engine"
@@ -222,10 +221,10 @@ func (p *planRun) clearPlanExecution(ctx context.Context, uid types.UID) error {
 	}
 	// Patch a copy: the response would overwrite the status being built.
 	obj := i.DeepCopy()
-	patch := ctrl.MergeFromWithOptions(obj.DeepCopy(), ctrl.MergeFromWithOptimisticLock{})
+	patch := client.MergeFromWithOptions(obj.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	obj.Spec.PlanExecution = kudov1beta1.PlanExecution{}
 	if err := p.r.Patch(ctx, obj, patch); err != nil {
-		return ctrl.IgnoreNotFound(err)
+		return client.IgnoreNotFound(err)
 	}
 	i.Spec.PlanExecution, i.ResourceVersion = obj.Spec.PlanExecution, obj.ResourceVersion
 	return nil
@@ -327,5 +326,3 @@ func (r *InstanceReconciler) scope(gvk schema.GroupVersionKind) (bool, error) {
 	}
 	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
 }
-
-var errNoController = errors.New("the Instance controller is not set up")

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -14,6 +15,8 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/render"
 )
+
+var errNoController = errors.New("the Instance controller is not set up")
 
 // watch makes changes to objects of a kind wake the Instance that owns them,
 // the first time an Instance applies that kind: packages apply kinds known
