@@ -131,13 +131,7 @@ var _ = Describe("InstanceReconciler", func() {
 	})
 
 	It("runs the plan a parameter triggers, update when it names none", func() {
-		Expect(k8sClient.Create(ctx, configMapsOperator(ns, "cms"))).To(Succeed())
-		i := newInstance(ns, "demo", "cms-0.1.0")
-		Expect(k8sClient.Create(ctx, i)).To(Succeed())
-		key := client.ObjectKeyFromObject(i)
-		Eventually(func(g Gomega) {
-			g.Expect(getInstance(ctx, g, key).Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
-		}).Should(Succeed())
+		_, key := deployDemo(ctx, ns)
 
 		setParameters(ctx, key, map[string]string{"GREETING": "hi"})
 		Eventually(func(g Gomega) {
@@ -158,13 +152,7 @@ var _ = Describe("InstanceReconciler", func() {
 	})
 
 	It("refuses parameters that trigger different plans together, naming them", func() {
-		Expect(k8sClient.Create(ctx, configMapsOperator(ns, "cms"))).To(Succeed())
-		i := newInstance(ns, "demo", "cms-0.1.0")
-		Expect(k8sClient.Create(ctx, i)).To(Succeed())
-		key := client.ObjectKeyFromObject(i)
-		Eventually(func(g Gomega) {
-			g.Expect(getInstance(ctx, g, key).Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
-		}).Should(Succeed())
+		_, key := deployDemo(ctx, ns)
 		current := getInstance(ctx, Default, key)
 		patch := client.MergeFrom(current.DeepCopy())
 		current.Spec.Parameters = map[string]string{"GREETING": "hi", "MOOD": "dark"}
@@ -175,13 +163,7 @@ var _ = Describe("InstanceReconciler", func() {
 	})
 
 	It("runs the plan spec.planExecution asks for, then clears it", func() {
-		Expect(k8sClient.Create(ctx, configMapsOperator(ns, "cms"))).To(Succeed())
-		i := newInstance(ns, "demo", "cms-0.1.0")
-		Expect(k8sClient.Create(ctx, i)).To(Succeed())
-		key := client.ObjectKeyFromObject(i)
-		Eventually(func(g Gomega) {
-			g.Expect(getInstance(ctx, g, key).Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
-		}).Should(Succeed())
+		_, key := deployDemo(ctx, ns)
 
 		current := &kudov1beta1.Instance{}
 		Expect(k8sClient.Get(ctx, key, current)).To(Succeed())
@@ -197,13 +179,7 @@ var _ = Describe("InstanceReconciler", func() {
 	})
 
 	It("runs the cleanup plan on delete, then removes its finalizer", func() {
-		Expect(k8sClient.Create(ctx, configMapsOperator(ns, "cms"))).To(Succeed())
-		i := newInstance(ns, "demo", "cms-0.1.0")
-		Expect(k8sClient.Create(ctx, i)).To(Succeed())
-		key := client.ObjectKeyFromObject(i)
-		Eventually(func(g Gomega) {
-			g.Expect(getInstance(ctx, g, key).Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
-		}).Should(Succeed())
+		i, key := deployDemo(ctx, ns)
 
 		Expect(k8sClient.Delete(ctx, i)).To(Succeed())
 		Eventually(func(g Gomega) {
@@ -301,6 +277,20 @@ var _ = Describe("KudoOperator dependencies", func() {
 		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "loop-loop"}, &kudov1beta1.Instance{}))).To(BeTrue())
 	})
 })
+
+// deployDemo installs configMapsOperator as "cms" and an Instance "demo" of
+// it, and waits for its deploy plan to complete.
+func deployDemo(ctx context.Context, ns string) (*kudov1beta1.Instance, types.NamespacedName) {
+	GinkgoHelper()
+	Expect(k8sClient.Create(ctx, configMapsOperator(ns, "cms"))).To(Succeed())
+	i := newInstance(ns, "demo", "cms-0.1.0")
+	Expect(k8sClient.Create(ctx, i)).To(Succeed())
+	key := client.ObjectKeyFromObject(i)
+	Eventually(func(g Gomega) {
+		g.Expect(getInstance(ctx, g, key).Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
+	}).Should(Succeed())
+	return i, key
+}
 
 func setParameters(ctx context.Context, key types.NamespacedName, values map[string]string) {
 	GinkgoHelper()
