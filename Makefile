@@ -2,8 +2,14 @@
 
 include hack/versions.env
 
+# The release that images and the OLM bundle describe.
+VERSION ?= 0.1.0
+IMAGE_TAG_BASE ?= ghcr.io/kudo-ng/kudo
 # Image URL to use all building/pushing image targets.
-IMG ?= ghcr.io/kudo-ng/kudo:latest
+IMG ?= $(IMAGE_TAG_BASE):v$(VERSION)
+BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(VERSION)
+BUNDLE_CHANNELS ?= alpha
+BUNDLE_METADATA_OPTS ?= --channels=$(BUNDLE_CHANNELS) --default-channel=$(BUNDLE_CHANNELS)
 # Container tool for docker-build / docker-push; needs a running engine.
 CONTAINER_TOOL ?= docker
 
@@ -67,11 +73,19 @@ lint-fix: golangci-lint ## Run golangci-lint and fix what it can.
 	$(GOLANGCI_LINT) run --fix
 
 .PHONY: test
-test: generate manifests fmt vet lint test-unit test-cluster test-e2e ## Everything CI runs: generate, lint, unit + envtest, local control plane, end to end.
+test: generate manifests fmt vet lint test-unit test-bundle test-cluster test-e2e ## Everything CI runs: generate, lint, unit + envtest, the OLM bundle, local control plane, end to end.
 
 .PHONY: test-unit
 test-unit: envtest-assets ## Unit tests and envtest suites (real kube-apiserver and etcd, no nodes).
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $$(go list ./... | grep -v /test/) -coverprofile cover.out
+
+.PHONY: test-bundle
+test-bundle: bundle ## The OLM bundle is in sync with config/ and passes operator-framework/api's validators.
+	@git diff --exit-code --stat -- bundle bundle.Dockerfile config || \
+		{ echo "make bundle changed the files above: commit them" >&2; exit 1; }
+	@untracked=$$(git ls-files --others --exclude-standard -- bundle config); \
+		[[ -z $$untracked ]] || { echo "make bundle made files not committed: $$untracked" >&2; exit 1; }
+	go test ./test/bundle/... -count=1
 
 .PHONY: test-e2e
 test-e2e: cluster-tools ## End to end on a local control plane of its own: the conformance packages, plans, failures.
@@ -127,6 +141,24 @@ docker-build: ## Build the manager image (needs a container engine; none runs on
 docker-push: ## Push the manager image.
 	$(CONTAINER_TOOL) push $(IMG)
 
+.PHONY: bundle
+bundle: kustomize operator-sdk ## Generate the OLM bundle (bundle/, bundle.Dockerfile) from config/manifests and validate it; IMG becomes the release image.
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	$(MAKE) --no-print-directory manifests
+	$(OPERATOR_SDK) generate kustomize manifests -q --interactive=false
+	$(KUSTOMIZE) build config/manifests | $(OPERATOR_SDK) generate bundle -q --overwrite --version $(VERSION) $(BUNDLE_METADATA_OPTS)
+	@# The generation time would make every run differ from the committed bundle.
+	sed -i '/^    createdAt: /d' bundle/manifests/kudo-ng.clusterserviceversion.yaml
+	$(OPERATOR_SDK) bundle validate ./bundle --select-optional suite=operatorframework
+
+.PHONY: bundle-build
+bundle-build: ## Build the bundle image (needs a container engine).
+	$(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
+
+.PHONY: bundle-push
+bundle-push: ## Push the bundle image.
+	$(CONTAINER_TOOL) push $(BUNDLE_IMG)
+
 ##@ Deployment
 
 ifndef ignore-not-found
@@ -142,13 +174,12 @@ uninstall: manifests kustomize kubectl ## Remove the CRDs. ignore-not-found=true
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 .PHONY: deploy
-deploy: manifests kustomize kubectl ## Deploy the manager to the cluster of the current kubeconfig.
-	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
-	$(KUSTOMIZE) build config/default | $(KUBECTL) apply --server-side -f -
+deploy: manifests kustomize kubectl ## Deploy the manager (image IMG) to the cluster of the current kubeconfig; self-signed webhook certificate without cert-manager.
+	KUBECTL="$(KUBECTL)" KUSTOMIZE="$(KUSTOMIZE)" IMG="$(IMG)" hack/deploy.sh apply
 
 .PHONY: undeploy
-undeploy: kustomize kubectl ## Remove the manager. ignore-not-found=true ignores missing objects.
-	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
+undeploy: kustomize kubectl ## Remove the manager, its RBAC and webhooks; the CRDs stay (make uninstall). ignore-not-found=true ignores missing objects.
+	KUBECTL="$(KUBECTL)" KUSTOMIZE="$(KUSTOMIZE)" IMG="$(IMG)" IGNORE_NOT_FOUND=$(ignore-not-found) hack/deploy.sh delete
 
 ##@ Local control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)
 

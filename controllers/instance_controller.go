@@ -63,8 +63,12 @@ type InstanceReconciler struct {
 // +kubebuilder:rbac:groups=kudo.dev,resources=instances/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kudo.dev,resources=instances/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
-// Packages apply objects of any kind; see config/rbac for how to narrow this.
-// +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch;create;update;patch;delete
+// Pipe tasks run pods, copy files out of them and keep the files in ConfigMaps
+// and Secrets; unhealthy workloads are explained by their pods. What packages
+// apply is granted apart, by config/rbac/package_objects_role.yaml.
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods/exec,verbs=get;create
+// +kubebuilder:rbac:groups="",resources=configmaps;secrets,verbs=get;list;watch;create;update;patch;delete
 
 // Reconcile gathers the Instance and its OperatorVersion, runs its plans and
 // writes its status in one patch.

@@ -188,6 +188,11 @@ func (p *planRun) advance(ctx context.Context, name string) (bool, error) {
 	}
 	i.Status.PlanStatus[name] = ps
 	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
+	if ps.Status == kudov1beta1.ExecutionError {
+		// Nothing may change in the cluster to wake the Instance again: the
+		// error puts it back in the work queue, with its backoff.
+		return false, fmt.Errorf("plan %s: %s", name, ps.Message)
+	}
 	if !ps.Status.IsTerminal() {
 		return false, nil
 	}

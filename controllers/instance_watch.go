@@ -3,7 +3,9 @@ package controllers
 import (
 	"context"
 	"errors"
+	"fmt"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -16,13 +18,17 @@ import (
 	"github.com/kudo-ng/kudo/internal/render"
 )
 
+// AggregateToManagerLabel marks the ClusterRoles whose rules the manager's
+// package-objects ClusterRole aggregates.
+const AggregateToManagerLabel = "kudo.dev/aggregate-to-manager"
+
 var errNoController = errors.New("the Instance controller is not set up")
 
 // watch makes changes to objects of a kind wake the Instance that owns them,
 // the first time an Instance applies that kind: packages apply kinds known
 // only at run time, and a step must finish as soon as its objects are
 // healthy, without polling.
-func (r *InstanceReconciler) watch(gvk schema.GroupVersionKind) error {
+func (r *InstanceReconciler) watch(ctx context.Context, gvk schema.GroupVersionKind) error {
 	if r.controller == nil {
 		return errNoController
 	}
@@ -31,12 +37,39 @@ func (r *InstanceReconciler) watch(gvk schema.GroupVersionKind) error {
 	if r.watched[gvk] {
 		return nil
 	}
+	if err := r.mayWatch(ctx, gvk); err != nil {
+		return err
+	}
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(gvk)
 	if err := r.controller.Watch(source.Kind[client.Object](r.cache, obj, handler.EnqueueRequestsFromMapFunc(r.ownerOf))); err != nil {
 		return err
 	}
 	r.watched[gvk] = true
+	return nil
+}
+
+// mayWatch refuses a kind the manager may not list and watch, naming the
+// RBAC it lacks: its informer would never sync, and every read of the kind
+// from the cache would wait for it.
+func (r *InstanceReconciler) mayWatch(ctx context.Context, gvk schema.GroupVersionKind) error {
+	mapping, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return err
+	}
+	resource := mapping.Resource.GroupResource()
+	for _, verb := range []string{"list", "watch"} {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: resource.Group, Resource: resource.Resource},
+		}}
+		if err := r.Create(ctx, review); err != nil {
+			return fmt.Errorf("checking access to %s: %w", resource, err)
+		}
+		if !review.Status.Allowed {
+			return fmt.Errorf("the manager may not %s %s: grant them to it with a ClusterRole labelled %s: \"true\" "+
+				"(config/rbac/package_objects_role.yaml)", verb, resource, AggregateToManagerLabel)
+		}
+	}
 	return nil
 }
 

@@ -12,17 +12,14 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${WEBHOOK_DIR:-$root/bin/webhook-local}
 port=${WEBHOOK_PORT:-9443}
-mkdir -p "$dir"
 
-if [[ ! -f $dir/tls.crt ]]; then
-  openssl req -x509 -new -newkey rsa:2048 -nodes -keyout "$dir/ca.key" -subj "/CN=kudo-ng-webhook-ca" \
-    -days 3650 -out "$dir/ca.crt" 2>/dev/null
-  openssl req -new -newkey rsa:2048 -nodes -keyout "$dir/tls.key" -subj "/CN=127.0.0.1" -out "$dir/tls.csr" 2>/dev/null
-  printf 'subjectAltName = IP:127.0.0.1, DNS:localhost\nextendedKeyUsage = serverAuth\n' >"$dir/tls.ext"
-  openssl x509 -req -in "$dir/tls.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -CAcreateserial -days 3650 \
-    -extfile "$dir/tls.ext" -out "$dir/tls.crt" 2>/dev/null
-fi
+# shellcheck source=hack/lib/certs.sh
+source "$root/hack/lib/certs.sh"
+serving_cert "$dir" 127.0.0.1 "IP:127.0.0.1, DNS:localhost"
 
-(cd "$root" && go run ./hack/cluster/localwebhook --manifests config/webhook/manifests.yaml \
-  --url "https://127.0.0.1:$port" --ca "$dir/ca.crt") | "$KUBECTL" apply -f - >/dev/null
+# Applied server-side as `make deploy` does: the same field manager, so
+# each replaces the other's clientConfig instead of adding to it.
+(cd "$root" && go run ./hack/webhookca --manifests config/webhook/manifests.yaml \
+  --url "https://127.0.0.1:$port" --ca "$dir/ca.crt") |
+  "$KUBECTL" apply --server-side --force-conflicts -f - >/dev/null
 echo "webhooks point at https://127.0.0.1:$port (certificates in $dir)" >&2

@@ -11,12 +11,15 @@ import (
 type InstanceSpec struct {
 	// OperatorVersion references the OperatorVersion, in the Instance's namespace.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Operator Version"
 	OperatorVersion corev1.ObjectReference `json:"operatorVersion,omitempty"`
 	// Parameters are the values of the OperatorVersion's parameters, all as strings.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Parameters"
 	Parameters map[string]string `json:"parameters,omitempty"`
 	// PlanExecution requests a plan: set planName and a fresh uid.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Plan Execution"
 	PlanExecution PlanExecution `json:"planExecution,omitempty"`
 }
 
@@ -72,10 +75,12 @@ const (
 type InstanceStatus struct {
 	// PlanStatus maps a plan name to the status of its last run.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Plan Status"
 	PlanStatus map[string]PlanStatus `json:"planStatus,omitempty"`
 	// ActivePlan summarises the plan that runs now or, when none does, the
 	// plan that ran last (kudo-ng; KUDO's CLI derived it from planStatus).
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Active Plan"
 	ActivePlan *ActivePlanStatus `json:"activePlan,omitempty"`
 	// AppliedOperatorVersion and AppliedParameters are the spec the last
 	// plan started from (kudo-ng): a change of the spec against them selects
@@ -87,9 +92,11 @@ type InstanceStatus struct {
 	// ObservedGeneration is the generation the conditions describe.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions are Ready, Reconciling and Stalled.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Conditions",xDescriptors="urn:alm:descriptor:io.kubernetes.conditions"
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
@@ -149,8 +156,10 @@ type StepStatus struct {
 // +kubebuilder:printcolumn:name="Plan Status",type=string,JSONPath=`.status.activePlan.status`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +operator-sdk:csv:customresourcedefinitions:displayName="Instance"
 
-// Instance runs an OperatorVersion with a set of parameters.
+// Instance runs an OperatorVersion with a set of parameters, through plans
+// (deploy, update, upgrade, cleanup, ...) of phases, steps and tasks.
 type Instance struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

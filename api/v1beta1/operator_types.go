@@ -46,13 +46,16 @@ type Maintainer struct {
 type OperatorStatus struct {
 	// Versions are the OperatorVersions of this Operator in its namespace.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Versions"
 	Versions []OperatorVersionSummary `json:"versions,omitempty"`
 	// ObservedGeneration is the generation the conditions describe.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions are Ready, Reconciling and Stalled.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Conditions",xDescriptors="urn:alm:descriptor:io.kubernetes.conditions"
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
@@ -63,6 +66,7 @@ type OperatorStatus struct {
 // +kubebuilder:printcolumn:name="Description",type=string,JSONPath=`.spec.description`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +operator-sdk:csv:customresourcedefinitions:displayName="Operator"
 
 // Operator is an operator package installed in a namespace; its versions are
 // OperatorVersions.

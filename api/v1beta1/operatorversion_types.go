@@ -13,9 +13,11 @@ type OperatorVersionSpec struct {
 	Operator corev1.ObjectReference `json:"operator,omitempty"`
 	// Version is the package's operatorVersion (semver).
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Version"
 	Version string `json:"version,omitempty"`
 	// AppVersion is the version of the application the package runs.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="App Version"
 	AppVersion string `json:"appVersion,omitempty"`
 	// Templates maps a template path relative to templates/ to its content.
 	// +optional
@@ -212,9 +214,11 @@ type OperatorVersionStatus struct {
 	// ObservedGeneration is the generation the conditions describe.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions are Ready, Reconciling and Stalled.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Conditions",xDescriptors="urn:alm:descriptor:io.kubernetes.conditions"
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
@@ -226,8 +230,10 @@ type OperatorVersionStatus struct {
 // +kubebuilder:printcolumn:name="App Version",type=string,JSONPath=`.spec.appVersion`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +operator-sdk:csv:customresourcedefinitions:displayName="Operator Version"
 
-// OperatorVersion is one version of an Operator's package.
+// OperatorVersion is one version of an Operator's package: its templates,
+// tasks, parameters and plans.
 type OperatorVersion struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

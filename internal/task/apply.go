@@ -97,7 +97,7 @@ func applyAll(ctx context.Context, env *Env, objs []*unstructured.Unstructured) 
 func applyOne(ctx context.Context, env *Env, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	gvk := obj.GroupVersionKind()
 	if env.Watch != nil {
-		if err := env.Watch(gvk); err != nil {
+		if err := env.Watch(ctx, gvk); err != nil {
 			return nil, fmt.Errorf("watching %s: %w", gvk.Kind, err)
 		}
 	}
@@ -155,7 +155,7 @@ func podProblem(ctx context.Context, env *Env, obj *unstructured.Unstructured) s
 	// The pods carry the Instance's label: watching them wakes the Instance
 	// when one of them gets stuck, which its workload's status does not show.
 	if env.Watch != nil {
-		if err := env.Watch(corev1.SchemeGroupVersion.WithKind("Pod")); err != nil {
+		if err := env.Watch(ctx, corev1.SchemeGroupVersion.WithKind("Pod")); err != nil {
 			return ""
 		}
 	}

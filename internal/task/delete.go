@@ -45,7 +45,7 @@ func deleteOne(ctx context.Context, env *Env, obj *unstructured.Unstructured) (b
 		return true, nil
 	}
 	if env.Watch != nil {
-		if err := env.Watch(gvk); err != nil {
+		if err := env.Watch(ctx, gvk); err != nil {
 			return false, fmt.Errorf("watching %s: %w", gvk.Kind, err)
 		}
 	}

@@ -39,7 +39,7 @@ type Env struct {
 	Served migrate.Served
 	Scope  render.Scope
 	// Watch makes sure changes to objects of a kind wake the Instance.
-	Watch func(gvk schema.GroupVersionKind) error
+	Watch func(ctx context.Context, gvk schema.GroupVersionKind) error
 	// Files copies files out of a running pod, for Pipe tasks.
 	Files FileCopier
 }

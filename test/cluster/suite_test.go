@@ -1,7 +1,7 @@
 // Package cluster tests the local control plane of `make cluster-up`: that it
 // starts, that workloads progress on its simulated nodes, that claims bind,
-// that failures can be asked for, that `make install run` works against it,
-// and that `make cluster-down` leaves no process behind.
+// that failures can be asked for, that `make install run` and `make deploy`
+// work against it, and that `make cluster-down` leaves no process behind.
 package cluster
 
 import (

@@ -17,6 +17,7 @@ import (
 	"github.com/onsi/gomega/gbytes"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -67,7 +68,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred(), string(out))
 
 	managerOutput = gbytes.NewBuffer()
-	cmd := exec.Command(manager, "--kubeconfig", cluster.Kubeconfig, "--leader-elect=false",
+	cmd := exec.Command(manager, "--kubeconfig", managerKubeconfig(), "--leader-elect=false",
 		"--health-probe-bind-address=0", "--metrics-bind-address="+metricsAddress, "--metrics-secure=false",
 		"--webhook-cert-dir", webhooks, "--webhook-host", "127.0.0.1", "--webhook-port", webhookPort)
 	cmd.Stdout, cmd.Stderr = managerOutput, managerOutput
@@ -79,6 +80,27 @@ var _ = BeforeSuite(func() {
 	})
 	Eventually(managerOutput, "1m").Should(gbytes.Say(`Starting workers.*"controller": "instance"`))
 })
+
+// managerKubeconfig applies the manager's RBAC from config/rbac and returns
+// a kubeconfig that acts as its service account, as `make deploy` runs it.
+func managerKubeconfig() string {
+	GinkgoHelper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kudo-system"}}
+	Expect(k8sClient.Create(context.Background(), ns)).To(Succeed())
+	_, err := cluster.Kubectl("apply", "--server-side", "-k", filepath.Join(cluster.Root, "test", "e2e", "testdata", "rbac"))
+	Expect(err).NotTo(HaveOccurred())
+
+	config, err := clientcmd.LoadFromFile(cluster.Kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	for _, user := range config.AuthInfos {
+		user.Impersonate = "system:serviceaccount:kudo-system:kudo-controller-manager"
+	}
+	path := managerKubeconfigPath()
+	Expect(clientcmd.WriteToFile(*config, path)).To(Succeed())
+	return path
+}
+
+func managerKubeconfigPath() string { return filepath.Join(cluster.Dir, "manager.kubeconfig") }
 
 var _ = ReportAfterEach(func(report SpecReport) {
 	if report.Failed() {

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# `make deploy` and `make undeploy`: config/default, with the manager image
+# $IMG, on the cluster of the current kubeconfig.
+#
+# The webhook server's certificate comes from cert-manager where it is
+# installed. Elsewhere (the local control plane, a bare cluster) a self-signed
+# CA and serving certificate are made here and kept in $DEPLOY_DIR/certs: the
+# certificate goes into the Secret the manager mounts and the CA into the
+# webhook configurations, in place of cert-manager's Issuer, Certificate and
+# CA injection.
+#
+# undeploy keeps the CRDs: deleting them would delete every Instance and,
+# through owner references, everything its package deployed. `make uninstall`
+# removes them.
+#
+# Usage: deploy.sh apply|delete. Environment: KUBECTL, KUSTOMIZE, IMG,
+# DEPLOY_DIR (default bin/deploy), IGNORE_NOT_FOUND (delete).
+set -euo pipefail
+
+action=$1
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir=${DEPLOY_DIR:-$root/bin/deploy}
+# config/default's namePrefix and namespace.
+namespace=kudo-system
+service=kudo-webhook-service
+
+# The image is set in an overlay of our own: `kustomize edit` in
+# config/manager would change a committed file.
+mkdir -p "$dir"
+cat >"$dir/kustomization.yaml" <<YAML
+resources:
+- $(realpath --relative-to "$dir" "$root/config/default")
+patches:
+- target:
+    kind: Deployment
+    name: kudo-controller-manager
+  patch: |-
+    - op: replace
+      path: /spec/template/spec/containers/0/image
+      value: $IMG
+YAML
+
+if "$KUBECTL" get crd certificates.cert-manager.io >/dev/null 2>&1; then
+  manifests=$("$KUSTOMIZE" build "$dir")
+else
+  # shellcheck source=hack/lib/certs.sh
+  source "$root/hack/lib/certs.sh"
+  serving_cert "$dir/certs" "$service.$namespace.svc" \
+    "DNS:$service.$namespace.svc, DNS:$service.$namespace.svc.cluster.local"
+  manifests=$("$KUSTOMIZE" build "$dir" | (cd "$root" && go run ./hack/webhookca --ca "$dir/certs/ca.crt"))
+  manifests+=$'\n---\n'$("$KUBECTL" create secret tls webhook-server-cert --namespace "$namespace" \
+    --cert "$dir/certs/tls.crt" --key "$dir/certs/tls.key" --dry-run=client -o yaml)
+  [[ $action == apply ]] && echo "cert-manager is not installed: the webhooks trust a self-signed CA ($dir/certs/ca.crt)" >&2
+fi
+
+case $action in
+apply)
+  # Forced: these objects are ours. hack/webhook-local.sh (make run) applies
+  # the webhook configurations with the same field manager.
+  "$KUBECTL" apply --server-side --force-conflicts -f - <<<"$manifests"
+  ;;
+delete)
+  # Documents are separated by "---" lines; drop the CRDs.
+  awk 'BEGIN { RS = "\n---\n" } !/(^|\n)kind: CustomResourceDefinition\n/ { printf "%s\n---\n", $0 }' <<<"$manifests" |
+    "$KUBECTL" delete --ignore-not-found="${IGNORE_NOT_FOUND:-false}" -f -
+  ;;
+*)
+  echo "usage: $0 apply|delete" >&2
+  exit 2
+  ;;
+esac
