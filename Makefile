@@ -27,6 +27,7 @@ KUSTOMIZE ?= $(LOCALBIN)/kustomize
 GINKGO ?= $(LOCALBIN)/ginkgo
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
 OPERATOR_SDK ?= $(LOCALBIN)/operator-sdk
+HELM ?= $(LOCALBIN)/helm
 KWOK ?= $(LOCALBIN)/kwok
 ETCD ?= $(ENVTEST_ASSETS)/etcd
 KUBECTL ?= $(ENVTEST_ASSETS)/kubectl
@@ -96,9 +97,12 @@ test-update-golden: ## Rewrite the renderer's golden files and the bad-package c
 	go test ./internal/render/ -run Golden -update
 	go test ./internal/packages/ -run TestBadPackages -update
 
+# Sizes of `make bench` (BENCH_ARGS="-runs 20 -scale 100,300,1000"; a bigger machine can run 10000).
+BENCH_ARGS ?=
 .PHONY: bench
-bench: ## Go benchmarks (render speed of the largest conformance package).
-	go test ./internal/... -run '^$$' -bench . -benchmem -count 6 | tee bin/bench-go.txt
+bench: cluster-tools helm ## Benchmarks on a fresh local control plane: plan latency vs floor and helm, scale, API requests, render; writes docs/benchmarks.md and bin/bench.json.
+	go test ./internal/... -run '^$$' -bench . -benchmem -count 6 | tee bin/bench-render.txt
+	ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go run ./test/bench -helm $(HELM) -render bin/bench-render.txt $(BENCH_ARGS)
 
 FUZZTIME ?= 2m
 .PHONY: fuzz
@@ -240,6 +244,10 @@ ginkgo:
 .PHONY: golangci-lint
 golangci-lint:
 	hack/tools/gobuild.sh golangci-lint $(GOLANGCI_LINT_VERSION) github.com/golangci/golangci-lint/v2 github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+.PHONY: helm
+helm: ## helm, for the benchmarks' comparison (make bench builds it).
+	hack/tools/gobuild.sh helm $(HELM_VERSION) helm.sh/helm/v3 helm.sh/helm/v3/cmd/helm
 
 .PHONY: operator-sdk
 operator-sdk:

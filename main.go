@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"flag"
 	"os"
+	"time"
 
 	// Import all Kubernetes client auth plugins (e.g. Azure, GCP, OIDC, etc.)
 	// to ensure that exec-entrypoint and run can make use of them.
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -25,6 +27,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/controllers"
+	"github.com/kudo-ng/kudo/internal/apimetrics"
 	"github.com/kudo-ng/kudo/internal/task"
 	"github.com/kudo-ng/kudo/internal/version"
 	kudowebhook "github.com/kudo-ng/kudo/internal/webhook"
@@ -41,18 +44,27 @@ func init() {
 }
 
 func main() {
-	var metricsAddr, probeAddr, leaderElectionNamespace, webhookCertDir, webhookHost string
+	var metricsAddr, probeAddr, pprofAddr, leaderElectionNamespace, webhookCertDir, webhookHost string
 	var enableLeaderElection, secureMetrics, enableHTTP2, enableWebhooks bool
 	var webhookPort int
-	var maxConcurrentReconciles int
+	var maxConcurrentReconciles, kubeAPIBurst int
+	var kubeAPIQPS float64
+	var syncPeriod time.Duration
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "The address the metrics endpoint binds to. "+
 		"Use :8443 for HTTPS or :8080 for HTTP, or leave as 0 to disable the metrics service.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to.")
+	flag.StringVar(&pprofAddr, "pprof-bind-address", "", "The address of the pprof endpoint (default off).")
 	flag.BoolVar(&enableLeaderElection, "leader-elect", true,
 		"Enable leader election for controller manager, so that only one manager is active at a time.")
 	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "",
 		"Namespace of the leader election lease; outside a cluster it defaults to kube-system.")
 	flag.IntVar(&maxConcurrentReconciles, "max-concurrent-reconciles", 4, "How many Instances are reconciled at once.")
+	// The API server's priority and fairness protects it; a client-side limit
+	// only slows a manager with many Instances to start.
+	flag.Float64Var(&kubeAPIQPS, "kube-api-qps", -1, "Requests per second to the API server, sustained (-1: no client-side limit).")
+	flag.IntVar(&kubeAPIBurst, "kube-api-burst", 0, "Requests to the API server in a burst, with --kube-api-qps.")
+	flag.DurationVar(&syncPeriod, "sync-period", 10*time.Hour,
+		"How often every Instance is reconciled even though nothing changed.")
 	flag.BoolVar(&enableWebhooks, "enable-webhooks", true,
 		"Serve the Instance and OperatorVersion admission webhooks (they need a serving certificate in --webhook-cert-dir).")
 	flag.StringVar(&webhookCertDir, "webhook-cert-dir", "", "Directory with tls.crt and tls.key of the webhook server "+
@@ -87,6 +99,8 @@ func main() {
 		}
 	}
 	cfg := ctrl.GetConfigOrDie()
+	cfg.QPS, cfg.Burst = float32(kubeAPIQPS), kubeAPIBurst
+	cfg.Wrap(apimetrics.Wrap)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsOptions,
@@ -94,11 +108,13 @@ func main() {
 			TLSOpts: tlsOpts, CertDir: webhookCertDir, Host: webhookHost, Port: webhookPort,
 		}),
 		HealthProbeBindAddress:  probeAddr,
+		PprofBindAddress:        pprofAddr,
 		LeaderElection:          enableLeaderElection,
 		LeaderElectionID:        "manager.kudo.dev",
 		LeaderElectionNamespace: leaderElectionNamespace,
 		// Objects that packages apply are read as unstructured, from the cache too.
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		Cache:  cache.Options{SyncPeriod: &syncPeriod},
 	})
 	if err != nil {
 		setupLog.Error(err, "unable to create manager")

@@ -5,7 +5,8 @@
 # $CLUSTER_DIR/kubeconfig. Running it again on a running cluster does nothing.
 #
 # Environment: CLUSTER_DIR (default bin/cluster), CLUSTER_PORT_BASE (default
-# 16440; the cluster uses the next 7 ports), CLUSTER_NODES (default 3).
+# 16440; the cluster uses the next 7 ports), CLUSTER_NODES (default 3),
+# CLUSTER_NODE_PODS (pods per node, default 110 as a kubelet's).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -14,6 +15,7 @@ source "$root/hack/versions.env"
 dir=$(mkdir -p "${CLUSTER_DIR:-$root/bin/cluster}" && cd "${CLUSTER_DIR:-$root/bin/cluster}" && pwd)
 base=${CLUSTER_PORT_BASE:-16440}
 nodes=${CLUSTER_NODES:-3}
+node_pods=${CLUSTER_NODE_PODS:-110}
 assets=$root/bin/k8s/$KUBERNETES_VERSION-$(go env GOOS)-$(go env GOARCH)
 kubectl=$assets/kubectl
 etcd_port=$((base + 1)) etcd_peer_port=$((base + 2)) apiserver_port=$((base + 3))
@@ -109,7 +111,11 @@ launch kube-apiserver "$assets/kube-apiserver" \
   --endpoint-reconciler-type none --profiling=false
 wait_for kube-apiserver 60 "$kubectl" --kubeconfig "$kubeconfig" get --raw /readyz
 
+# Client limits and workers as a production control plane sets them, not the
+# defaults (20 requests/s), so that hundreds of workloads roll out in seconds.
 launch kube-controller-manager "$assets/kube-controller-manager" \
+  --kube-api-qps 500 --kube-api-burst 1000 \
+  --concurrent-deployment-syncs 20 --concurrent-replicaset-syncs 20 --concurrent-statefulset-syncs 20 \
   --kubeconfig "$pki/controller-manager.kubeconfig" \
   --authentication-kubeconfig "$pki/controller-manager.kubeconfig" \
   --authorization-kubeconfig "$pki/controller-manager.kubeconfig" \
@@ -158,8 +164,8 @@ metadata:
     kubernetes.io/arch: amd64
     type: kwok
 status:
-  allocatable: {cpu: "32", memory: 256Gi, pods: "110", ephemeral-storage: 1Ti}
-  capacity: {cpu: "32", memory: 256Gi, pods: "110", ephemeral-storage: 1Ti}
+  allocatable: {cpu: "32", memory: 256Gi, pods: "$node_pods", ephemeral-storage: 1Ti}
+  capacity: {cpu: "32", memory: 256Gi, pods: "$node_pods", ephemeral-storage: 1Ti}
 ---
 NODE
   done

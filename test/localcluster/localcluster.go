@@ -27,7 +27,7 @@ type Cluster struct {
 	PortBase   int
 	Kubeconfig string
 	Config     *rest.Config
-	Client     client.Client
+	Client     client.WithWatch
 }
 
 // Start brings a cluster up in bin/<name> with `make cluster-up`.
@@ -47,7 +47,7 @@ func Start(name string, portBase int) (*Cluster, error) {
 	if c.Config, err = clientcmd.BuildConfigFromFlags("", c.Kubeconfig); err != nil {
 		return nil, err
 	}
-	c.Client, err = client.New(c.Config, client.Options{Scheme: scheme.Scheme})
+	c.Client, err = client.NewWithWatch(c.Config, client.Options{Scheme: scheme.Scheme})
 	return c, err
 }
 

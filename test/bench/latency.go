@@ -1,0 +1,338 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/packages"
+	"github.com/kudo-ng/kudo/internal/preview"
+	"github.com/kudo-ng/kudo/internal/render"
+	"github.com/kudo-ng/kudo/test/localcluster"
+)
+
+const latencyPackage = "test/bench/testdata/latency"
+
+// Latency is Instance creation → deploy COMPLETE, beside the same objects
+// applied by the floor program and installed by helm.
+type Latency struct {
+	Runs      int
+	Resources int
+	Steps     int
+	Kudo      Distribution
+	Floor     Distribution
+	Helm      Distribution
+	// Requests are the manager's API requests per kudo-ng run, by verb.
+	Requests map[string]float64
+}
+
+// Distribution is the median and 95th percentile of a series, in seconds.
+type Distribution struct {
+	Median, P95 float64
+	Samples     []float64
+}
+
+func distribution(samples []float64) Distribution {
+	sorted := append([]float64(nil), samples...)
+	sort.Float64s(sorted)
+	return Distribution{
+		Median:  sorted[len(sorted)/2],
+		P95:     sorted[min(len(sorted)-1, (len(sorted)*95+99)/100-1)],
+		Samples: samples,
+	}
+}
+
+func measureLatency(ctx context.Context, c *localcluster.Cluster, m *manager, cfg *config) (*Latency, error) {
+	pkg, err := packages.Read(filepath.Join(c.Root, latencyPackage))
+	if err != nil {
+		return nil, err
+	}
+	steps, err := renderSteps(pkg, "bench", "default")
+	if err != nil {
+		return nil, err
+	}
+	chart, err := writeChart(filepath.Join(c.Dir, "chart"), steps)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		return nil, err
+	}
+	l := &Latency{Runs: cfg.runs, Steps: len(steps)}
+	for _, s := range steps {
+		l.Resources += len(s)
+	}
+	// One round first, not counted: the manager's first Instance of a kind
+	// starts its watches; helm and the floor warm up alike.
+	if _, err := kudoRun(ctx, c, pkg, "kudo-warmup"); err != nil {
+		return nil, err
+	}
+	if _, err := floorRun(ctx, c, dyn, pkg, "floor-warmup"); err != nil {
+		return nil, err
+	}
+	if _, err := helmRun(ctx, c, cfg.helm, chart, "helm-warmup"); err != nil {
+		return nil, err
+	}
+	var kudo, floor, helm []float64
+	before, err := m.metrics()
+	if err != nil {
+		return nil, err
+	}
+	// Interleaved, so that a slower moment of the machine hits all three alike.
+	for i := range cfg.runs {
+		d, err := kudoRun(ctx, c, pkg, fmt.Sprintf("kudo-%d", i))
+		if err != nil {
+			return nil, err
+		}
+		kudo = append(kudo, d.Seconds())
+		if d, err = floorRun(ctx, c, dyn, pkg, fmt.Sprintf("floor-%d", i)); err != nil {
+			return nil, err
+		}
+		floor = append(floor, d.Seconds())
+		if d, err = helmRun(ctx, c, cfg.helm, chart, fmt.Sprintf("helm-%d", i)); err != nil {
+			return nil, err
+		}
+		helm = append(helm, d.Seconds())
+		logf("latency run %d: kudo-ng %.3fs, floor %.3fs, helm %.3fs", i+1, kudo[i], floor[i], helm[i])
+	}
+	l.Kudo, l.Floor, l.Helm = distribution(kudo), distribution(floor), distribution(helm)
+	after, err := m.metrics()
+	if err != nil {
+		return nil, err
+	}
+	l.Requests = sub(requests(after), requests(before))
+	for verb := range l.Requests {
+		l.Requests[verb] /= float64(cfg.runs)
+	}
+	return l, nil
+}
+
+// renderSteps renders the deploy plan's objects, step by step, as the
+// manager renders them for an Instance of this name.
+func renderSteps(pkg *packages.Package, instance, namespace string) ([][]*unstructured.Unstructured, error) {
+	_, ov, err := pkg.Resources(namespace)
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := preview.Plan(&preview.Input{
+		OperatorVersion: ov, InstanceName: instance, Namespace: namespace, PlanName: "deploy",
+		Served: func(schema.GroupVersionKind) bool { return true }, Scope: render.BuiltinScope,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var steps [][]*unstructured.Unstructured
+	last := ""
+	for _, t := range tasks {
+		if t.Step != last {
+			steps, last = append(steps, nil), t.Step
+		}
+		for _, obj := range t.Objects {
+			// No Instance owns them outside kudo-ng.
+			obj.SetOwnerReferences(nil)
+			obj.SetNamespace("")
+			steps[len(steps)-1] = append(steps[len(steps)-1], obj)
+		}
+	}
+	return steps, nil
+}
+
+func newNamespace(ctx context.Context, c *localcluster.Cluster, name string) error {
+	return c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+}
+
+// kudoRun times an Instance from its creation to its deploy plan COMPLETE.
+func kudoRun(ctx context.Context, c *localcluster.Cluster, pkg *packages.Package, ns string) (time.Duration, error) {
+	if err := newNamespace(ctx, c, ns); err != nil {
+		return 0, err
+	}
+	op, ov, err := pkg.Resources(ns)
+	if err != nil {
+		return 0, err
+	}
+	if err := c.Client.Create(ctx, op); err != nil {
+		return 0, err
+	}
+	if err := c.Client.Create(ctx, ov); err != nil {
+		return 0, err
+	}
+	w, err := c.Client.Watch(ctx, &kudov1beta1.InstanceList{}, client.InNamespace(ns))
+	if err != nil {
+		return 0, err
+	}
+	defer w.Stop()
+	start := time.Now()
+	if err := c.Client.Create(ctx, newInstance(ns, "bench", ov.Name)); err != nil {
+		return 0, err
+	}
+	if err := untilComplete(ctx, w, 1, 2*time.Minute); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+func newInstance(ns, name, ov string) *kudov1beta1.Instance {
+	return &kudov1beta1.Instance{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: ov}},
+	}
+}
+
+// untilComplete waits until n Instances of a watch have finished deploy.
+func untilComplete(ctx context.Context, w watch.Interface, n int, timeout time.Duration) error {
+	done := map[string]bool{}
+	deadline := time.After(timeout)
+	for len(done) < n {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return fmt.Errorf("the watch of Instances ended")
+			}
+			i, ok := ev.Object.(*kudov1beta1.Instance)
+			if !ok {
+				continue
+			}
+			switch i.Status.PlanStatus["deploy"].Status {
+			case kudov1beta1.ExecutionComplete:
+				done[i.Name] = true
+			case kudov1beta1.ExecutionFatalError:
+				return fmt.Errorf("instance %s/%s: deploy failed: %s", i.Namespace, i.Name, i.Status.PlanStatus["deploy"].Message)
+			}
+		case <-deadline:
+			return fmt.Errorf("%d of %d Instances finished deploy within %s", len(done), n, timeout)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// floorRun is the best any controller could do: the same objects, applied
+// in the same steps with server-side apply, each step waited for through
+// watches until kstatus says every object is Current.
+func floorRun(
+	ctx context.Context, c *localcluster.Cluster, dyn dynamic.Interface, pkg *packages.Package, ns string,
+) (time.Duration, error) {
+	if err := newNamespace(ctx, c, ns); err != nil {
+		return 0, err
+	}
+	steps, err := renderSteps(pkg, "bench", ns)
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	for _, objs := range steps {
+		var watches []watch.Interface
+		for _, obj := range objs {
+			gvk := obj.GroupVersionKind()
+			mapping, err := c.Client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+			if err != nil {
+				return 0, err
+			}
+			gvr := mapping.Resource
+			w, err := dyn.Resource(gvr).Namespace(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + obj.GetName()})
+			if err != nil {
+				return 0, err
+			}
+			watches = append(watches, w)
+			data, err := obj.MarshalJSON()
+			if err != nil {
+				return 0, err
+			}
+			if _, err := dyn.Resource(gvr).Namespace(ns).Patch(ctx, obj.GetName(), "application/apply-patch+yaml", data,
+				metav1.PatchOptions{FieldManager: "floor", Force: ptrTrue()}); err != nil {
+				return 0, err
+			}
+		}
+		for _, w := range watches {
+			if err := untilCurrent(ctx, w); err != nil {
+				return 0, err
+			}
+			w.Stop()
+		}
+	}
+	return time.Since(start), nil
+}
+
+func ptrTrue() *bool { t := true; return &t }
+
+func untilCurrent(ctx context.Context, w watch.Interface) error {
+	timeout := time.After(2 * time.Minute)
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return fmt.Errorf("watch ended")
+			}
+			obj, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			res, err := status.Compute(obj)
+			if err != nil {
+				return err
+			}
+			if res.Status == status.CurrentStatus {
+				return nil
+			}
+		case <-timeout:
+			return fmt.Errorf("not Current within 2 minutes")
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// writeChart writes the rendered objects as a chart without templating.
+func writeChart(dir string, steps [][]*unstructured.Unstructured) (string, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "templates"), 0o755); err != nil {
+		return "", err
+	}
+	chart := "apiVersion: v2\nname: bench-latency\nversion: 0.1.0\n"
+	if err := os.WriteFile(filepath.Join(dir, "Chart.yaml"), []byte(chart), 0o644); err != nil {
+		return "", err
+	}
+	n := 0
+	for _, objs := range steps {
+		for _, obj := range objs {
+			data, err := yaml.Marshal(obj.Object)
+			if err != nil {
+				return "", err
+			}
+			if err := os.WriteFile(filepath.Join(dir, "templates", fmt.Sprintf("%02d.yaml", n)), data, 0o644); err != nil {
+				return "", err
+			}
+			n++
+		}
+	}
+	return dir, nil
+}
+
+// helmRun times `helm install --wait` of the chart into a new namespace.
+func helmRun(ctx context.Context, c *localcluster.Cluster, helm, chart, ns string) (time.Duration, error) {
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, helm, "install", "bench", chart, "--namespace", ns, "--create-namespace",
+		"--wait", "--timeout", "2m", "--kubeconfig", c.Kubeconfig)
+	home := filepath.Join(c.Dir, "helm")
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home, "HELM_CONFIG_HOME="+home, "HELM_DATA_HOME="+home)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("helm install: %w\n%s", err, out)
+	}
+	return time.Since(start), nil
+}

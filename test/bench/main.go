@@ -1,0 +1,101 @@
+// Command bench measures kudo-ng on a fresh local control plane, with the
+// manager as a process of its own: how fast a plan runs against the best any
+// controller could do and against helm, how far one manager scales, and how
+// many API requests it spends. `make bench` runs it and writes
+// docs/benchmarks.md and bin/bench.json.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kudo-ng/kudo/test/localcluster"
+)
+
+func main() {
+	cfg := config{}
+	flag.IntVar(&cfg.runs, "runs", 20, "Runs of each plan latency measurement.")
+	sizes := flag.String("scale", "100,300,1000", "Instance counts of the scale measurement, comma-separated.")
+	flag.DurationVar(&cfg.syncPeriod, "sync-period", 30*time.Second,
+		"The manager's resync period; the idle measurement waits for one resync after the largest size.")
+	flag.StringVar(&cfg.helm, "helm", "bin/helm", "The helm binary (make helm builds it).")
+	flag.StringVar(&cfg.renderBench, "render", "bin/bench-render.txt", "Output of the render Go benchmarks.")
+	flag.StringVar(&cfg.jsonOut, "json", "bin/bench.json", "Where to write the JSON report.")
+	flag.StringVar(&cfg.markdownOut, "markdown", "docs/benchmarks.md", "Where to write the Markdown report.")
+	flag.Parse()
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			fmt.Fprintf(os.Stderr, "bench: -scale: %q is not a positive count\n", s)
+			os.Exit(2)
+		}
+		cfg.sizes = append(cfg.sizes, n)
+	}
+	if err := run(context.Background(), &cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	runs                                    int
+	sizes                                   []int
+	syncPeriod                              time.Duration
+	helm, renderBench, jsonOut, markdownOut string
+}
+
+func run(ctx context.Context, cfg *config) error {
+	largest := 0
+	for _, n := range cfg.sizes {
+		largest += n
+	}
+	// Every Instance of the scale runs keeps its one pod: room on 3 nodes.
+	if err := os.Setenv("CLUSTER_NODE_PODS", strconv.Itoa(max(110, largest/3+100))); err != nil {
+		return err
+	}
+	start := time.Now()
+	cluster, err := localcluster.Start("bench-cluster", 16740)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = cluster.Stop() }()
+	logf("control plane up in %s", time.Since(start).Round(time.Second))
+	// The bench's own requests must not be what is measured: no client-side limit.
+	cluster.Config.QPS, cluster.Config.Burst = -1, 0
+	if cluster.Client, err = client.NewWithWatch(cluster.Config, client.Options{Scheme: cluster.Client.Scheme()}); err != nil {
+		return err
+	}
+
+	m, err := startManager(ctx, cluster, cfg.syncPeriod)
+	if err != nil {
+		return err
+	}
+	defer m.stop()
+
+	report := &Report{Machine: machine(), Date: time.Now().UTC().Format(time.RFC3339)}
+	if report.Latency, err = measureLatency(ctx, cluster, m, cfg); err != nil {
+		return fmt.Errorf("latency: %w", err)
+	}
+	if report.Scale, report.Idle, err = measureScale(ctx, cluster, m, cfg); err != nil {
+		return fmt.Errorf("scale: %w", err)
+	}
+	if report.Render, err = readRenderBench(cfg.renderBench); err != nil {
+		return fmt.Errorf("render: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(cfg.markdownOut), 0o755); err != nil {
+		return err
+	}
+	return report.write(cfg.jsonOut, cfg.markdownOut)
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+}

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Report is everything `make bench` measured.
+type Report struct {
+	Machine Machine
+	Date    string
+	Latency *Latency
+	Scale   []Scale
+	Idle    *Idle
+	Render  []GoBenchmark
+}
+
+// Machine is what the numbers were measured on.
+type Machine struct {
+	Cores     int
+	MemoryGiB float64
+	CPU       string
+	Go        string
+}
+
+func machine() Machine {
+	m := Machine{Cores: runtime.NumCPU(), Go: runtime.Version()}
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+				m.MemoryGiB = kb / (1 << 20)
+			}
+		}
+	}
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if rest, ok := strings.CutPrefix(line, "model name"); ok {
+				m.CPU = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), ":"))
+				break
+			}
+		}
+	}
+	return m
+}
+
+// GoBenchmark is the median of a Go benchmark's runs.
+type GoBenchmark struct {
+	Name                             string
+	Runs                             int
+	NsPerOp, BytesPerOp, AllocsPerOp float64
+}
+
+// readRenderBench reads `go test -bench -benchmem -count N` output.
+func readRenderBench(path string) ([]GoBenchmark, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	runs := map[string][][3]float64{}
+	var names []string
+	scanner := bufio.NewScanner(f)
+	for scanner.Scan() {
+		fields := strings.Fields(scanner.Text())
+		if len(fields) < 8 || !strings.HasPrefix(fields[0], "Benchmark") {
+			continue
+		}
+		var v [3]float64
+		for i, unit := range []string{"ns/op", "B/op", "allocs/op"} {
+			for j := 3; j < len(fields); j++ {
+				if fields[j] == unit {
+					v[i], _ = strconv.ParseFloat(fields[j-1], 64)
+				}
+			}
+		}
+		if _, seen := runs[fields[0]]; !seen {
+			names = append(names, fields[0])
+		}
+		runs[fields[0]] = append(runs[fields[0]], v)
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("%s: no benchmark results", path)
+	}
+	var out []GoBenchmark
+	for _, name := range names {
+		b := GoBenchmark{Name: name, Runs: len(runs[name])}
+		b.NsPerOp, b.BytesPerOp, b.AllocsPerOp = medianOf(runs[name], 0), medianOf(runs[name], 1), medianOf(runs[name], 2)
+		out = append(out, b)
+	}
+	return out, scanner.Err()
+}
+
+func medianOf(runs [][3]float64, i int) float64 {
+	v := make([]float64, 0, len(runs))
+	for _, r := range runs {
+		v = append(v, r[i])
+	}
+	sort.Float64s(v)
+	return v[len(v)/2]
+}
+
+func writes(requests map[string]float64) float64 {
+	return requests["create"] + requests["update"] + requests["patch"] + requests["apply"] + requests["delete"] + requests["deletecollection"]
+}
+
+func sum(requests map[string]float64) float64 {
+	t := 0.0
+	for _, v := range requests {
+		t += v
+	}
+	return t
+}
+
+func (r *Report) write(jsonPath, markdownPath string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(jsonPath, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(markdownPath, []byte(r.markdown()), 0o644)
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "**not met**"
+}
+
+func (r *Report) markdown() string {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	m := r.Machine
+	p("# kudo-ng benchmarks")
+	p("")
+	p("Written by `make bench` (test/bench) on %s: %d cores (%s), %.0f GiB, %s. A fresh local control plane",
+		r.Date, m.Cores, m.CPU, m.MemoryGiB, m.Go)
+	p("(etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok with 3 simulated nodes) and the")
+	p("manager as a process of its own with its webhooks, on the same machine. The raw numbers are in `bin/bench.json`.")
+	p("")
+
+	l := r.Latency
+	p("## 1. Plan latency")
+	p("")
+	p("A package of %d objects (5 ConfigMaps and a Service, then 3 Deployments, then a StatefulSet) in %d serial", l.Resources, l.Steps)
+	p("steps; %d runs of each, interleaved. kudo-ng: Instance created → deploy COMPLETE. Floor: a Go program", l.Runs)
+	p("applying the same objects in the same steps with server-side apply, waiting for each step through watches")
+	p("until kstatus says Current. helm: `helm install --wait` of the same objects as a chart (all at once).")
+	p("")
+	p("| | median | p95 | median / floor | p95 / floor |")
+	p("|---|---|---|---|---|")
+	for _, row := range []struct {
+		name string
+		d    Distribution
+	}{{"kudo-ng", l.Kudo}, {"floor", l.Floor}, {"helm install --wait", l.Helm}} {
+		p("| %s | %.3f s | %.3f s | %.2f× | %.2f× |", row.name, row.d.Median, row.d.P95, row.d.Median/l.Floor.Median, row.d.P95/l.Floor.P95)
+	}
+	p("")
+	p("kudo-ng / helm: median %.2f×, p95 %.2f×.", l.Kudo.Median/l.Helm.Median, l.Kudo.P95/l.Helm.P95)
+	p("Goals: median ≤ 1.15× the floor — %s; p95 ≤ 1.5× the floor — %s.",
+		verdict(l.Kudo.Median <= 1.15*l.Floor.Median), verdict(l.Kudo.P95 <= 1.5*l.Floor.P95))
+	p("")
+
+	p("## 2. Scale")
+	p("")
+	p("Instances of a 5-object package (two ConfigMaps, a Secret and a Service, then a Deployment) created at once")
+	p("(32 at a time) in one namespace; the time until every deploy plan is COMPLETE. The Instances of each size stay")
+	p("while the next size runs. CPU is the manager's during the run; peak RSS its high-water mark since it started.")
+	p("")
+	p("| Instances | all COMPLETE | Instances/s | manager CPU | peak RSS |")
+	p("|---|---|---|---|---|")
+	for _, s := range r.Scale {
+		p("| %d | %.2f s | %.0f | %.1f s | %.0f MiB |", s.Instances, s.Seconds, float64(s.Instances)/s.Seconds, s.CPUSeconds, s.PeakRSSMiB)
+	}
+	p("")
+	for _, s := range r.Scale {
+		switch s.Instances {
+		case 100:
+			p("Goal: 100 Instances in ≤ 5 s — %s.", verdict(s.Seconds <= 5))
+		case 1000:
+			p("Goals: 1,000 Instances in ≤ 60 s — %s; RSS ≤ 200 MiB at 1,000 — %s.", verdict(s.Seconds <= 60), verdict(s.PeakRSSMiB <= 200))
+		}
+	}
+	p("")
+	if i := r.Idle; i != nil {
+		p("Idle: with %d Instances and nothing changing, the manager resynced (%.0f Instance reconciles in %.0f s) and made",
+			i.Instances, i.Reconciles, i.Seconds)
+		p("%.0f writes and %.0f requests in all (%s). Goal: no writes while idle — %s.",
+			writes(i.Requests), sum(i.Requests), verbs(i.Requests), verdict(writes(i.Requests) == 0))
+		p("")
+	}
+	if len(r.Scale) > 0 {
+		last := r.Scale[len(r.Scale)-1]
+		if last.Profile != "" {
+			p("CPU profile of the manager during the first 30 s of the %d run (`go tool pprof -top bin/bench-%d.pprof`):",
+				last.Instances, last.Instances)
+			p("")
+			p("```")
+			p("%s", last.Profile)
+			p("```")
+			p("")
+		}
+	}
+
+	p("## 3. Efficiency")
+	p("")
+	lr := l.Requests
+	cells := make([]string, len(verbNames))
+	for i, v := range verbNames {
+		cells[i] = fmt.Sprintf("%.2f", lr[v])
+	}
+	p("The manager's API requests per Instance, by verb, from its `kudo_ng_api_requests_total` metric (verb and")
+	p("resource as the API server's authorizer names them; `apply` is a server-side apply patch; `create` includes")
+	p("the PlanStarted and PlanFinished events). The latency package (%d objects), per run:", l.Resources)
+	p("")
+	p("| per Instance | per resource | writes per resource | %s |", strings.Join(verbNames, " | "))
+	p("|---|---|---|%s", strings.Repeat("---|", len(verbNames)))
+	p("| %.2f | %.2f | %.2f | %s |", sum(lr), sum(lr)/float64(l.Resources), writes(lr)/float64(l.Resources), strings.Join(cells, " | "))
+	p("")
+	p("Goals: ≤ 1.5 requests per resource per plan in all — %s; ≤ 1 write per resource per plan — %s; no uncached GETs — %s.",
+		verdict(sum(lr)/float64(l.Resources) <= 1.5), verdict(writes(lr)/float64(l.Resources) <= 1), verdict(lr["get"] == 0))
+	p("")
+	p("The scale package (%d objects), per Instance of each scale run:", scaleResources)
+	p("")
+	p("| Instances | per Instance | per resource | writes per resource | %s |", strings.Join(verbNames, " | "))
+	p("|---|---|---|---|%s", strings.Repeat("---|", len(verbNames)))
+	for _, s := range r.Scale {
+		n := float64(s.Instances)
+		for i, v := range verbNames {
+			cells[i] = fmt.Sprintf("%.2f", s.Requests[v]/n)
+		}
+		p("| %d | %.2f | %.2f | %.2f | %s |", s.Instances, sum(s.Requests)/n, sum(s.Requests)/n/scaleResources,
+			writes(s.Requests)/n/scaleResources, strings.Join(cells, " | "))
+	}
+	p("")
+
+	p("## 4. Render")
+	p("")
+	p("Go benchmarks (`go test ./internal/... -bench . -benchmem -count 6`), medians:")
+	p("")
+	p("| benchmark | time/op | bytes/op | allocs/op |")
+	p("|---|---|---|---|")
+	for _, g := range r.Render {
+		p("| %s | %.2f ms | %.0f KiB | %.0f |", g.Name, g.NsPerOp/1e6, g.BytesPerOp/1024, g.AllocsPerOp)
+	}
+	return b.String()
+}
+
+var verbNames = []string{"get", "list", "watch", "create", "apply", "patch", "update", "delete"}
+
+func verbs(requests map[string]float64) string {
+	var parts []string
+	for _, v := range verbNames {
+		if requests[v] != 0 {
+			parts = append(parts, fmt.Sprintf("%s %.0f", v, requests[v]))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
