@@ -157,19 +157,26 @@ func newNamespace(ctx context.Context, c *localcluster.Cluster, name string) err
 	return c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
 }
 
-// kudoRun times an Instance from its creation to its deploy plan COMPLETE.
-func kudoRun(ctx context.Context, c *localcluster.Cluster, pkg *packages.Package, ns string) (time.Duration, error) {
+// installPackage creates a namespace with the package's Operator and
+// OperatorVersion in it, and returns the OperatorVersion's name.
+func installPackage(ctx context.Context, c *localcluster.Cluster, pkg *packages.Package, ns string) (string, error) {
 	if err := newNamespace(ctx, c, ns); err != nil {
-		return 0, err
+		return "", err
 	}
 	op, ov, err := pkg.Resources(ns)
 	if err != nil {
-		return 0, err
+		return "", err
 	}
 	if err := c.Client.Create(ctx, op); err != nil {
-		return 0, err
+		return "", err
 	}
-	if err := c.Client.Create(ctx, ov); err != nil {
+	return ov.Name, c.Client.Create(ctx, ov)
+}
+
+// kudoRun times an Instance from its creation to its deploy plan COMPLETE.
+func kudoRun(ctx context.Context, c *localcluster.Cluster, pkg *packages.Package, ns string) (time.Duration, error) {
+	ov, err := installPackage(ctx, c, pkg, ns)
+	if err != nil {
 		return 0, err
 	}
 	w, err := c.Client.Watch(ctx, &kudov1beta1.InstanceList{}, client.InNamespace(ns))
@@ -178,7 +185,7 @@ func kudoRun(ctx context.Context, c *localcluster.Cluster, pkg *packages.Package
 	}
 	defer w.Stop()
 	start := time.Now()
-	if err := c.Client.Create(ctx, newInstance(ns, "bench", ov.Name)); err != nil {
+	if err := c.Client.Create(ctx, newInstance(ns, "bench", ov)); err != nil {
 		return 0, err
 	}
 	if err := untilComplete(ctx, w, 1, 2*time.Minute); err != nil {

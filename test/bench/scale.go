@@ -74,17 +74,8 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 
 func scaleRun(ctx context.Context, c *localcluster.Cluster, m *manager, pkg *packages.Package, n int, profile string) (*Scale, error) {
 	ns := fmt.Sprintf("scale-%d", n)
-	if err := newNamespace(ctx, c, ns); err != nil {
-		return nil, err
-	}
-	op, ov, err := pkg.Resources(ns)
+	ov, err := installPackage(ctx, c, pkg, ns)
 	if err != nil {
-		return nil, err
-	}
-	if err := c.Client.Create(ctx, op); err != nil {
-		return nil, err
-	}
-	if err := c.Client.Create(ctx, ov); err != nil {
 		return nil, err
 	}
 	w, err := c.Client.Watch(ctx, &kudov1beta1.InstanceList{}, client.InNamespace(ns))
@@ -116,7 +107,7 @@ func scaleRun(ctx context.Context, c *localcluster.Cluster, m *manager, pkg *pac
 	create.SetLimit(32)
 	for i := range n {
 		create.Go(func() error {
-			return c.Client.Create(cctx, newInstance(ns, fmt.Sprintf("i-%04d", i), ov.Name))
+			return c.Client.Create(cctx, newInstance(ns, fmt.Sprintf("i-%04d", i), ov))
 		})
 	}
 	if err := create.Wait(); err != nil {

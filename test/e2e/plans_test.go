@@ -78,10 +78,7 @@ var _ = Describe("Plans", func() {
 		ns := newNamespace(ctx)
 		i := install(ctx, ns, filepath.Join("testdata", "bad-image"), "bad", nil)
 		Eventually(func(g Gomega) {
-			got := &kudov1beta1.Instance{}
-			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(i), got)).To(Succeed())
-			g.Expect(got.Status.PlanStatus["deploy"].Phases).NotTo(BeEmpty())
-			step := got.Status.PlanStatus["deploy"].Phases[0].Steps[0]
+			got, step := firstDeployStep(ctx, g, i)
 			g.Expect(step.Status).To(Equal(kudov1beta1.ExecutionInProgress))
 			g.Expect(step.Message).To(MatchRegexp(`waiting for Deployment bad-web: .*\(pod bad-web-[a-z0-9-]+: container web: ErrImagePull: ` +
 				`failed to pull image "nginx:does-not-exist": not found\)`))

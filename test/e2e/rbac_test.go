@@ -8,7 +8,6 @@ import (
 	. "github.com/onsi/gomega"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
@@ -29,10 +28,7 @@ var _ = Describe("The manager's RBAC", func() {
 		ns := newNamespace(ctx)
 		i := install(ctx, ns, filepath.Join("testdata", "ungranted-kind"), "limits", nil)
 		Eventually(func(g Gomega) {
-			got := &kudov1beta1.Instance{}
-			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(i), got)).To(Succeed())
-			g.Expect(got.Status.PlanStatus["deploy"].Phases).NotTo(BeEmpty())
-			step := got.Status.PlanStatus["deploy"].Phases[0].Steps[0]
+			_, step := firstDeployStep(ctx, g, i)
 			g.Expect(step.Status).To(Equal(kudov1beta1.ExecutionError))
 			g.Expect(step.Message).To(ContainSubstring(`the manager may not list limitranges: grant them to it with a ClusterRole labelled kudo.dev/aggregate-to-manager: "true"`))
 		}).Should(Succeed())

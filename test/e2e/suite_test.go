@@ -150,6 +150,15 @@ func planStatus(ctx context.Context, i *kudov1beta1.Instance, plan string, want 
 	return got
 }
 
+// firstDeployStep reads the Instance and the first step of its deploy plan,
+// inside an Eventually.
+func firstDeployStep(ctx context.Context, g Gomega, i *kudov1beta1.Instance) (*kudov1beta1.Instance, kudov1beta1.StepStatus) {
+	got := &kudov1beta1.Instance{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(i), got)).To(Succeed())
+	g.Expect(got.Status.PlanStatus["deploy"].Phases).NotTo(BeEmpty())
+	return got, got.Status.PlanStatus["deploy"].Phases[0].Steps[0]
+}
+
 // describe prints a plan's status tree, for failure messages.
 func describe(ps *kudov1beta1.PlanStatus) string {
 	s := fmt.Sprintf("%s %q", ps.Status, ps.Message)
