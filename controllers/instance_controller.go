@@ -81,6 +81,10 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	before := instance.DeepCopy()
 	defer func() {
 		instance.Status.ObservedGeneration = instance.Generation
+		if wait := progressWait(before, instance, r.Clock.Now()); wait > 0 && retErr == nil {
+			result.RequeueAfter = wait
+			return
+		}
 		if err := patchStatus(ctx, r.Client, before, instance); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
 		}

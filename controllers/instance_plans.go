@@ -156,7 +156,6 @@ func (p *planRun) start(name string, uid types.UID) {
 	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
 	i.Status.AppliedOperatorVersion = p.ov.Name
 	i.Status.AppliedParameters = maps.Clone(i.Spec.Parameters)
-	p.r.Recorder.Eventf(i, corev1.EventTypeNormal, "PlanStarted", "Plan %s of %s started", name, p.ov.Name)
 }
 
 // advance runs the due steps of the plan until it waits or ends, and
@@ -231,7 +230,9 @@ func (p *planRun) clearPlanExecution(ctx context.Context, uid types.UID) error {
 	if err := p.r.Patch(ctx, obj, patch); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	i.Spec.PlanExecution, i.ResourceVersion = obj.Spec.PlanExecution, obj.ResourceVersion
+	// The status written next observes the new generation, so the change
+	// the patch makes does not cost another status write.
+	i.Spec.PlanExecution, i.ResourceVersion, i.Generation = obj.Spec.PlanExecution, obj.ResourceVersion, obj.Generation
 	return nil
 }
 

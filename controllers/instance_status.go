@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -16,6 +17,31 @@ const (
 	planCancelledReason  = "PlanCancelled"
 	invalidRequestReason = "InvalidPlanRequest"
 )
+
+// progressInterval is how often, at most, the progress of a running plan is
+// written. The start of a run, its end, its errors and a new spec are written
+// at once; in between, the messages of the steps change with every status
+// change of the objects they wait for, and writing each costs more API
+// requests than the plan's own applies.
+const progressInterval = 2 * time.Second
+
+// progressWait tells how long to hold back the status of i when, against the
+// stored status before, all that changed is the progress of the same running
+// plan, last written less than progressInterval ago. Held back, the status is
+// written by the reconcile due after the wait, if the plan has not moved on.
+func progressWait(before, i *kudov1beta1.Instance, now time.Time) time.Duration {
+	stored, current := before.Status.ActivePlan, i.Status.ActivePlan
+	if stored == nil || current == nil || stored.Name != current.Name ||
+		stored.Status != kudov1beta1.ExecutionInProgress || current.Status != kudov1beta1.ExecutionInProgress ||
+		before.Status.ObservedGeneration != i.Generation {
+		return 0
+	}
+	storedRun, run := before.Status.PlanStatus[stored.Name], i.Status.PlanStatus[current.Name]
+	if storedRun.UID != run.UID || storedRun.LastUpdatedTimestamp == nil {
+		return 0
+	}
+	return max(0, storedRun.LastUpdatedTimestamp.Add(progressInterval).Sub(now))
+}
 
 // setConditions derives the Instance's conditions from its plans: Ready
 // while nothing runs and the last plan completed; Reconciling, naming what

@@ -6,15 +6,19 @@ import (
 	"fmt"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/health"
 	"github.com/kudo-ng/kudo/internal/render"
 )
 
@@ -42,12 +46,35 @@ func (r *InstanceReconciler) watch(ctx context.Context, gvk schema.GroupVersionK
 	}
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(gvk)
-	if err := r.controller.Watch(source.Kind[client.Object](r.cache, obj, handler.EnqueueRequestsFromMapFunc(r.ownerOf))); err != nil {
+	src := source.Kind[client.Object](r.cache, obj, handler.EnqueueRequestsFromMapFunc(r.ownerOf), mayMovePlan)
+	if err := r.controller.Watch(src); err != nil {
 		return err
 	}
 	r.watched[gvk] = true
 	return nil
 }
+
+// mayMovePlan lets through the changes of applied objects that can move a
+// plan: a new health State or pod problem, a new spec, new metadata. Each
+// reconcile renders the plan's templates; an object's status alone changes
+// many times more often than its health does.
+var mayMovePlan = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	old, okOld := e.ObjectOld.(*unstructured.Unstructured)
+	cur, okNew := e.ObjectNew.(*unstructured.Unstructured)
+	switch {
+	case !okOld || !okNew:
+		return true
+	// Kinds without a generation (ConfigMaps, Secrets) change their content unseen by it.
+	case cur.GetGeneration() == 0 || cur.GetGeneration() != old.GetGeneration():
+		return true
+	case !equality.Semantic.DeepEqual(old.GetLabels(), cur.GetLabels()),
+		!equality.Semantic.DeepEqual(old.GetAnnotations(), cur.GetAnnotations()),
+		!equality.Semantic.DeepEqual(old.GetOwnerReferences(), cur.GetOwnerReferences()),
+		old.GetDeletionTimestamp().IsZero() != cur.GetDeletionTimestamp().IsZero():
+		return true
+	}
+	return health.State(old) != health.State(cur) || health.PodProblem(old) != health.PodProblem(cur)
+}}
 
 // mayWatch refuses a kind the manager may not list and watch, naming the
 // RBAC it lacks: its informer would never sync, and every read of the kind

@@ -60,6 +60,31 @@ func Check(obj *unstructured.Unstructured) Result {
 	}
 }
 
+// State is an object's health without its progress: kstatus's status, a
+// Job's outcome, a child Instance's plan status. A Deployment's status
+// changes a dozen times as it rolls out, its State twice; only a new State
+// can change the verdict of Check.
+func State(obj *unstructured.Unstructured) string {
+	switch obj.GroupVersionKind().GroupKind() {
+	case instanceKind:
+		st, _, _ := unstructured.NestedString(obj.Object, "status", "activePlan", "status")
+		return st
+	case jobKind:
+		switch res := job(obj, ""); {
+		case res.Healthy:
+			return "Complete"
+		case res.Fatal:
+			return "Failed"
+		}
+		return "Running"
+	}
+	res, err := status.Compute(obj)
+	if err != nil {
+		return "Unknown"
+	}
+	return string(res.Status)
+}
+
 // unjudged: a custom object with neither conditions nor an observed
 // generation, which kstatus counts as Current only because it cannot tell.
 func unjudged(obj *unstructured.Unstructured) bool {

@@ -76,6 +76,41 @@ status: {observedGeneration: 1}`, Result{Message: "waiting for Widget w: Widget 
 	}
 }
 
+func TestState(t *testing.T) {
+	tests := []struct {
+		name string
+		obj  string
+		want string
+	}{
+		{"a Deployment not yet observed", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, generation: 1}
+spec: {replicas: 3}`, "InProgress"},
+		{"a Deployment half rolled out is in the same state", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, generation: 1}
+spec: {replicas: 3}
+status: {observedGeneration: 1, replicas: 3, updatedReplicas: 3, readyReplicas: 1, availableReplicas: 1}`, "InProgress"},
+		{"an available Deployment", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, generation: 1}
+spec: {replicas: 2}
+status: {observedGeneration: 1, replicas: 2, readyReplicas: 2, availableReplicas: 2, updatedReplicas: 2,
+  conditions: [{type: Available, status: "True"}, {type: Progressing, status: "True", reason: NewReplicaSetAvailable}]}`, "Current"},
+		{"a running Job", "apiVersion: batch/v1\nkind: Job\nmetadata: {name: m}\nstatus: {active: 1}", "Running"},
+		{"a complete Job", "apiVersion: batch/v1\nkind: Job\nmetadata: {name: m}\nstatus: {conditions: [{type: Complete, status: \"True\"}]}", "Complete"},
+		{"a failed Job", "apiVersion: batch/v1\nkind: Job\nmetadata: {name: m}\nstatus: {conditions: [{type: Failed, status: \"True\"}]}", "Failed"},
+		{"a child Instance", "apiVersion: kudo.dev/v1beta1\nkind: Instance\nmetadata: {name: zk}\nstatus: {activePlan: {name: deploy, status: IN_PROGRESS}}", "IN_PROGRESS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := State(obj(t, tt.obj)); got != tt.want {
+				t.Errorf("State = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestPodProblem(t *testing.T) {
 	pod := obj(t, `apiVersion: v1
 kind: Pod

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -70,11 +71,11 @@ func isFoundation(obj *unstructured.Unstructured) bool {
 // applyAll applies the objects that changed and judges all of them; it
 // returns what is not healthy yet and notes on the healthy ones.
 func applyAll(ctx context.Context, env *Env, objs []*unstructured.Unstructured) (waiting, notes []string, err error) {
-	for _, obj := range objs {
-		current, err := applyOne(ctx, env, obj)
-		if err != nil {
-			return nil, nil, err
-		}
+	applied, err := applyInOrder(ctx, env, objs)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, current := range applied {
 		verdict := health.Check(current)
 		switch {
 		case verdict.Fatal:
@@ -90,6 +91,37 @@ func applyAll(ctx context.Context, env *Env, objs []*unstructured.Unstructured) 
 		}
 	}
 	return waiting, notes, nil
+}
+
+// maxConcurrentApplies bounds the applies of one task in flight: a package of
+// a hundred ConfigMaps should not be a hundred requests at once.
+const maxConcurrentApplies = 8
+
+// applyInOrder applies objects in the order the templates list them, and
+// each run of objects of one kind at once: an object may need one of another
+// kind listed before it (a Pod its ServiceAccount), hardly one of its own.
+func applyInOrder(ctx context.Context, env *Env, objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	applied := make([]*unstructured.Unstructured, len(objs))
+	for start := 0; start < len(objs); {
+		kind := objs[start].GroupVersionKind().GroupKind()
+		end := start + 1
+		for end < len(objs) && objs[end].GroupVersionKind().GroupKind() == kind {
+			end++
+		}
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(maxConcurrentApplies)
+		for i := start; i < end; i++ {
+			g.Go(func() (err error) {
+				applied[i], err = applyOne(gctx, env, objs[i])
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
+		start = end
+	}
+	return applied, nil
 }
 
 // applyOne applies obj unless the cluster already has what kudo-ng last

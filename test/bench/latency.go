@@ -37,8 +37,10 @@ type Latency struct {
 	Kudo      Distribution
 	Floor     Distribution
 	Helm      Distribution
-	// Requests are the manager's API requests per kudo-ng run, by verb.
-	Requests map[string]float64
+	// Requests are the manager's API requests per kudo-ng run, by verb;
+	// ObjectWrites how many of them wrote the package's objects.
+	Requests     map[string]float64
+	ObjectWrites float64
 }
 
 // Distribution is the median and 95th percentile of a series, in seconds.
@@ -80,7 +82,7 @@ func measureLatency(ctx context.Context, c *localcluster.Cluster, m *manager, cf
 	}
 	// One round first, not counted: the manager's first Instance of a kind
 	// starts its watches; helm and the floor warm up alike.
-	if _, err := kudoRun(ctx, c, pkg, "kudo-warmup"); err != nil {
+	if _, _, err := kudoRun(ctx, c, m, pkg, "kudo-warmup"); err != nil {
 		return nil, err
 	}
 	if _, err := floorRun(ctx, c, dyn, pkg, "floor-warmup"); err != nil {
@@ -90,17 +92,18 @@ func measureLatency(ctx context.Context, c *localcluster.Cluster, m *manager, cf
 		return nil, err
 	}
 	var kudo, floor, helm []float64
-	before, err := m.metrics()
-	if err != nil {
-		return nil, err
-	}
+	l.Requests = map[string]float64{}
 	// Interleaved, so that a slower moment of the machine hits all three alike.
 	for i := range cfg.runs {
-		d, err := kudoRun(ctx, c, pkg, fmt.Sprintf("kudo-%d", i))
+		d, spent, err := kudoRun(ctx, c, m, pkg, fmt.Sprintf("kudo-%d", i))
 		if err != nil {
 			return nil, err
 		}
 		kudo = append(kudo, d.Seconds())
+		for verb, n := range spent.Requests {
+			l.Requests[verb] += n / float64(cfg.runs)
+		}
+		l.ObjectWrites += spent.ObjectWrites / float64(cfg.runs)
 		if d, err = floorRun(ctx, c, dyn, pkg, fmt.Sprintf("floor-%d", i)); err != nil {
 			return nil, err
 		}
@@ -112,14 +115,6 @@ func measureLatency(ctx context.Context, c *localcluster.Cluster, m *manager, cf
 		logf("latency run %d: kudo-ng %.3fs, floor %.3fs, helm %.3fs", i+1, kudo[i], floor[i], helm[i])
 	}
 	l.Kudo, l.Floor, l.Helm = distribution(kudo), distribution(floor), distribution(helm)
-	after, err := m.metrics()
-	if err != nil {
-		return nil, err
-	}
-	l.Requests = sub(requests(after), requests(before))
-	for verb := range l.Requests {
-		l.Requests[verb] /= float64(cfg.runs)
-	}
 	return l, nil
 }
 
@@ -173,25 +168,40 @@ func installPackage(ctx context.Context, c *localcluster.Cluster, pkg *packages.
 	return ov.Name, c.Client.Create(ctx, ov)
 }
 
-// kudoRun times an Instance from its creation to its deploy plan COMPLETE.
-func kudoRun(ctx context.Context, c *localcluster.Cluster, pkg *packages.Package, ns string) (time.Duration, error) {
+// runQuiet is how long the manager makes no request before the requests of
+// one Instance are counted as done.
+const runQuiet = 300 * time.Millisecond
+
+// kudoRun times an Instance from its creation to its deploy plan COMPLETE,
+// and counts the manager's requests from its creation until the manager is
+// quiet again: the package's install before is not counted.
+func kudoRun(ctx context.Context, c *localcluster.Cluster, m *manager, pkg *packages.Package, ns string) (time.Duration, spent, error) {
 	ov, err := installPackage(ctx, c, pkg, ns)
 	if err != nil {
-		return 0, err
+		return 0, spent{}, err
 	}
 	w, err := c.Client.Watch(ctx, &kudov1beta1.InstanceList{}, client.InNamespace(ns))
 	if err != nil {
-		return 0, err
+		return 0, spent{}, err
 	}
 	defer w.Stop()
+	before, err := m.settled(ctx, runQuiet, time.Minute)
+	if err != nil {
+		return 0, spent{}, err
+	}
 	start := time.Now()
 	if err := c.Client.Create(ctx, newInstance(ns, "bench", ov)); err != nil {
-		return 0, err
+		return 0, spent{}, err
 	}
 	if err := untilComplete(ctx, w, 1, 2*time.Minute); err != nil {
-		return 0, err
+		return 0, spent{}, err
 	}
-	return time.Since(start), nil
+	took := time.Since(start)
+	after, err := m.settled(ctx, runQuiet, time.Minute)
+	if err != nil {
+		return 0, spent{}, err
+	}
+	return took, spentBetween(before, after), nil
 }
 
 func newInstance(ns, name, ov string) *kudov1beta1.Instance {
@@ -247,23 +257,16 @@ func floorRun(
 	for _, objs := range steps {
 		var watches []watch.Interface
 		for _, obj := range objs {
-			gvk := obj.GroupVersionKind()
-			mapping, err := c.Client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+			gvr, err := resourceOf(c, obj)
 			if err != nil {
 				return 0, err
 			}
-			gvr := mapping.Resource
 			w, err := dyn.Resource(gvr).Namespace(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + obj.GetName()})
 			if err != nil {
 				return 0, err
 			}
 			watches = append(watches, w)
-			data, err := obj.MarshalJSON()
-			if err != nil {
-				return 0, err
-			}
-			if _, err := dyn.Resource(gvr).Namespace(ns).Patch(ctx, obj.GetName(), "application/apply-patch+yaml", data,
-				metav1.PatchOptions{FieldManager: "floor", Force: ptrTrue()}); err != nil {
+			if err := applyObject(ctx, c, dyn, ns, obj); err != nil {
 				return 0, err
 			}
 		}
@@ -275,6 +278,30 @@ func floorRun(
 		}
 	}
 	return time.Since(start), nil
+}
+
+func resourceOf(c *localcluster.Cluster, obj *unstructured.Unstructured) (schema.GroupVersionResource, error) {
+	gvk := obj.GroupVersionKind()
+	mapping, err := c.Client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return schema.GroupVersionResource{}, err
+	}
+	return mapping.Resource, nil
+}
+
+// applyObject applies obj in namespace ns with server-side apply, as the floor.
+func applyObject(ctx context.Context, c *localcluster.Cluster, dyn dynamic.Interface, ns string, obj *unstructured.Unstructured) error {
+	gvr, err := resourceOf(c, obj)
+	if err != nil {
+		return err
+	}
+	data, err := obj.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	_, err = dyn.Resource(gvr).Namespace(ns).Patch(ctx, obj.GetName(), "application/apply-patch+yaml", data,
+		metav1.PatchOptions{FieldManager: "floor", Force: ptrTrue()})
+	return err
 }
 
 func ptrTrue() *bool { t := true; return &t }

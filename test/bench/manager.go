@@ -102,6 +102,35 @@ func (m *manager) metrics() (map[string]float64, error) {
 	return samples, scanner.Err()
 }
 
+// settled scrapes the manager's metrics once it has made no API request for
+// quiet: the writes a change causes, such as events, trail the change itself.
+func (m *manager) settled(ctx context.Context, quiet, timeout time.Duration) (map[string]float64, error) {
+	deadline := time.Now().Add(timeout)
+	last, err := m.metrics()
+	if err != nil {
+		return nil, err
+	}
+	for since := time.Now(); time.Since(since) < quiet; {
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the manager still makes API requests after %s", timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(quiet / 5):
+		}
+		next, err := m.metrics()
+		if err != nil {
+			return nil, err
+		}
+		if sum(requests(next)) != sum(requests(last)) {
+			since = time.Now()
+		}
+		last = next
+	}
+	return last, nil
+}
+
 // process is what the kernel says of the manager: CPU seconds so far and
 // peak resident memory.
 type process struct {
@@ -157,17 +186,58 @@ func (m *manager) profile(seconds int, path string) error {
 func requests(samples map[string]float64) map[string]float64 {
 	byVerb := map[string]float64{}
 	for name, v := range samples {
-		rest, ok := strings.CutPrefix(name, `kudo_ng_api_requests_total{`)
-		if !ok {
-			continue
-		}
-		for _, label := range strings.Split(strings.TrimSuffix(rest, "}"), ",") {
-			if verb, ok := strings.CutPrefix(label, `verb="`); ok {
-				byVerb[strings.TrimSuffix(verb, `"`)] += v
-			}
+		if verb, _, ok := apiRequest(name); ok {
+			byVerb[verb] += v
 		}
 	}
 	return byVerb
+}
+
+// objectWrites sums the writes to the objects of packages: all but those to
+// kudo.dev objects (status, spec.planExecution), events and access reviews.
+func objectWrites(samples map[string]float64) float64 {
+	total := 0.0
+	for name, v := range samples {
+		verb, resource, ok := apiRequest(name)
+		if !ok || !isWrite(verb) {
+			continue
+		}
+		group, _, _ := strings.Cut(resource, "/")
+		if strings.HasSuffix(group, ".kudo.dev") || group == "events" || strings.HasPrefix(group, "selfsubjectaccessreviews.") {
+			continue
+		}
+		total += v
+	}
+	return total
+}
+
+// apiRequest parses the labels of a kudo_ng_api_requests_total sample.
+func apiRequest(sample string) (verb, resource string, ok bool) {
+	rest, ok := strings.CutPrefix(sample, `kudo_ng_api_requests_total{`)
+	if !ok {
+		return "", "", false
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(rest, "}"), ",") {
+		name, value, _ := strings.Cut(label, "=")
+		switch name {
+		case "verb":
+			verb = strings.Trim(value, `"`)
+		case "resource":
+			resource = strings.Trim(value, `"`)
+		}
+	}
+	return verb, resource, true
+}
+
+// spent is what the manager spent between two scrapes of its metrics: its
+// API requests by verb, and how many of them wrote objects of packages.
+type spent struct {
+	Requests     map[string]float64
+	ObjectWrites float64
+}
+
+func spentBetween(before, after map[string]float64) spent {
+	return spent{Requests: sub(requests(after), requests(before)), ObjectWrites: objectWrites(after) - objectWrites(before)}
 }
 
 func sub(after, before map[string]float64) map[string]float64 {

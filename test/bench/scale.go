@@ -10,6 +10,12 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -27,12 +33,17 @@ const (
 type Scale struct {
 	Instances int
 	Seconds   float64
+	// FloorSeconds is the same objects applied without kudo-ng until every
+	// Deployment is Current (scaleFloorRun).
+	FloorSeconds float64
 	// CPUSeconds is the manager's CPU time during the run; PeakRSSMiB its
 	// peak resident memory since it started.
 	CPUSeconds float64
 	PeakRSSMiB float64
-	// Requests are the manager's API requests during the run, by verb.
-	Requests map[string]float64
+	// Requests are the manager's API requests during the run, by verb;
+	// ObjectWrites how many of them wrote the package's objects.
+	Requests     map[string]float64
+	ObjectWrites float64
 	// Profile lists the top of the CPU profile taken during the run.
 	Profile string `json:",omitempty"`
 }
@@ -65,9 +76,23 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 		logf("scale %d: all COMPLETE in %.2fs, CPU %.1fs, peak RSS %.0f MiB, requests %v", n, s.Seconds, s.CPUSeconds, s.PeakRSSMiB, s.Requests)
 		results = append(results, *s)
 	}
-	idle, err := idleRun(m, total, cfg.syncPeriod)
+	idle, err := idleRun(ctx, m, total, cfg.syncPeriod)
 	if err != nil {
 		return nil, nil, err
+	}
+	// The floors go last, so that their objects are not in the manager's
+	// cache during its runs.
+	dyn, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range results {
+		d, err := scaleFloorRun(ctx, c, dyn, pkg, results[i].Instances)
+		if err != nil {
+			return nil, nil, fmt.Errorf("floor: %w", err)
+		}
+		results[i].FloorSeconds = d.Seconds()
+		logf("scale floor %d: all Current in %.2fs", results[i].Instances, d.Seconds())
 	}
 	return results, idle, nil
 }
@@ -83,7 +108,7 @@ func scaleRun(ctx context.Context, c *localcluster.Cluster, m *manager, pkg *pac
 		return nil, err
 	}
 	defer w.Stop()
-	before, err := m.metrics()
+	before, err := m.settled(ctx, runQuiet, time.Minute)
 	if err != nil {
 		return nil, err
 	}
@@ -110,23 +135,28 @@ func scaleRun(ctx context.Context, c *localcluster.Cluster, m *manager, pkg *pac
 			return c.Client.Create(cctx, newInstance(ns, fmt.Sprintf("i-%04d", i), ov))
 		})
 	}
+	// The watch is read while the Instances are created: the API server
+	// closes a watch that falls behind.
+	complete := make(chan error, 1)
+	go func() { complete <- untilComplete(ctx, w, n, 10*time.Minute) }()
 	if err := create.Wait(); err != nil {
 		return nil, err
 	}
-	if err := untilComplete(ctx, w, n, 10*time.Minute); err != nil {
+	if err := <-complete; err != nil {
 		return nil, err
 	}
 	s := &Scale{Instances: n, Seconds: time.Since(start).Seconds()}
-
-	after, err := m.metrics()
-	if err != nil {
-		return nil, err
-	}
 	procAfter, err := m.process()
 	if err != nil {
 		return nil, err
 	}
-	s.Requests = sub(requests(after), requests(before))
+	// The requests are counted once the manager is done, events and all.
+	after, err := m.settled(ctx, time.Second, 5*time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	used := spentBetween(before, after)
+	s.Requests, s.ObjectWrites = used.Requests, used.ObjectWrites
 	s.CPUSeconds, s.PeakRSSMiB = procAfter.CPUSeconds-procBefore.CPUSeconds, procAfter.PeakRSSMiB
 	if profile != "" {
 		profiled.Wait()
@@ -144,8 +174,8 @@ func scaleRun(ctx context.Context, c *localcluster.Cluster, m *manager, pkg *pac
 
 // idleRun waits through one resync of the manager's cache, with nothing
 // changing, and counts what the manager did.
-func idleRun(m *manager, instances int, syncPeriod time.Duration) (*Idle, error) {
-	before, err := m.metrics()
+func idleRun(ctx context.Context, m *manager, instances int, syncPeriod time.Duration) (*Idle, error) {
+	before, err := m.settled(ctx, time.Second, 5*time.Minute)
 	if err != nil {
 		return nil, err
 	}
@@ -163,4 +193,78 @@ func idleRun(m *manager, instances int, syncPeriod time.Duration) (*Idle, error)
 		Reconciles: sub(after, before)[`controller_runtime_reconcile_total{controller="instance",result="success"}`],
 		Requests:   sub(requests(after), requests(before)),
 	}, nil
+}
+
+// scaleFloorRun is the best any controller could do at scale: the objects of
+// n Instances of the package applied with server-side apply, 32 Instances at
+// a time, each Instance's steps in order, until every Deployment is Current.
+func scaleFloorRun(
+	ctx context.Context, c *localcluster.Cluster, dyn dynamic.Interface, pkg *packages.Package, n int,
+) (time.Duration, error) {
+	ns := fmt.Sprintf("floor-%d", n)
+	if err := newNamespace(ctx, c, ns); err != nil {
+		return 0, err
+	}
+	w, err := c.Client.Watch(ctx, &appsv1.DeploymentList{}, client.InNamespace(ns))
+	if err != nil {
+		return 0, err
+	}
+	defer w.Stop()
+	current := make(chan error, 1)
+	go func() { current <- untilDeploymentsCurrent(ctx, w, n, 10*time.Minute) }()
+	start := time.Now()
+	apply, actx := errgroup.WithContext(ctx)
+	apply.SetLimit(32)
+	for i := range n {
+		apply.Go(func() error {
+			steps, err := renderSteps(pkg, fmt.Sprintf("i-%04d", i), ns)
+			if err != nil {
+				return err
+			}
+			for _, objs := range steps {
+				for _, obj := range objs {
+					if err := applyObject(actx, c, dyn, ns, obj); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+	}
+	if err := apply.Wait(); err != nil {
+		return 0, err
+	}
+	if err := <-current; err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+func untilDeploymentsCurrent(ctx context.Context, w watch.Interface, n int, timeout time.Duration) error {
+	done := map[string]bool{}
+	deadline := time.After(timeout)
+	for len(done) < n {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return fmt.Errorf("the watch of Deployments ended")
+			}
+			d, ok := ev.Object.(*appsv1.Deployment)
+			if !ok {
+				continue
+			}
+			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(d)
+			if err != nil {
+				return err
+			}
+			if res, err := status.Compute(&unstructured.Unstructured{Object: u}); err == nil && res.Status == status.CurrentStatus {
+				done[d.Name] = true
+			}
+		case <-deadline:
+			return fmt.Errorf("%d of %d Deployments Current within %s", len(done), n, timeout)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }

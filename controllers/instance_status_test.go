@@ -1,0 +1,53 @@
+package controllers
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+)
+
+func TestProgressWait(t *testing.T) {
+	written := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	instance := func(status kudov1beta1.ExecutionStatus, uid types.UID, generation int64) *kudov1beta1.Instance {
+		ts := metav1.NewTime(written)
+		return &kudov1beta1.Instance{
+			ObjectMeta: metav1.ObjectMeta{Generation: generation},
+			Status: kudov1beta1.InstanceStatus{
+				ObservedGeneration: generation,
+				ActivePlan:         &kudov1beta1.ActivePlanStatus{Name: "deploy", Status: status},
+				PlanStatus: map[string]kudov1beta1.PlanStatus{
+					"deploy": {Name: "deploy", Status: status, UID: uid, LastUpdatedTimestamp: &ts},
+				},
+			},
+		}
+	}
+	running := instance(kudov1beta1.ExecutionInProgress, "run-1", 1)
+	tests := []struct {
+		name    string
+		before  *kudov1beta1.Instance
+		after   *kudov1beta1.Instance
+		elapsed time.Duration
+		want    time.Duration
+	}{
+		{"progress of the same run, just written", running, running, 500 * time.Millisecond, 1500 * time.Millisecond},
+		{"progress of the same run, written long enough ago", running, running, 3 * time.Second, 0},
+		{"the run completes", running, instance(kudov1beta1.ExecutionComplete, "run-1", 1), 0, 0},
+		{"the run fails", running, instance(kudov1beta1.ExecutionFatalError, "run-1", 1), 0, 0},
+		{"a step errs", running, instance(kudov1beta1.ExecutionError, "run-1", 1), 0, 0},
+		{"a new run starts", running, instance(kudov1beta1.ExecutionInProgress, "run-2", 1), 0, 0},
+		{"the first write of a run", instance(kudov1beta1.ExecutionPending, "run-1", 1), running, 0, 0},
+		{"a new spec", running, instance(kudov1beta1.ExecutionInProgress, "run-1", 2), 0, 0},
+		{"no plan ran yet", &kudov1beta1.Instance{}, running, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := progressWait(tt.before, tt.after, written.Add(tt.elapsed)); got != tt.want {
+				t.Errorf("progressWait = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
