@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -20,6 +21,7 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/health"
 	"github.com/kudo-ng/kudo/internal/render"
+	"github.com/kudo-ng/kudo/internal/task"
 )
 
 // AggregateToManagerLabel marks the ClusterRoles whose rules the manager's
@@ -49,6 +51,11 @@ func (r *InstanceReconciler) watch(ctx context.Context, gvk schema.GroupVersionK
 	src := source.Kind[client.Object](r.cache, obj, handler.EnqueueRequestsFromMapFunc(r.ownerOf), mayMovePlan)
 	if err := r.controller.Watch(src); err != nil {
 		return err
+	}
+	if gvk == corev1.SchemeGroupVersion.WithKind("Pod") {
+		if err := r.cache.IndexField(ctx, obj, task.PodInstanceIndex, task.PodInstance); err != nil {
+			return err
+		}
 	}
 	r.watched[gvk] = true
 	return nil

@@ -19,6 +19,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/health"
+	"github.com/kudo-ng/kudo/internal/render"
 )
 
 // appliedHashAnnotation records the hash of what kudo-ng last applied, so
@@ -172,6 +173,18 @@ func hashOf(obj *unstructured.Unstructured) (string, error) {
 	return hex.EncodeToString(sum[:8]), nil
 }
 
+// PodInstanceIndex indexes cached pods by the Instance their label names,
+// so that explaining a workload does not scan every pod of its namespace.
+const PodInstanceIndex = "podInstance"
+
+// PodInstance is the value of PodInstanceIndex for a pod.
+func PodInstance(pod client.Object) []string {
+	if name := pod.GetLabels()[render.InstanceLabel]; name != "" {
+		return []string{name}
+	}
+	return nil
+}
+
 // podProblem names why a workload's pods are not ready, from the cache.
 func podProblem(ctx context.Context, env *Env, obj *unstructured.Unstructured) string {
 	switch obj.GroupVersionKind().GroupKind() {
@@ -193,7 +206,8 @@ func podProblem(ctx context.Context, env *Env, obj *unstructured.Unstructured) s
 	}
 	pods := &unstructured.UnstructuredList{}
 	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-	if err := env.Client.List(ctx, pods, client.InNamespace(obj.GetNamespace()), client.MatchingLabels(matchLabels)); err != nil {
+	if err := env.Client.List(ctx, pods, client.InNamespace(obj.GetNamespace()),
+		client.MatchingFields{PodInstanceIndex: env.Instance.Name}, client.MatchingLabels(matchLabels)); err != nil {
 		return ""
 	}
 	for i := range pods.Items {
