@@ -173,7 +173,7 @@ func (r *InstanceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 	r.cache = mgr.GetCache()
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&kudov1beta1.Instance{}, builder.WithPredicates(predicate.Or[client.Object](
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deleting))).
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deleting, resync))).
 		// A child Instance of a KudoOperator task wakes its parent when its plan moves.
 		Watches(&kudov1beta1.Instance{}, handler.EnqueueRequestsFromMapFunc(ownerInstance)).
 		Watches(&kudov1beta1.OperatorVersion{}, handler.EnqueueRequestsFromMapFunc(r.instancesOf)).
@@ -183,6 +183,12 @@ func (r *InstanceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 	r.controller = c
 	return err
 }
+
+// resync lets through the periodic resync of an Instance (--sync-period):
+// an update event that changes nothing.
+var resync = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion()
+}}
 
 // deleting lets through the update that marks an Instance for deletion.
 var deleting = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {

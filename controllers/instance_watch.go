@@ -71,6 +71,9 @@ var mayMovePlan = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 	switch {
 	case !okOld || !okNew:
 		return true
+	// A resync: the Instance's own resync reconciles it, once.
+	case old.GetResourceVersion() == cur.GetResourceVersion():
+		return false
 	// Kinds without a generation (ConfigMaps, Secrets) change their content unseen by it.
 	case cur.GetGeneration() == 0 || cur.GetGeneration() != old.GetGeneration():
 		return true

@@ -47,6 +47,9 @@ status: {observedGeneration: 1, replicas: 3, updatedReplicas: 3, readyReplicas: 
 		{"a ConfigMap's data, which has no generation",
 			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}",
 			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: c}", true},
+		{"a resync of a ConfigMap",
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, resourceVersion: \"1\"}",
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, resourceVersion: \"1\"}", false},
 		{"a pod that gets stuck", pending, `apiVersion: v1
 kind: Pod
 metadata: {name: web-1, generation: 1}
@@ -60,7 +63,12 @@ status: {phase: Pending, conditions: [{type: PodScheduled, status: "True"}]}`, f
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := event.UpdateEvent{ObjectOld: object(t, tt.old), ObjectNew: object(t, tt.cur)}
+			old, cur := object(t, tt.old), object(t, tt.cur)
+			if cur.GetResourceVersion() == "" {
+				old.SetResourceVersion("1")
+				cur.SetResourceVersion("2")
+			}
+			e := event.UpdateEvent{ObjectOld: old, ObjectNew: cur}
 			if got := mayMovePlan.Update(e); got != tt.want {
 				t.Errorf("mayMovePlan = %t, want %t", got, tt.want)
 			}
