@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
@@ -213,26 +214,41 @@ func newInstance(ns, name, ov string) *kudov1beta1.Instance {
 
 // untilComplete waits until n Instances of a watch have finished deploy.
 func untilComplete(ctx context.Context, w watch.Interface, n int, timeout time.Duration) error {
-	done := map[string]bool{}
+	return untilDone(ctx, w, n, timeout, "Instances", func(obj runtime.Object) (string, bool, error) {
+		i, ok := obj.(*kudov1beta1.Instance)
+		if !ok {
+			return "", false, nil
+		}
+		switch deploy := i.Status.PlanStatus["deploy"]; deploy.Status {
+		case kudov1beta1.ExecutionComplete:
+			return i.Name, true, nil
+		case kudov1beta1.ExecutionFatalError:
+			return "", false, fmt.Errorf("instance %s/%s: deploy failed: %s", i.Namespace, i.Name, deploy.Message)
+		}
+		return "", false, nil
+	})
+}
+
+// untilDone reads a watch until done has said of n objects that they are done.
+func untilDone(ctx context.Context, w watch.Interface, n int, timeout time.Duration, what string,
+	done func(runtime.Object) (name string, ok bool, err error)) error {
+	finished := map[string]bool{}
 	deadline := time.After(timeout)
-	for len(done) < n {
+	for len(finished) < n {
 		select {
 		case ev, ok := <-w.ResultChan():
 			if !ok {
-				return fmt.Errorf("the watch of Instances ended")
+				return fmt.Errorf("the watch of %s ended", what)
 			}
-			i, ok := ev.Object.(*kudov1beta1.Instance)
-			if !ok {
-				continue
+			name, ok, err := done(ev.Object)
+			if err != nil {
+				return err
 			}
-			switch i.Status.PlanStatus["deploy"].Status {
-			case kudov1beta1.ExecutionComplete:
-				done[i.Name] = true
-			case kudov1beta1.ExecutionFatalError:
-				return fmt.Errorf("instance %s/%s: deploy failed: %s", i.Namespace, i.Name, i.Status.PlanStatus["deploy"].Message)
+			if ok {
+				finished[name] = true
 			}
 		case <-deadline:
-			return fmt.Errorf("%d of %d Instances finished deploy within %s", len(done), n, timeout)
+			return fmt.Errorf("%d of %d %s done within %s", len(finished), n, what, timeout)
 		case <-ctx.Done():
 			return ctx.Err()
 		}

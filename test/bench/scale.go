@@ -241,30 +241,16 @@ func scaleFloorRun(
 }
 
 func untilDeploymentsCurrent(ctx context.Context, w watch.Interface, n int, timeout time.Duration) error {
-	done := map[string]bool{}
-	deadline := time.After(timeout)
-	for len(done) < n {
-		select {
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return fmt.Errorf("the watch of Deployments ended")
-			}
-			d, ok := ev.Object.(*appsv1.Deployment)
-			if !ok {
-				continue
-			}
-			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(d)
-			if err != nil {
-				return err
-			}
-			if res, err := status.Compute(&unstructured.Unstructured{Object: u}); err == nil && res.Status == status.CurrentStatus {
-				done[d.Name] = true
-			}
-		case <-deadline:
-			return fmt.Errorf("%d of %d Deployments Current within %s", len(done), n, timeout)
-		case <-ctx.Done():
-			return ctx.Err()
+	return untilDone(ctx, w, n, timeout, "Deployments", func(obj runtime.Object) (string, bool, error) {
+		d, ok := obj.(*appsv1.Deployment)
+		if !ok {
+			return "", false, nil
 		}
-	}
-	return nil
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(d)
+		if err != nil {
+			return "", false, err
+		}
+		res, err := status.Compute(&unstructured.Unstructured{Object: u})
+		return d.Name, err == nil && res.Status == status.CurrentStatus, nil
+	})
 }
