@@ -202,8 +202,8 @@ func objectWrites(samples map[string]float64) float64 {
 		if !ok || !isWrite(verb) {
 			continue
 		}
-		group, _, _ := strings.Cut(resource, "/")
-		if strings.HasSuffix(group, ".kudo.dev") || group == "events" || strings.HasPrefix(group, "selfsubjectaccessreviews.") {
+		kind, _, _ := strings.Cut(resource, "/") // without the subresource
+		if strings.HasSuffix(kind, ".kudo.dev") || kind == "events" || strings.HasPrefix(kind, "selfsubjectaccessreviews.") {
 			continue
 		}
 		total += v
