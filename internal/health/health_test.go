@@ -4,20 +4,17 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
+
+	"github.com/kudo-ng/kudo/internal/render"
 )
 
 func obj(t *testing.T, y string) *unstructured.Unstructured {
 	t.Helper()
-	data, err := yaml.YAMLToJSON([]byte(y))
-	if err != nil {
-		t.Fatal(err)
+	objs, err := render.Objects(t.Name(), y)
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("want one object: %v", err)
 	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(data); err != nil {
-		t.Fatal(err)
-	}
-	return u
+	return objs[0]
 }
 
 func TestCheck(t *testing.T) {
