@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -205,7 +206,10 @@ func scaleFloorRun(
 	if err := newNamespace(ctx, c, ns); err != nil {
 		return 0, err
 	}
-	w, err := c.Client.Watch(ctx, &appsv1.DeploymentList{}, client.InNamespace(ns))
+	// Unstructured, as the API server sends them: kstatus needs the kind, which
+	// a typed object decoded from a watch lacks, and without it calls any
+	// object Current.
+	w, err := dyn.Resource(appsv1.SchemeGroupVersion.WithResource("deployments")).Namespace(ns).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		return 0, err
 	}
@@ -242,15 +246,11 @@ func scaleFloorRun(
 
 func untilDeploymentsCurrent(ctx context.Context, w watch.Interface, n int, timeout time.Duration) error {
 	return untilDone(ctx, w, n, timeout, "Deployments", func(obj runtime.Object) (string, bool, error) {
-		d, ok := obj.(*appsv1.Deployment)
+		d, ok := obj.(*unstructured.Unstructured)
 		if !ok {
 			return "", false, nil
 		}
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(d)
-		if err != nil {
-			return "", false, err
-		}
-		res, err := status.Compute(&unstructured.Unstructured{Object: u})
-		return d.Name, err == nil && res.Status == status.CurrentStatus, nil
+		res, err := status.Compute(d)
+		return d.GetName(), err == nil && res.Status == status.CurrentStatus, nil
 	})
 }
