@@ -115,8 +115,8 @@ func main() {
 		LeaderElectionNamespace: leaderElectionNamespace,
 		// Objects that packages apply are read as unstructured, from the cache too.
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
-		// No one reads the managed fields of cached objects: a third of their size.
-		Cache: cache.Options{SyncPeriod: &syncPeriod, DefaultTransform: cache.TransformStripManagedFields()},
+		// Cached objects keep what plans read: no managed fields, pod templates nor pod specs.
+		Cache: cache.Options{SyncPeriod: &syncPeriod, DefaultTransform: task.TrimForCache},
 	})
 	if err != nil {
 		setupLog.Error(err, "unable to create manager")

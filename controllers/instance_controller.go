@@ -198,7 +198,7 @@ var deleting = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 func (r *InstanceReconciler) instancesOf(ctx context.Context, ov client.Object) []reconcile.Request {
 	instances := &kudov1beta1.InstanceList{}
 	if err := r.List(ctx, instances, client.InNamespace(ov.GetNamespace()),
-		client.MatchingFields{operatorVersionIndex: ov.GetName()}); err != nil {
+		client.MatchingFields{operatorVersionIndex: ov.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing Instances of OperatorVersion", "OperatorVersion", klog.KObj(ov))
 		return nil
 	}

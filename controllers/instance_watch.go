@@ -126,7 +126,7 @@ func (r *InstanceReconciler) ownerOf(ctx context.Context, obj client.Object) []r
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
 	}
 	instances := &kudov1beta1.InstanceList{}
-	if err := r.List(ctx, instances); err != nil {
+	if err := r.List(ctx, instances, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	var reqs []reconcile.Request

@@ -8,6 +8,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -35,8 +36,10 @@ func (r *OperatorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err := r.List(ctx, versions, client.InNamespace(operator.Namespace)); err != nil {
 		return ctrl.Result{}, err
 	}
+	// Only names are read: no copy of every Instance, statuses and all, on
+	// each of the many reconciles a thousand new Instances cause.
 	instances := &kudov1beta1.InstanceList{}
-	if err := r.List(ctx, instances, client.InNamespace(operator.Namespace)); err != nil {
+	if err := r.List(ctx, instances, client.InNamespace(operator.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, err
 	}
 	before := operator.DeepCopy()
@@ -74,12 +77,18 @@ func (r *OperatorReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&kudov1beta1.Operator{}).
 		Watches(&kudov1beta1.OperatorVersion{}, handler.EnqueueRequestsFromMapFunc(operatorOfVersion),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		// Only an Instance's creation, deletion or change of version matters, not its status.
 		Watches(&kudov1beta1.Instance{}, handler.EnqueueRequestsFromMapFunc(r.operatorOfInstance),
-			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+			builder.WithPredicates(versionChanged)).
 		Named("operator").
 		Complete(r)
 }
+
+// versionChanged lets through what changes an Operator's list of Instances:
+// an Instance's creation, its deletion and a change of its OperatorVersion,
+// not its plans (spec.planExecution) nor its parameters.
+var versionChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	return e.ObjectOld.(*kudov1beta1.Instance).Spec.OperatorVersion.Name != e.ObjectNew.(*kudov1beta1.Instance).Spec.OperatorVersion.Name
+}}
 
 func operatorOfVersion(_ context.Context, obj client.Object) []reconcile.Request {
 	ov := obj.(*kudov1beta1.OperatorVersion)

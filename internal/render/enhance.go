@@ -53,6 +53,16 @@ type Scope func(gvk schema.GroupVersionKind) (namespaced bool, err error)
 // task does not render, in the cluster. found is false when it does not exist.
 type Dependencies func(kind, namespace, name string) (obj *unstructured.Unstructured, found bool, err error)
 
+// PodTemplatePath is where a workload of kind gk keeps its pod template
+// (for a CronJob, the job template around it); found is false for other kinds.
+func PodTemplatePath(gk schema.GroupKind) (path []string, found bool) {
+	paths, found := podTemplatePaths[gk]
+	if !found {
+		return nil, false
+	}
+	return paths[0], true
+}
+
 // podTemplatePaths are where workloads keep their pod templates.
 var podTemplatePaths = map[schema.GroupKind][][]string{
 	{Group: "apps", Kind: "Deployment"}:  {{"spec", "template"}},
