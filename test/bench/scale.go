@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,6 +40,9 @@ type Scale struct {
 	// FloorSeconds is the same objects applied without kudo-ng until every
 	// Deployment is Current (scaleFloorRun).
 	FloorSeconds float64
+	// ServiceCreateMs and FloorServiceCreateMs are how long the API server
+	// took to create a Service, on average, during the run and its floor.
+	ServiceCreateMs, FloorServiceCreateMs float64
 	// CPUSeconds is the manager's CPU time during the run; PeakRSSMiB its
 	// peak resident memory since it started.
 	CPUSeconds float64
@@ -88,11 +94,18 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 		return nil, nil, err
 	}
 	for i := range results {
+		services, err := readServiceCreates(c)
+		if err != nil {
+			return nil, nil, err
+		}
 		d, err := scaleFloorRun(ctx, c, dyn, pkg, results[i].Instances)
 		if err != nil {
 			return nil, nil, fmt.Errorf("floor: %w", err)
 		}
 		results[i].FloorSeconds = d.Seconds()
+		if results[i].FloorServiceCreateMs, err = services.meanMsSince(c); err != nil {
+			return nil, nil, err
+		}
 		logf("scale floor %d: all Current in %.2fs", results[i].Instances, d.Seconds())
 	}
 	return results, idle, nil
@@ -104,7 +117,13 @@ func scaleRun(ctx context.Context, c *localcluster.Cluster, m *manager, pkg *pac
 	if err != nil {
 		return nil, err
 	}
-	w, err := c.Client.Watch(ctx, &kudov1beta1.InstanceList{}, client.InNamespace(ns))
+	instances := &kudov1beta1.InstanceList{}
+	if err := c.Client.List(ctx, instances, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	w, err := resumingWatch(ctx, instances.ResourceVersion, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		return c.Client.Watch(ctx, &kudov1beta1.InstanceList{}, client.InNamespace(ns), &client.ListOptions{Raw: &o})
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +133,10 @@ func scaleRun(ctx context.Context, c *localcluster.Cluster, m *manager, pkg *pac
 		return nil, err
 	}
 	procBefore, err := m.process()
+	if err != nil {
+		return nil, err
+	}
+	services, err := readServiceCreates(c)
 	if err != nil {
 		return nil, err
 	}
@@ -147,12 +170,15 @@ func scaleRun(ctx context.Context, c *localcluster.Cluster, m *manager, pkg *pac
 		return nil, err
 	}
 	s := &Scale{Instances: n, Seconds: time.Since(start).Seconds()}
-	procAfter, err := m.process()
+	if s.ServiceCreateMs, err = services.meanMsSince(c); err != nil {
+		return nil, err
+	}
+	// Requests, CPU and memory are counted once the manager is done, events and all.
+	after, err := m.settled(ctx, time.Second, 5*time.Minute)
 	if err != nil {
 		return nil, err
 	}
-	// The requests are counted once the manager is done, events and all.
-	after, err := m.settled(ctx, time.Second, 5*time.Minute)
+	procAfter, err := m.process()
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +235,12 @@ func scaleFloorRun(
 	// Unstructured, as the API server sends them: kstatus needs the kind, which
 	// a typed object decoded from a watch lacks, and without it calls any
 	// object Current.
-	w, err := dyn.Resource(appsv1.SchemeGroupVersion.WithResource("deployments")).Namespace(ns).Watch(ctx, metav1.ListOptions{})
+	deployments := dyn.Resource(appsv1.SchemeGroupVersion.WithResource("deployments")).Namespace(ns)
+	list, err := deployments.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, err
+	}
+	w, err := resumingWatch(ctx, list.GetResourceVersion(), deployments.Watch)
 	if err != nil {
 		return 0, err
 	}
@@ -253,4 +284,52 @@ func untilDeploymentsCurrent(ctx context.Context, w watch.Interface, n int, time
 		res, err := status.Compute(d)
 		return d.GetName(), err == nil && res.Status == status.CurrentStatus, nil
 	})
+}
+
+// resumingWatch watches from resource version rv on and, when the API server
+// closes the watch (it closes one whose reader falls behind, as the bench's
+// can on two busy cores), watches again from the last event read.
+func resumingWatch(
+	ctx context.Context, rv string, watchFrom func(context.Context, metav1.ListOptions) (watch.Interface, error),
+) (watch.Interface, error) {
+	return watchtools.NewRetryWatcherWithContext(ctx, rv, &cache.ListWatch{WatchFuncWithContext: watchFrom})
+}
+
+// serviceCreates is the API server's own account of the Services it created
+// (server-side apply or create): how many, and the seconds they took.
+type serviceCreates struct{ count, seconds float64 }
+
+func readServiceCreates(c *localcluster.Cluster) (serviceCreates, error) {
+	out, err := c.Kubectl("get", "--raw", "/metrics")
+	if err != nil {
+		return serviceCreates{}, err
+	}
+	var s serviceCreates
+	for _, line := range strings.Split(out, "\n") {
+		create := strings.Contains(line, `verb="APPLY"`) || strings.Contains(line, `verb="POST"`)
+		if !create || !strings.Contains(line, `resource="services"`) || !strings.Contains(line, `subresource=""`) {
+			continue
+		}
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			return serviceCreates{}, fmt.Errorf("API server metric %q: %w", line, err)
+		}
+		switch {
+		case strings.HasPrefix(line, "apiserver_request_duration_seconds_sum{"):
+			s.seconds += v
+		case strings.HasPrefix(line, "apiserver_request_duration_seconds_count{"):
+			s.count += v
+		}
+	}
+	return s, nil
+}
+
+// meanMsSince is the mean time of the Service creates since before.
+func (before serviceCreates) meanMsSince(c *localcluster.Cluster) (float64, error) {
+	now, err := readServiceCreates(c)
+	if err != nil || now.count == before.count {
+		return 0, err
+	}
+	return 1000 * (now.seconds - before.seconds) / (now.count - before.count), nil
 }
