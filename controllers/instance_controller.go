@@ -79,13 +79,16 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("Instance", klog.KObj(instance)))
 	before := instance.DeepCopy()
+	writes := &task.Writes{}
 	defer func() {
 		instance.Status.ObservedGeneration = instance.Generation
 		if wait := progressWait(before, instance, r.Clock.Now()); wait > 0 && retErr == nil {
 			result.RequeueAfter = wait
-			return
+		} else if err := patchStatus(ctx, r.Client, before, instance); err != nil {
+			retErr = kerrors.NewAggregate([]error{retErr, err})
 		}
-		if err := patchStatus(ctx, r.Client, before, instance); err != nil {
+		// After the status write, so that waiting for the cache overlaps it.
+		if err := writes.Await(ctx, r.Client); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
 		}
 	}()
@@ -105,7 +108,7 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		return ctrl.Result{}, nil
 	}
 
-	run := &planRun{r: r, instance: instance, ov: ov}
+	run := &planRun{r: r, instance: instance, ov: ov, writes: writes}
 	if !instance.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.reconcileDelete(ctx, run)
 	}

@@ -29,6 +29,7 @@ type planRun struct {
 	r        *InstanceReconciler
 	instance *kudov1beta1.Instance
 	ov       *kudov1beta1.OperatorVersion
+	writes   *task.Writes
 	// selectionErr says why no plan could be chosen for a changed spec.
 	selectionErr error
 }
@@ -241,7 +242,7 @@ func (p *planRun) runStep(ctx context.Context, plan string, uid types.UID, value
 	env := &task.Env{
 		Client: p.r.Client, Instance: p.instance, OperatorVersion: p.ov,
 		PlanName: plan, PhaseName: ref.Phase, StepName: ref.Step, PlanUID: uid, Params: values,
-		Served: p.r.served, Scope: p.r.scope, Watch: p.r.watch, Files: p.r.Files,
+		Served: p.r.served, Scope: p.r.scope, Watch: p.r.watch, Files: p.r.Files, Writes: p.writes,
 	}
 	tasks := map[string]*kudov1beta1.Task{}
 	for i := range p.ov.Spec.Tasks {

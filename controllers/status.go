@@ -2,16 +2,14 @@ package controllers
 
 import (
 	"context"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cached"
 )
 
 // conditionsObject is a kudo.dev object with metav1.Condition conditions.
@@ -20,10 +18,6 @@ type conditionsObject interface {
 	GetConditions() []metav1.Condition
 	SetConditions([]metav1.Condition)
 }
-
-// cacheWait bounds how long a reconcile waits for the manager's cache to
-// hold what it wrote.
-const cacheWait = time.Second
 
 // patchStatus writes the status of obj as one merge patch against before, the
 // object as it was read; it writes nothing when nothing changed, so an idle
@@ -37,25 +31,7 @@ func patchStatus(ctx context.Context, c client.Client, before, obj client.Object
 	if err := c.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
 		return err
 	}
-	return awaitCache(ctx, c, obj)
-}
-
-// awaitCache waits until c, the manager's cached reader, returns obj at the
-// resource version the API server gave it last. A write by someone else in
-// between only makes it wait out cacheWait: that write wakes the reconcile anew.
-func awaitCache(ctx context.Context, c client.Reader, obj client.Object) error {
-	written := obj.GetResourceVersion()
-	cached := obj.DeepCopyObject().(client.Object)
-	err := wait.PollUntilContextTimeout(ctx, 2*time.Millisecond, cacheWait, true, func(ctx context.Context) (bool, error) {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), cached); err != nil {
-			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
-		}
-		return cached.GetResourceVersion() == written, nil
-	})
-	if wait.Interrupted(err) {
-		return nil
-	}
-	return err
+	return cached.Await(ctx, c, obj, cached.AtVersion(obj))
 }
 
 // setReadiness records the kstatus trio: Ready, and Stalled or Reconciling

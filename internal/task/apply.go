@@ -160,6 +160,7 @@ func applyOne(ctx context.Context, env *Env, obj *unstructured.Unstructured) (*u
 		}
 		return nil, fmt.Errorf("applying %s %s: %w", gvk.Kind, obj.GetName(), err)
 	}
+	env.Writes.add(obj)
 	return obj, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cached"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/render/migrate"
@@ -42,6 +44,42 @@ type Env struct {
 	Watch func(ctx context.Context, gvk schema.GroupVersionKind) error
 	// Files copies files out of a running pod, for Pipe tasks.
 	Files FileCopier
+	// Writes collects the objects the tasks write, if not nil.
+	Writes *Writes
+}
+
+// Writes are the objects the tasks of a reconcile wrote. The controller
+// waits for them in its cache before the Instance reconciles again: the
+// watch event of the first can wake the next reconcile before the cache
+// holds the others, which it would then write again.
+type Writes struct {
+	mu   sync.Mutex
+	objs []*unstructured.Unstructured
+}
+
+func (w *Writes) add(obj *unstructured.Unstructured) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.objs = append(w.objs, obj)
+}
+
+// Await waits until r, the manager's cached reader, holds each written
+// object with the hash kudo-ng applied: what the next pass compares to
+// decide whether to apply it again.
+func (w *Writes) Await(ctx context.Context, r client.Reader) error {
+	for _, obj := range w.objs {
+		hash := obj.GetAnnotations()[appliedHashAnnotation]
+		err := cached.Await(ctx, r, obj, func(c client.Object, found bool) bool {
+			return found && c.GetAnnotations()[appliedHashAnnotation] == hash
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Result is the outcome of one run of a task.
