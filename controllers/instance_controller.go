@@ -3,8 +3,10 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -176,7 +178,8 @@ func (r *InstanceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 	r.cache = mgr.GetCache()
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&kudov1beta1.Instance{}, builder.WithPredicates(predicate.Or[client.Object](
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deleting, resync))).
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deleting, resync),
+			skipPlanExecutionCleared)).
 		// A child Instance of a KudoOperator task wakes its parent when its plan moves.
 		Watches(&kudov1beta1.Instance{}, handler.EnqueueRequestsFromMapFunc(ownerInstance)).
 		Watches(&kudov1beta1.OperatorVersion{}, handler.EnqueueRequestsFromMapFunc(r.instancesOf)).
@@ -192,6 +195,25 @@ func (r *InstanceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 var resync = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 	return e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion()
 }}
+
+// skipPlanExecutionCleared holds back an update that only empties
+// spec.planExecution: the manager's own when a plan ends, made by the
+// reconcile that writes the end, which leaves nothing for another to do.
+var skipPlanExecutionCleared = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	old, okOld := e.ObjectOld.(*kudov1beta1.Instance)
+	cur, okNew := e.ObjectNew.(*kudov1beta1.Instance)
+	return !okOld || !okNew || !onlyClearsPlanExecution(old, cur)
+}}
+
+func onlyClearsPlanExecution(old, cur *kudov1beta1.Instance) bool {
+	if old.Spec.PlanExecution.PlanName == "" || cur.Spec.PlanExecution != (kudov1beta1.PlanExecution{}) {
+		return false
+	}
+	spec := old.Spec.DeepCopy()
+	spec.PlanExecution = kudov1beta1.PlanExecution{}
+	return equality.Semantic.DeepEqual(spec, &cur.Spec) && maps.Equal(old.Annotations, cur.Annotations) &&
+		old.DeletionTimestamp.IsZero() == cur.DeletionTimestamp.IsZero()
+}
 
 // deleting lets through the update that marks an Instance for deletion.
 var deleting = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {

@@ -48,11 +48,15 @@ func (r *InstanceReconciler) watch(ctx context.Context, gvk schema.GroupVersionK
 	}
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(gvk)
-	src := source.Kind[client.Object](r.cache, obj, handler.EnqueueRequestsFromMapFunc(r.ownerOf), mayMovePlan)
-	if err := r.controller.Watch(src); err != nil {
+	isPod := gvk == corev1.SchemeGroupVersion.WithKind("Pod")
+	moves := predicate.Predicate(mayMovePlan)
+	if isPod {
+		moves = podMayMovePlan
+	}
+	if err := r.controller.Watch(source.Kind[client.Object](r.cache, obj, handler.EnqueueRequestsFromMapFunc(r.ownerOf), moves)); err != nil {
 		return err
 	}
-	if gvk == corev1.SchemeGroupVersion.WithKind("Pod") {
+	if isPod {
 		if err := r.cache.IndexField(ctx, obj, task.PodInstanceIndex, task.PodInstance); err != nil {
 			return err
 		}
@@ -62,29 +66,70 @@ func (r *InstanceReconciler) watch(ctx context.Context, gvk schema.GroupVersionK
 }
 
 // mayMovePlan lets through the changes of applied objects that can move a
-// plan: a new health State or pod problem, a new spec, new metadata. Each
-// reconcile renders the plan's templates; an object's status alone changes
-// many times more often than its health does.
-var mayMovePlan = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-	old, okOld := e.ObjectOld.(*unstructured.Unstructured)
-	cur, okNew := e.ObjectNew.(*unstructured.Unstructured)
-	switch {
-	case !okOld || !okNew:
-		return true
-	// A resync: the Instance's own resync reconciles it, once.
-	case old.GetResourceVersion() == cur.GetResourceVersion():
-		return false
-	// Kinds without a generation (ConfigMaps, Secrets) change their content unseen by it.
-	case cur.GetGeneration() == 0 || cur.GetGeneration() != old.GetGeneration():
-		return true
-	case !equality.Semantic.DeepEqual(old.GetLabels(), cur.GetLabels()),
-		!equality.Semantic.DeepEqual(old.GetAnnotations(), cur.GetAnnotations()),
-		!equality.Semantic.DeepEqual(old.GetOwnerReferences(), cur.GetOwnerReferences()),
-		old.GetDeletionTimestamp().IsZero() != cur.GetDeletionTimestamp().IsZero():
-		return true
+// plan: a new health State or pod problem, a new spec, a new applied hash,
+// labels, deletion. Each reconcile renders the plan's templates; an object's
+// status alone changes many times more often than its health does.
+var mayMovePlan = predicate.Funcs{
+	// The reconcile that applied an object judged it from the API server's
+	// answer: its arrival in the cache tells nothing new. Objects first seen
+	// when their kind starts being watched belong to Instances that were
+	// reconciled when the manager started.
+	CreateFunc: func(e event.CreateEvent) bool { return e.Object.GetAnnotations()[task.AppliedHashAnnotation] == "" },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, okOld := e.ObjectOld.(*unstructured.Unstructured)
+		cur, okNew := e.ObjectNew.(*unstructured.Unstructured)
+		switch {
+		case !okOld || !okNew:
+			return true
+		// A resync: the Instance's own resync reconciles it, once.
+		case old.GetResourceVersion() == cur.GetResourceVersion():
+			return false
+		// Kinds without a generation (ConfigMaps, Secrets) change their content unseen by it.
+		case cur.GetGeneration() == 0 || cur.GetGeneration() != old.GetGeneration():
+			return true
+		// Other annotations, such as the revision a Deployment's controller
+		// notes, do not make the object differ from what was applied.
+		case old.GetAnnotations()[task.AppliedHashAnnotation] != cur.GetAnnotations()[task.AppliedHashAnnotation],
+			!equality.Semantic.DeepEqual(old.GetLabels(), cur.GetLabels()),
+			!equality.Semantic.DeepEqual(old.GetOwnerReferences(), cur.GetOwnerReferences()),
+			old.GetDeletionTimestamp().IsZero() != cur.GetDeletionTimestamp().IsZero():
+			return true
+		}
+		return health.State(old) != health.State(cur) || health.PodProblem(old) != health.PodProblem(cur)
+	},
+}
+
+// podMayMovePlan lets through the changes of a pod a package applied as
+// mayMovePlan does, but those of a workload's pod (watched to explain why a
+// rollout is stuck) only when its problem changes: the workload's own status
+// says when its rollout moves, and each pod's start would otherwise cost its
+// Instance two reconciles more.
+var podMayMovePlan = predicate.Funcs{
+	CreateFunc: func(e event.CreateEvent) bool {
+		if controllingInstance(e.Object) != "" {
+			return mayMovePlan.Create(e)
+		}
+		return podProblem(e.Object) != ""
+	},
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		if controllingInstance(e.ObjectNew) != "" {
+			return mayMovePlan.Update(e)
+		}
+		return podProblem(e.ObjectOld) != podProblem(e.ObjectNew)
+	},
+	DeleteFunc: func(e event.DeleteEvent) bool {
+		return controllingInstance(e.Object) != "" || podProblem(e.Object) != ""
+	},
+	GenericFunc: func(event.GenericEvent) bool { return true },
+}
+
+func podProblem(pod client.Object) string {
+	u, ok := pod.(*unstructured.Unstructured)
+	if !ok {
+		return ""
 	}
-	return health.State(old) != health.State(cur) || health.PodProblem(old) != health.PodProblem(cur)
-}}
+	return health.PodProblem(u)
+}
 
 // mayWatch refuses a kind the manager may not list and watch, naming the
 // RBAC it lacks: its informer would never sync, and every read of the kind
@@ -140,10 +185,18 @@ func (r *InstanceReconciler) ownerOf(ctx context.Context, obj client.Object) []r
 
 // ownerInstance maps an object to the Instance that controls it, if any.
 func ownerInstance(_ context.Context, obj client.Object) []reconcile.Request {
-	for _, ref := range obj.GetOwnerReferences() {
-		if ref.Controller != nil && *ref.Controller && ref.Kind == "Instance" && ref.APIVersion == kudov1beta1.GroupVersion.String() {
-			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}}
-		}
+	if name := controllingInstance(obj); name != "" {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
 	}
 	return nil
+}
+
+// controllingInstance is the name of the Instance that controls obj, if any.
+func controllingInstance(obj client.Object) string {
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.Controller != nil && *ref.Controller && ref.Kind == "Instance" && ref.APIVersion == kudov1beta1.GroupVersion.String() {
+			return ref.Name
+		}
+	}
+	return ""
 }

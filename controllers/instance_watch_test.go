@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/render"
 )
 
@@ -45,6 +46,15 @@ kind: Deployment
 metadata: {name: web, generation: 1, annotations: {kudo.dev/applied-hash: edited}}
 spec: {replicas: 3}
 status: {observedGeneration: 1, replicas: 3, updatedReplicas: 3, readyReplicas: 1, availableReplicas: 1}`, true},
+		{"the revision its controller notes on a Deployment", rollingOut, `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, generation: 1, annotations: {deployment.kubernetes.io/revision: "1"}}
+spec: {replicas: 3}
+status: {observedGeneration: 1, replicas: 3, updatedReplicas: 3, readyReplicas: 1, availableReplicas: 1}`, false},
+		{"the arrival of an object kudo-ng applied", "",
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, annotations: {kudo.dev/applied-hash: h}}", false},
+		{"the arrival of an object kudo-ng did not apply", "",
+			"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data-web-0}", true},
 		{"a ConfigMap's data, which has no generation",
 			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}",
 			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: c}", true},
@@ -64,16 +74,102 @@ status: {phase: Pending, conditions: [{type: PodScheduled, status: "True"}]}`, f
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			old, cur := object(t, tt.old), object(t, tt.cur)
+			cur := object(t, tt.cur)
+			if tt.old == "" {
+				if got := mayMovePlan.Create(event.CreateEvent{Object: cur}); got != tt.want {
+					t.Errorf("mayMovePlan = %t, want %t", got, tt.want)
+				}
+				return
+			}
+			old := object(t, tt.old)
 			if cur.GetResourceVersion() == "" {
 				old.SetResourceVersion("1")
 				cur.SetResourceVersion("2")
 			}
-			e := event.UpdateEvent{ObjectOld: old, ObjectNew: cur}
-			if got := mayMovePlan.Update(e); got != tt.want {
+			if got := mayMovePlan.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: cur}); got != tt.want {
 				t.Errorf("mayMovePlan = %t, want %t", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestPodMayMovePlan(t *testing.T) {
+	const (
+		workloadPod = "apiVersion: v1\nkind: Pod\nmetadata: {name: web-1, resourceVersion: \"1\", " +
+			"ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: web, uid: u1, controller: true}]}\n"
+		appliedPod = "apiVersion: v1\nkind: Pod\nmetadata: {name: probe, resourceVersion: \"1\", " +
+			"ownerReferences: [{apiVersion: kudo.dev/v1beta1, kind: Instance, name: i, uid: u2, controller: true}]}\n"
+		pending = "status: {phase: Pending}"
+		ready   = "status: {phase: Running, conditions: [{type: Ready, status: \"True\"}]}"
+		stuck   = "status: {phase: Pending, containerStatuses: [{name: web, state: {waiting: {reason: ImagePullBackOff}}}]}"
+	)
+	tests := []struct {
+		name     string
+		old, cur string
+		want     bool
+	}{
+		{"a workload's pod that becomes ready", workloadPod + pending, workloadPod + ready, false},
+		{"a workload's pod that gets stuck", workloadPod + pending, workloadPod + stuck, true},
+		{"a workload's pod that gets going again", workloadPod + stuck, workloadPod + ready, true},
+		{"a workload's new pod", "", workloadPod + pending, false},
+		{"a workload's new pod, stuck already", "", workloadPod + stuck, true},
+		{"a pod a package applied that becomes ready", appliedPod + pending, appliedPod + ready, true},
+		{"a new pod a package applied", "", appliedPod + pending, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cur := object(t, tt.cur)
+			var got bool
+			if tt.old == "" {
+				got = podMayMovePlan.Create(event.CreateEvent{Object: cur})
+			} else {
+				cur.SetResourceVersion("2")
+				got = podMayMovePlan.Update(event.UpdateEvent{ObjectOld: object(t, tt.old), ObjectNew: cur})
+			}
+			if got != tt.want {
+				t.Errorf("podMayMovePlan = %t, want %t", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestOnlyClearsPlanExecution(t *testing.T) {
+	requested := func() *kudov1beta1.Instance {
+		return &kudov1beta1.Instance{Spec: kudov1beta1.InstanceSpec{
+			Parameters:    map[string]string{"REPLICAS": "1"},
+			PlanExecution: kudov1beta1.PlanExecution{PlanName: "deploy", UID: "run-1"},
+		}}
+	}
+	tests := []struct {
+		name   string
+		change func(*kudov1beta1.Instance)
+		want   bool
+	}{
+		{"the clear at a plan's end", func(i *kudov1beta1.Instance) { i.Spec.PlanExecution = kudov1beta1.PlanExecution{} }, true},
+		{"a clear with new parameters", func(i *kudov1beta1.Instance) {
+			i.Spec.PlanExecution = kudov1beta1.PlanExecution{}
+			i.Spec.Parameters["REPLICAS"] = "2"
+		}, false},
+		{"a clear with a new annotation", func(i *kudov1beta1.Instance) {
+			i.Spec.PlanExecution = kudov1beta1.PlanExecution{}
+			i.Annotations = map[string]string{"a": "b"}
+		}, false},
+		{"a new request", func(i *kudov1beta1.Instance) { i.Spec.PlanExecution.UID = "run-2" }, false},
+		{"new parameters", func(i *kudov1beta1.Instance) { i.Spec.Parameters["REPLICAS"] = "2" }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old, cur := requested(), requested()
+			tt.change(cur)
+			if got := onlyClearsPlanExecution(old, cur); got != tt.want {
+				t.Errorf("onlyClearsPlanExecution = %t, want %t", got, tt.want)
+			}
+		})
+	}
+	idle := requested()
+	idle.Spec.PlanExecution = kudov1beta1.PlanExecution{}
+	if onlyClearsPlanExecution(idle, idle.DeepCopy()) {
+		t.Error("an update of an Instance with no planExecution does not clear one")
 	}
 }
 

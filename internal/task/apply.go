@@ -22,9 +22,9 @@ import (
 	"github.com/kudo-ng/kudo/internal/render"
 )
 
-// appliedHashAnnotation records the hash of what kudo-ng last applied, so
+// AppliedHashAnnotation records the hash of what kudo-ng last applied, so
 // that an unchanged object is not applied again on every pass of a plan.
-const appliedHashAnnotation = "kudo.dev/applied-hash"
+const AppliedHashAnnotation = "kudo.dev/applied-hash"
 
 // Apply renders its templates, applies them with server-side apply and is
 // done when every object is healthy. CustomResourceDefinitions and
@@ -142,7 +142,7 @@ func applyOne(ctx context.Context, env *Env, obj *unstructured.Unstructured) (*u
 	current.SetGroupVersionKind(gvk)
 	err = env.Client.Get(ctx, client.ObjectKeyFromObject(obj), current)
 	switch {
-	case err == nil && current.GetAnnotations()[appliedHashAnnotation] == hash:
+	case err == nil && current.GetAnnotations()[AppliedHashAnnotation] == hash:
 		return current, nil
 	case err != nil && !apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("reading %s %s: %w", gvk.Kind, obj.GetName(), err)
@@ -151,7 +151,7 @@ func applyOne(ctx context.Context, env *Env, obj *unstructured.Unstructured) (*u
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	annotations[appliedHashAnnotation] = hash
+	annotations[AppliedHashAnnotation] = hash
 	obj.SetAnnotations(annotations)
 	if err := env.Client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {

@@ -71,9 +71,9 @@ func (w *Writes) add(obj *unstructured.Unstructured) {
 // decide whether to apply it again.
 func (w *Writes) Await(ctx context.Context, r client.Reader) error {
 	for _, obj := range w.objs {
-		hash := obj.GetAnnotations()[appliedHashAnnotation]
+		hash := obj.GetAnnotations()[AppliedHashAnnotation]
 		err := cached.Await(ctx, r, obj, func(c client.Object, found bool) bool {
-			return found && c.GetAnnotations()[appliedHashAnnotation] == hash
+			return found && c.GetAnnotations()[AppliedHashAnnotation] == hash
 		})
 		if err != nil {
 			return err

@@ -24,7 +24,7 @@ func (c *catchingUpCache) Get(_ context.Context, key client.ObjectKey, obj clien
 	if hash == "" {
 		return apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, key.Name)
 	}
-	obj.SetAnnotations(map[string]string{appliedHashAnnotation: hash})
+	obj.SetAnnotations(map[string]string{AppliedHashAnnotation: hash})
 	return nil
 }
 
@@ -47,7 +47,7 @@ func TestWritesAwait(t *testing.T) {
 		obj.SetAPIVersion("v1")
 		obj.SetKind("ConfigMap")
 		obj.SetName(name)
-		obj.SetAnnotations(map[string]string{appliedHashAnnotation: "new"})
+		obj.SetAnnotations(map[string]string{AppliedHashAnnotation: "new"})
 		writes.add(obj)
 	}
 	if err := writes.Await(context.Background(), cache); err != nil {
