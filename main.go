@@ -58,8 +58,10 @@ func main() {
 		"Enable leader election for controller manager, so that only one manager is active at a time.")
 	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "",
 		"Namespace of the leader election lease; outside a cluster it defaults to kube-system.")
-	// A reconcile mostly waits for the API server: more workers than cores.
-	flag.IntVar(&maxConcurrentReconciles, "max-concurrent-reconciles", 16, "How many Instances are reconciled at once.")
+	// A reconcile mostly waits, for the API server and for the cache to show
+	// its writes: many more workers than cores. With 16, a burst of 1,000
+	// Instances kept every worker waiting and the queue ~10 s long.
+	flag.IntVar(&maxConcurrentReconciles, "max-concurrent-reconciles", 64, "How many Instances are reconciled at once.")
 	// The API server's priority and fairness protects it; a client-side limit
 	// only slows a manager with many Instances to start.
 	flag.Float64Var(&kubeAPIQPS, "kube-api-qps", -1, "Requests per second to the API server, sustained (-1: no client-side limit).")
