@@ -25,7 +25,7 @@ func main() {
 	flag.IntVar(&cfg.runs, "runs", 20, "Runs of each plan latency measurement.")
 	sizes := flag.String("scale", "100,300,1000", "Instance counts of the scale measurement, comma-separated.")
 	flag.DurationVar(&cfg.syncPeriod, "sync-period", 30*time.Second,
-		"The manager's resync period; the idle measurement waits for one resync after the largest size.")
+		"The resync period of the idle measurement: the manager restarts with it after the scale runs and is watched through one resync.")
 	flag.StringVar(&cfg.helm, "helm", "bin/helm", "The helm binary (make helm builds it).")
 	flag.StringVar(&cfg.renderBench, "render", "bin/bench-render.txt", "Output of the render Go benchmarks.")
 	flag.StringVar(&cfg.jsonOut, "json", "bin/bench.json", "Where to write the JSON report.")
@@ -75,7 +75,7 @@ func run(ctx context.Context, cfg *config) error {
 		return err
 	}
 
-	m, err := startManager(ctx, cluster, cfg.syncPeriod)
+	m, err := startManager(ctx, cluster)
 	if err != nil {
 		return err
 	}

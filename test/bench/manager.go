@@ -26,48 +26,61 @@ const (
 // manager is the kudo-ng manager running as a process of its own, with its
 // webhooks, as `make run` runs it.
 type manager struct {
-	cmd *exec.Cmd
-	log string
+	binary, webhooks, kubeconfig string
+	cmd                          *exec.Cmd
+	log                          string
 }
 
-func startManager(ctx context.Context, c *localcluster.Cluster, syncPeriod time.Duration) (*manager, error) {
+// startManager builds the manager and runs it with its defaults.
+func startManager(ctx context.Context, c *localcluster.Cluster) (*manager, error) {
 	if err := c.Make("install"); err != nil {
 		return nil, err
 	}
-	binary := filepath.Join(c.Dir, "manager")
-	build := exec.CommandContext(ctx, "go", "build", "-o", binary, ".")
+	m := &manager{
+		binary: filepath.Join(c.Dir, "manager"), webhooks: filepath.Join(c.Dir, "webhook"), kubeconfig: c.Kubeconfig,
+		log: filepath.Join(c.Root, "bin", "bench-manager.log"),
+	}
+	build := exec.CommandContext(ctx, "go", "build", "-o", m.binary, ".")
 	build.Dir = c.Root
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("go build: %w\n%s", err, out)
 	}
-	webhooks := filepath.Join(c.Dir, "webhook")
 	setup := exec.CommandContext(ctx, filepath.Join(c.Root, "hack", "webhook-local.sh"))
-	setup.Env = append(c.Env(), "WEBHOOK_DIR="+webhooks, "WEBHOOK_PORT="+webhookPort,
+	setup.Env = append(c.Env(), "WEBHOOK_DIR="+m.webhooks, "WEBHOOK_PORT="+webhookPort,
 		"KUBECTL="+filepath.Join(os.Getenv("ENVTEST_ASSETS"), "kubectl"))
 	if out, err := setup.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("webhook-local.sh: %w\n%s", err, out)
 	}
-	m := &manager{log: filepath.Join(c.Root, "bin", "bench-manager.log")}
-	logFile, err := os.Create(m.log)
-	if err != nil {
+	if err := os.WriteFile(m.log, nil, 0o644); err != nil {
 		return nil, err
 	}
-	m.cmd = exec.Command(binary, "--kubeconfig", c.Kubeconfig, "--leader-elect=false", "--zap-devel=false",
-		"--health-probe-bind-address=0", "--metrics-bind-address="+metricsAddress, "--metrics-secure=false",
-		"--pprof-bind-address="+pprofAddress, "--sync-period="+syncPeriod.String(),
-		"--webhook-cert-dir", webhooks, "--webhook-host", "127.0.0.1", "--webhook-port", webhookPort)
+	return m, m.start()
+}
+
+// start runs the manager with its defaults and the given flags, and waits
+// until it serves its metrics.
+func (m *manager) start(flags ...string) error {
+	logFile, err := os.OpenFile(m.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = logFile.Close() }()
+	m.cmd = exec.Command(m.binary, append([]string{"--kubeconfig", m.kubeconfig, "--leader-elect=false", "--zap-devel=false",
+		"--health-probe-bind-address=0", "--metrics-bind-address=" + metricsAddress, "--metrics-secure=false",
+		"--pprof-bind-address=" + pprofAddress,
+		"--webhook-cert-dir", m.webhooks, "--webhook-host", "127.0.0.1", "--webhook-port", webhookPort}, flags...)...)
 	m.cmd.Stdout, m.cmd.Stderr = logFile, logFile
 	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := m.cmd.Start(); err != nil {
-		return nil, err
+		return err
 	}
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
 		if _, err := m.metrics(); err == nil {
-			return m, nil
+			return nil
 		}
 		if time.Now().After(deadline) {
 			m.stop()
-			return nil, fmt.Errorf("the manager did not serve metrics within a minute (log: %s)", m.log)
+			return fmt.Errorf("the manager did not serve metrics within a minute (log: %s)", m.log)
 		}
 	}
 }
@@ -131,6 +144,28 @@ func (m *manager) settled(ctx context.Context, quiet, timeout time.Duration) (ma
 	return last, nil
 }
 
+// instanceReconciles is the metric of the Instance reconciles that succeeded.
+const instanceReconciles = `controller_runtime_reconcile_total{controller="instance",result="success"}`
+
+// reconciled waits until the manager has reconciled Instances n times since
+// it started.
+func (m *manager) reconciled(ctx context.Context, n float64, timeout time.Duration) error {
+	for deadline := time.Now().Add(timeout); ; {
+		metrics, err := m.metrics()
+		if err != nil || metrics[instanceReconciles] >= n {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the manager reconciled Instances %.0f times in %s, not %.0f", metrics[instanceReconciles], timeout, n)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
 // process is what the kernel says of the manager: CPU seconds so far and
 // peak resident memory.
 type process struct {
@@ -140,17 +175,11 @@ type process struct {
 
 func (m *manager) process() (process, error) {
 	pid := m.cmd.Process.Pid
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	cpu, err := cpuSeconds(pid)
 	if err != nil {
 		return process{}, err
 	}
-	// Fields after the command, which is in parentheses: utime and stime are
-	// the 14th and 15th of the whole line.
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
-	utime, _ := strconv.ParseFloat(fields[11], 64)
-	stime, _ := strconv.ParseFloat(fields[12], 64)
-	const clockTicks = 100 // USER_HZ on Linux
-	p := process{CPUSeconds: (utime + stime) / clockTicks}
+	p := process{CPUSeconds: cpu}
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return process{}, err
@@ -162,6 +191,21 @@ func (m *manager) process() (process, error) {
 		}
 	}
 	return p, nil
+}
+
+// cpuSeconds is the CPU time a process has used so far, user and system.
+func cpuSeconds(pid int) (float64, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command, which is in parentheses: utime and stime are
+	// the 14th and 15th of the whole line.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	const clockTicks = 100 // USER_HZ on Linux
+	return (utime + stime) / clockTicks, nil
 }
 
 // profile records the manager's CPU profile for the given time into path.

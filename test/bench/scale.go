@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -43,6 +44,10 @@ type Scale struct {
 	// ServiceCreateMs and FloorServiceCreateMs are how long the API server
 	// took to create a Service, on average, during the run and its floor.
 	ServiceCreateMs, FloorServiceCreateMs float64
+	// ControlPlaneCPU and FloorControlPlaneCPU are the CPU seconds each
+	// process of the control plane used from the first create until all were
+	// done, in the run and in its floor.
+	ControlPlaneCPU, FloorControlPlaneCPU map[string]float64
 	// CPUSeconds is the manager's CPU time during the run; PeakRSSMiB its
 	// peak resident memory since it started.
 	CPUSeconds float64
@@ -57,6 +62,7 @@ type Scale struct {
 
 // Idle is what the manager did during a resync with nothing to change.
 type Idle struct {
+	SyncPeriod string
 	Instances  int
 	Seconds    float64
 	Reconciles float64
@@ -83,6 +89,12 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 		logf("scale %d: all COMPLETE in %.2fs, CPU %.1fs, peak RSS %.0f MiB, requests %v", n, s.Seconds, s.CPUSeconds, s.PeakRSSMiB, s.Requests)
 		results = append(results, *s)
 	}
+	// The scale runs leave the manager's resync period at its default (hours),
+	// as in production, rather than let resyncs land in them.
+	m.stop()
+	if err := m.start("--sync-period=" + cfg.syncPeriod.String()); err != nil {
+		return nil, nil, err
+	}
 	idle, err := idleRun(ctx, m, total, cfg.syncPeriod)
 	if err != nil {
 		return nil, nil, err
@@ -98,11 +110,18 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 		if err != nil {
 			return nil, nil, err
 		}
+		cpu, err := controlPlaneCPU(c)
+		if err != nil {
+			return nil, nil, err
+		}
 		d, err := scaleFloorRun(ctx, c, dyn, pkg, results[i].Instances)
 		if err != nil {
 			return nil, nil, fmt.Errorf("floor: %w", err)
 		}
 		results[i].FloorSeconds = d.Seconds()
+		if results[i].FloorControlPlaneCPU, err = cpu.usedSince(c); err != nil {
+			return nil, nil, err
+		}
 		if results[i].FloorServiceCreateMs, err = services.meanMsSince(c); err != nil {
 			return nil, nil, err
 		}
@@ -140,6 +159,10 @@ func scaleRun(ctx context.Context, c *localcluster.Cluster, m *manager, pkg *pac
 	if err != nil {
 		return nil, err
 	}
+	cpu, err := controlPlaneCPU(c)
+	if err != nil {
+		return nil, err
+	}
 	var profiled sync.WaitGroup
 	var profileErr error
 	if profile != "" {
@@ -170,6 +193,9 @@ func scaleRun(ctx context.Context, c *localcluster.Cluster, m *manager, pkg *pac
 		return nil, err
 	}
 	s := &Scale{Instances: n, Seconds: time.Since(start).Seconds()}
+	if s.ControlPlaneCPU, err = cpu.usedSince(c); err != nil {
+		return nil, err
+	}
 	if s.ServiceCreateMs, err = services.meanMsSince(c); err != nil {
 		return nil, err
 	}
@@ -202,22 +228,30 @@ func scaleRun(ctx context.Context, c *localcluster.Cluster, m *manager, pkg *pac
 // idleRun waits through one resync of the manager's cache, with nothing
 // changing, and counts what the manager did.
 func idleRun(ctx context.Context, m *manager, instances int, syncPeriod time.Duration) (*Idle, error) {
+	// A manager that just started reconciles every Instance once first.
+	if err := m.reconciled(ctx, float64(instances), time.Minute); err != nil {
+		return nil, err
+	}
 	before, err := m.settled(ctx, time.Second, 5*time.Minute)
 	if err != nil {
 		return nil, err
 	}
-	// controller-runtime jitters the resync period by up to 10%.
-	wait := syncPeriod + syncPeriod/5
-	logf("idle: waiting %s for a resync of %d Instances", wait, instances)
-	time.Sleep(wait)
-	after, err := m.metrics()
+	start := time.Now()
+	logf("idle: waiting for a resync of %d Instances (sync period %s)", instances, syncPeriod)
+	// client-go checks for resyncs on a timer of the same period, which may
+	// fire just before one is due: allow two periods and the jitter.
+	if err := m.reconciled(ctx, before[instanceReconciles]+float64(instances), 2*syncPeriod+syncPeriod/2); err != nil {
+		return nil, err
+	}
+	after, err := m.settled(ctx, time.Second, 5*time.Minute)
 	if err != nil {
 		return nil, err
 	}
 	return &Idle{
+		SyncPeriod: syncPeriod.String(),
 		Instances:  instances,
-		Seconds:    wait.Seconds(),
-		Reconciles: sub(after, before)[`controller_runtime_reconcile_total{controller="instance",result="success"}`],
+		Seconds:    time.Since(start).Seconds(),
+		Reconciles: sub(after, before)[instanceReconciles],
 		Requests:   sub(requests(after), requests(before)),
 	}, nil
 }
@@ -332,4 +366,39 @@ func (before serviceCreates) meanMsSince(c *localcluster.Cluster) (float64, erro
 		return 0, err
 	}
 	return 1000 * (now.seconds - before.seconds) / (now.count - before.count), nil
+}
+
+// processCPU is the CPU seconds used so far by each process of the local
+// control plane, by the name of its pid file (hack/cluster/up.sh).
+type processCPU map[string]float64
+
+func controlPlaneCPU(c *localcluster.Cluster) (processCPU, error) {
+	files, err := filepath.Glob(filepath.Join(c.Dir, "pids", "*.pid"))
+	if err != nil {
+		return nil, err
+	}
+	cpu := processCPU{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		if cpu[strings.TrimSuffix(filepath.Base(f), ".pid")], err = cpuSeconds(pid); err != nil {
+			return nil, err
+		}
+	}
+	return cpu, nil
+}
+
+// usedSince is the CPU seconds each process used since before.
+func (before processCPU) usedSince(c *localcluster.Cluster) (map[string]float64, error) {
+	now, err := controlPlaneCPU(c)
+	if err != nil {
+		return nil, err
+	}
+	return sub(now, before), nil
 }
