@@ -1,6 +1,6 @@
 // Package cached waits for the manager's cache to hold what a reconcile
-// wrote. The next reconcile, often queued already by the watch event of the
-// first write, reads the cache: one that lags would make it write again.
+// wrote. The next reconcile, which the watch event of one of its writes can
+// queue at once, reads the cache: one that lags would make it write again.
 package cached
 
 import (

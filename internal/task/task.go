@@ -50,8 +50,8 @@ type Env struct {
 
 // Writes are the objects the tasks of a reconcile wrote. The controller
 // waits for them in its cache before the Instance reconciles again: the
-// watch event of the first can wake the next reconcile before the cache
-// holds the others, which it would then write again.
+// watch event of one it changed (a new spec) can wake the next reconcile
+// before the cache holds the others, which it would then write again.
 type Writes struct {
 	mu   sync.Mutex
 	objs []*unstructured.Unstructured
