@@ -53,6 +53,22 @@ func TestTemplateVariables(t *testing.T) {
 	}
 }
 
+// TestTemplateCache: a template parsed once renders the variables of each
+// call, and a new text under the same name is parsed anew.
+func TestTemplateCache(t *testing.T) {
+	for _, tt := range []struct{ text, name, want string }{
+		{"a {{ .Name }}", "one", "a one"},
+		{"a {{ .Name }}", "two", "a two"},
+		{"b {{ .Name }}", "two", "b two"},
+		{"a {{ .Name }}", "three", "a three"},
+	} {
+		got, err := Template("t.yaml", tt.text, &Variables{Name: tt.name})
+		if err != nil || got != tt.want {
+			t.Errorf("Template(%q) with Name %s = %q, %v; want %q", tt.text, tt.name, got, err, tt.want)
+		}
+	}
+}
+
 // TestSandbox: the sprig functions that read the manager's environment or
 // file paths are not available, and the error says why.
 func TestSandbox(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"text/template"
 
 	"github.com/Masterminds/sprig/v3"
+	"k8s.io/utils/lru"
 	"sigs.k8s.io/yaml"
 )
 
@@ -88,9 +89,18 @@ func Parse(name, text string) (*template.Template, error) {
 	return t, nil
 }
 
+// parsed keeps the templates Template parsed, by name and text: a plan
+// renders the same templates on each of its passes, and parsing one, with
+// sprig's two hundred functions, costs more than executing it. A parsed
+// template is safe to execute concurrently. The bound keeps the templates of
+// a few dozen operators, at some 20 KiB each.
+var parsed = lru.New(256)
+
+type parseKey struct{ name, text string }
+
 // Template renders one template to text.
 func Template(name, text string, vars *Variables) (string, error) {
-	t, err := Parse(name, text)
+	t, err := parseOnce(name, text)
 	if err != nil {
 		return "", err
 	}
@@ -99,6 +109,18 @@ func Template(name, text string, vars *Variables) (string, error) {
 		return "", err
 	}
 	return out.String(), nil
+}
+
+func parseOnce(name, text string) (*template.Template, error) {
+	key := parseKey{name, text}
+	if t, ok := parsed.Get(key); ok {
+		return t.(*template.Template), nil
+	}
+	t, err := Parse(name, text)
+	if err == nil {
+		parsed.Add(key, t)
+	}
+	return t, err
 }
 
 func isSandboxed(name string) bool {
