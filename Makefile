@@ -77,8 +77,8 @@ lint-fix: golangci-lint ## Run golangci-lint and fix what it can.
 test: generate manifests fmt vet lint test-unit test-bundle test-cluster test-e2e ## Everything CI runs: generate, lint, unit + envtest, the OLM bundle, local control plane, end to end.
 
 .PHONY: test-unit
-test-unit: envtest-assets ## Unit tests and envtest suites (real kube-apiserver and etcd, no nodes).
-	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $$(go list ./... | grep -v /test/) -coverprofile cover.out
+test-unit: envtest-assets ## Unit tests and envtest suites (real kube-apiserver and etcd, no nodes), and the bench's own.
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $$(go list ./... | grep -v /test/) ./test/bench -coverprofile cover.out
 
 .PHONY: test-bundle
 test-bundle: bundle ## The OLM bundle is in sync with config/ and passes operator-framework/api's validators.

@@ -24,6 +24,8 @@ func main() {
 	cfg := config{}
 	flag.IntVar(&cfg.runs, "runs", 20, "Runs of each plan latency measurement.")
 	sizes := flag.String("scale", "100,300,1000", "Instance counts of the scale measurement, comma-separated.")
+	flag.IntVar(&cfg.scaleRuns, "scale-runs", 5,
+		"Runs of each scale size, at most: a size runs as often as fits in 1,000 Instances, so 1,000 and more run once.")
 	flag.DurationVar(&cfg.syncPeriod, "sync-period", 30*time.Second,
 		"The resync period of the idle measurement: the manager restarts with it after the scale runs and is watched through one resync.")
 	flag.StringVar(&cfg.helm, "helm", "bin/helm", "The helm binary (make helm builds it).")
@@ -31,6 +33,10 @@ func main() {
 	flag.StringVar(&cfg.jsonOut, "json", "bin/bench.json", "Where to write the JSON report.")
 	flag.StringVar(&cfg.markdownOut, "markdown", "docs/benchmarks.md", "Where to write the Markdown report.")
 	flag.Parse()
+	if cfg.scaleRuns < 1 {
+		fmt.Fprintf(os.Stderr, "bench: -scale-runs: %d is not a positive count\n", cfg.scaleRuns)
+		os.Exit(2)
+	}
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n <= 0 {
@@ -46,7 +52,7 @@ func main() {
 }
 
 type config struct {
-	runs                                    int
+	runs, scaleRuns                         int
 	sizes                                   []int
 	syncPeriod                              time.Duration
 	helm, renderBench, jsonOut, markdownOut string
@@ -81,7 +87,7 @@ func run(ctx context.Context, cfg *config) error {
 	}
 	defer m.stop()
 
-	report := &Report{Machine: machine(), Date: time.Now().UTC().Format(time.RFC3339)}
+	report := &Report{Machine: machine(), Date: time.Now().UTC().Format(time.RFC3339), ScaleRuns: cfg.scaleRuns}
 	if report.Latency, err = measureLatency(ctx, cluster, m, cfg); err != nil {
 		return fmt.Errorf("latency: %w", err)
 	}

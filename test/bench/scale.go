@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,9 +15,12 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
@@ -37,10 +42,14 @@ const (
 // COMPLETE, and what the manager spent on them.
 type Scale struct {
 	Instances int
-	Seconds   float64
+	// Seconds is the median run's; Runs the time of each run, in order. The
+	// other figures are the median run's.
+	Seconds float64
+	Runs    []float64
 	// FloorSeconds is the same objects applied without kudo-ng until every
-	// Deployment is Current (scaleFloorRun).
+	// Deployment is Current (scaleFloorRun), in the median of FloorRuns.
 	FloorSeconds float64
+	FloorRuns    []float64
 	// ServiceCreateMs and FloorServiceCreateMs are how long the API server
 	// took to create a Service, on average, during the run and its floor.
 	ServiceCreateMs, FloorServiceCreateMs float64
@@ -77,17 +86,32 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 	var results []Scale
 	total := 0
 	for i, n := range cfg.sizes {
-		profile := ""
-		if i == len(cfg.sizes)-1 {
-			profile = filepath.Join(c.Root, "bin", fmt.Sprintf("bench-%d.pprof", n))
-		}
-		s, err := scaleRun(ctx, c, m, pkg, n, profile)
-		if err != nil {
-			return nil, nil, err
+		runs := make([]*Scale, scaleRuns(n, cfg.scaleRuns))
+		for k := range runs {
+			// The last run of a size stays while the next size runs.
+			if k > 0 {
+				if err := deleteNamespace(ctx, c, scaleNamespace(n, k-1)); err != nil {
+					return nil, nil, err
+				}
+			}
+			profile := ""
+			if i == len(cfg.sizes)-1 && k == len(runs)-1 {
+				profile = filepath.Join(c.Root, "bin", fmt.Sprintf("bench-%d.pprof", n))
+			}
+			s, err := scaleRun(ctx, c, m, pkg, n, k, profile)
+			if err != nil {
+				return nil, nil, err
+			}
+			logf("scale %d, run %d: all COMPLETE in %.2fs, CPU %.1fs, peak RSS %.0f MiB, requests %v",
+				n, k+1, s.Seconds, s.CPUSeconds, s.PeakRSSMiB, s.Requests)
+			runs[k] = s
 		}
 		total += n
-		logf("scale %d: all COMPLETE in %.2fs, CPU %.1fs, peak RSS %.0f MiB, requests %v", n, s.Seconds, s.CPUSeconds, s.PeakRSSMiB, s.Requests)
-		results = append(results, *s)
+		seconds := func(s *Scale) float64 { return s.Seconds }
+		median := medianRun(runs, seconds)
+		median.Runs = times(runs, seconds)
+		median.Profile = runs[len(runs)-1].Profile
+		results = append(results, *median)
 	}
 	// The scale runs leave the manager's resync period at its default (hours),
 	// as in production, rather than let resyncs land in them.
@@ -106,32 +130,111 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 		return nil, nil, err
 	}
 	for i := range results {
-		services, err := readServiceCreates(c)
-		if err != nil {
-			return nil, nil, err
+		n := results[i].Instances
+		runs := make([]*floorResult, scaleRuns(n, cfg.scaleRuns))
+		for k := range runs {
+			if k > 0 {
+				if err := deleteNamespace(ctx, c, floorNamespace(n, k-1)); err != nil {
+					return nil, nil, err
+				}
+			}
+			f, err := measureScaleFloor(ctx, c, dyn, pkg, n, k)
+			if err != nil {
+				return nil, nil, fmt.Errorf("floor: %w", err)
+			}
+			logf("scale floor %d, run %d: all Current in %.2fs", n, k+1, f.seconds)
+			runs[k] = f
 		}
-		cpu, err := controlPlaneCPU(c)
-		if err != nil {
-			return nil, nil, err
-		}
-		d, err := scaleFloorRun(ctx, c, dyn, pkg, results[i].Instances)
-		if err != nil {
-			return nil, nil, fmt.Errorf("floor: %w", err)
-		}
-		results[i].FloorSeconds = d.Seconds()
-		if results[i].FloorControlPlaneCPU, err = cpu.usedSince(c); err != nil {
-			return nil, nil, err
-		}
-		if results[i].FloorServiceCreateMs, err = services.meanMsSince(c); err != nil {
-			return nil, nil, err
-		}
-		logf("scale floor %d: all Current in %.2fs", results[i].Instances, d.Seconds())
+		seconds := func(f *floorResult) float64 { return f.seconds }
+		median := medianRun(runs, seconds)
+		results[i].FloorSeconds, results[i].FloorRuns = median.seconds, times(runs, seconds)
+		results[i].FloorControlPlaneCPU, results[i].FloorServiceCreateMs = median.controlPlaneCPU, median.serviceCreateMs
 	}
 	return results, idle, nil
 }
 
-func scaleRun(ctx context.Context, c *localcluster.Cluster, m *manager, pkg *packages.Package, n int, profile string) (*Scale, error) {
-	ns := fmt.Sprintf("scale-%d", n)
+// scaleRuns is how many times a size of n Instances runs: as often as fits
+// in 1,000 Instances, at least once and at most maxRuns times.
+func scaleRuns(n, maxRuns int) int {
+	return max(1, min(maxRuns, 1000/n))
+}
+
+// medianRun is the run of median time, as benchstat reports a series; of an
+// even number of runs, the slower of the middle two.
+func medianRun[R any](runs []R, seconds func(R) float64) R {
+	sorted := slices.SortedStableFunc(slices.Values(runs), func(a, b R) int { return cmp.Compare(seconds(a), seconds(b)) })
+	return sorted[len(sorted)/2]
+}
+
+func times[R any](runs []R, seconds func(R) float64) []float64 {
+	out := make([]float64, len(runs))
+	for i, r := range runs {
+		out[i] = seconds(r)
+	}
+	return out
+}
+
+// deleteNamespace deletes the namespace of a run, and waits until it is gone
+// with everything in it.
+func deleteNamespace(ctx context.Context, c *localcluster.Cluster, name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := c.Client.Delete(ctx, ns); err != nil {
+		return fmt.Errorf("deleting namespace %s: %w", name, err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		err := c.Client.Get(ctx, client.ObjectKeyFromObject(ns), ns)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for namespace %s to be deleted: %w", name, err)
+	}
+	return nil
+}
+
+// floorResult is one run of a scale floor.
+type floorResult struct {
+	seconds, serviceCreateMs float64
+	controlPlaneCPU          map[string]float64
+}
+
+func measureScaleFloor(
+	ctx context.Context, c *localcluster.Cluster, dyn dynamic.Interface, pkg *packages.Package, n, run int,
+) (*floorResult, error) {
+	services, err := readServiceCreates(c)
+	if err != nil {
+		return nil, err
+	}
+	cpu, err := controlPlaneCPU(c)
+	if err != nil {
+		return nil, err
+	}
+	d, err := scaleFloorRun(ctx, c, dyn, pkg, n, run)
+	if err != nil {
+		return nil, err
+	}
+	f := &floorResult{seconds: d.Seconds()}
+	if f.controlPlaneCPU, err = cpu.usedSince(c); err != nil {
+		return nil, err
+	}
+	if f.serviceCreateMs, err = services.meanMsSince(c); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// scaleNamespace and floorNamespace name the namespace of each run of a
+// size: creating the namespace and objects of a run just deleted again made
+// every later run, the floor's too, some 40 % slower.
+func scaleNamespace(n, run int) string { return fmt.Sprintf("scale-%d-%d", n, run+1) }
+func floorNamespace(n, run int) string { return fmt.Sprintf("floor-%d-%d", n, run+1) }
+
+func scaleRun(
+	ctx context.Context, c *localcluster.Cluster, m *manager, pkg *packages.Package, n, run int, profile string,
+) (*Scale, error) {
+	ns := scaleNamespace(n, run)
 	ov, err := installPackage(ctx, c, pkg, ns)
 	if err != nil {
 		return nil, err
@@ -260,9 +363,9 @@ func idleRun(ctx context.Context, m *manager, instances int, syncPeriod time.Dur
 // n Instances of the package applied with server-side apply, 32 Instances at
 // a time, each Instance's steps in order, until every Deployment is Current.
 func scaleFloorRun(
-	ctx context.Context, c *localcluster.Cluster, dyn dynamic.Interface, pkg *packages.Package, n int,
+	ctx context.Context, c *localcluster.Cluster, dyn dynamic.Interface, pkg *packages.Package, n, run int,
 ) (time.Duration, error) {
-	ns := fmt.Sprintf("floor-%d", n)
+	ns := floorNamespace(n, run)
 	if err := newNamespace(ctx, c, ns); err != nil {
 		return 0, err
 	}
