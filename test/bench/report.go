@@ -146,6 +146,14 @@ func (r *Report) write(jsonPath, markdownPath string) error {
 	return os.WriteFile(markdownPath, []byte(r.markdown()), 0o644)
 }
 
+// runsNote says what a scale figure is of: one run, or the median of several.
+func runsNote(runs []float64) string {
+	if len(runs) == 1 {
+		return "one run"
+	}
+	return fmt.Sprintf("median of %d runs", len(runs))
+}
+
 // span is the range of a series of seconds; a dash for a single run.
 func span(seconds []float64) string {
 	if len(seconds) < 2 {
@@ -244,10 +252,10 @@ func (r *Report) markdown() string {
 	for _, s := range r.Scale {
 		switch s.Instances {
 		case 100:
-			p("Goal: 100 Instances in ≤ 5 s (median of %d runs) — %s.", len(s.Runs), verdict(s.Seconds <= 5))
+			p("Goal: 100 Instances in ≤ 5 s (%s) — %s.", runsNote(s.Runs), verdict(s.Seconds <= 5))
 		case 1000:
-			p("Goals: 1,000 Instances in ≤ 60 s (median of %d runs) — %s; RSS ≤ 200 MiB at 1,000 — %s.",
-				len(s.Runs), verdict(s.Seconds <= 60), verdict(s.PeakRSSMiB <= 200))
+			p("Goals: 1,000 Instances in ≤ 60 s (%s) — %s; RSS ≤ 200 MiB at 1,000 — %s.",
+				runsNote(s.Runs), verdict(s.Seconds <= 60), verdict(s.PeakRSSMiB <= 200))
 		}
 	}
 	p("")
