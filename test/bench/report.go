@@ -215,9 +215,10 @@ func (r *Report) markdown() string {
 	p("time, each Instance's steps in order, until every Deployment is Current — what the control plane itself can do")
 	p("on this machine (run as often, after the idle measurement, with the Instances above still in the cluster).")
 	p("")
-	p("| Instances | runs | all COMPLETE | range | floor | floor range | / floor | Service create, run / floor | Instances/s | %s |",
-		"manager CPU | peak RSS")
-	p("|---|---|---|---|---|---|---|---|---|---|---|")
+	columns := []string{"Instances", "runs", "all COMPLETE", "range", "floor", "floor range", "/ floor",
+		"Service create, run / floor", "Instances/s", "manager CPU", "peak RSS"}
+	p("| %s |", strings.Join(columns, " | "))
+	p("|%s", strings.Repeat("---|", len(columns)))
 	for _, s := range r.Scale {
 		p("| %d | %d | %.2f s | %s | %.2f s | %s | %.2f× | %.0f / %.0f ms | %.0f | %.1f s | %.0f MiB |", s.Instances, len(s.Runs),
 			s.Seconds, span(s.Runs), s.FloorSeconds, span(s.FloorRuns), s.Seconds/s.FloorSeconds, s.ServiceCreateMs, s.FloorServiceCreateMs,
