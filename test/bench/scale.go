@@ -203,11 +203,7 @@ type floorResult struct {
 func measureScaleFloor(
 	ctx context.Context, c *localcluster.Cluster, dyn dynamic.Interface, pkg *packages.Package, n, run int,
 ) (*floorResult, error) {
-	services, err := readServiceCreates(c)
-	if err != nil {
-		return nil, err
-	}
-	cpu, err := controlPlaneCPU(c)
+	plane, err := controlPlaneBefore(c)
 	if err != nil {
 		return nil, err
 	}
@@ -216,13 +212,40 @@ func measureScaleFloor(
 		return nil, err
 	}
 	f := &floorResult{seconds: d.Seconds()}
-	if f.controlPlaneCPU, err = cpu.usedSince(c); err != nil {
-		return nil, err
-	}
-	if f.serviceCreateMs, err = services.meanMsSince(c); err != nil {
+	if f.controlPlaneCPU, f.serviceCreateMs, err = plane.since(c); err != nil {
 		return nil, err
 	}
 	return f, nil
+}
+
+// controlPlaneUse is what the control plane had done before a run: the
+// CPU seconds of its processes and its Service creates.
+type controlPlaneUse struct {
+	cpu      processCPU
+	services serviceCreates
+}
+
+func controlPlaneBefore(c *localcluster.Cluster) (*controlPlaneUse, error) {
+	services, err := readServiceCreates(c)
+	if err != nil {
+		return nil, err
+	}
+	cpu, err := controlPlaneCPU(c)
+	if err != nil {
+		return nil, err
+	}
+	return &controlPlaneUse{cpu: cpu, services: services}, nil
+}
+
+// since is the CPU seconds each process used since before, and the mean
+// time of a Service create since.
+func (before *controlPlaneUse) since(c *localcluster.Cluster) (map[string]float64, float64, error) {
+	cpu, err := before.cpu.usedSince(c)
+	if err != nil {
+		return nil, 0, err
+	}
+	serviceCreateMs, err := before.services.meanMsSince(c)
+	return cpu, serviceCreateMs, err
 }
 
 // scaleNamespace and floorNamespace name the namespace of each run of a
@@ -258,11 +281,7 @@ func scaleRun(
 	if err != nil {
 		return nil, err
 	}
-	services, err := readServiceCreates(c)
-	if err != nil {
-		return nil, err
-	}
-	cpu, err := controlPlaneCPU(c)
+	plane, err := controlPlaneBefore(c)
 	if err != nil {
 		return nil, err
 	}
@@ -296,10 +315,7 @@ func scaleRun(
 		return nil, err
 	}
 	s := &Scale{Instances: n, Seconds: time.Since(start).Seconds()}
-	if s.ControlPlaneCPU, err = cpu.usedSince(c); err != nil {
-		return nil, err
-	}
-	if s.ServiceCreateMs, err = services.meanMsSince(c); err != nil {
+	if s.ControlPlaneCPU, s.ServiceCreateMs, err = plane.since(c); err != nil {
 		return nil, err
 	}
 	// Requests, CPU and memory are counted once the manager is done, events and all.
