@@ -11,13 +11,14 @@ COPY go.sum go.sum
 RUN go mod download
 
 COPY main.go main.go
+COPY options.go options.go
 COPY api/ api/
 COPY controllers/ controllers/
 COPY internal/ internal/
 
 # GOARCH has no default, so the binary is built for the platform of the host
 # running the build unless --platform says otherwise.
-RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} go build -trimpath -o manager main.go
+RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} go build -trimpath -o manager .
 
 # distroless: the manager binary and nothing else, as a non-root user.
 FROM gcr.io/distroless/static:nonroot

@@ -120,7 +120,7 @@ test-cluster: cluster-tools ## Tests of the local control plane itself (its own 
 
 .PHONY: build
 build: generate fmt vet ## Build the manager and the kubectl-kudo plugin.
-	go build -o bin/manager main.go
+	go build -o bin/manager .
 	go build -o bin/kubectl-kudo ./cmd/kubectl-kudo
 
 # Where `make run` serves the admission webhooks, and keeps their certificate.
@@ -130,7 +130,7 @@ WEBHOOK_DIR ?= $(LOCALBIN)/webhook-local
 .PHONY: run
 run: manifests generate fmt vet kubectl ## Run the manager from your host against the current kubeconfig, webhooks included (flags: RUN_ARGS).
 	KUBECTL="$(KUBECTL)" WEBHOOK_DIR="$(WEBHOOK_DIR)" WEBHOOK_PORT="$(WEBHOOK_PORT)" hack/webhook-local.sh
-	go run ./main.go --webhook-cert-dir "$(WEBHOOK_DIR)" --webhook-host 127.0.0.1 --webhook-port $(WEBHOOK_PORT) $(RUN_ARGS)
+	go run . --webhook-cert-dir "$(WEBHOOK_DIR)" --webhook-host 127.0.0.1 --webhook-port $(WEBHOOK_PORT) $(RUN_ARGS)
 
 .PHONY: undeploy-local-webhook
 undeploy-local-webhook: kubectl ## Remove the webhook configuration `make run` points at the local manager.

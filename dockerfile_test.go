@@ -19,7 +19,12 @@ func TestDockerfileCopiesTheManagersSources(t *testing.T) {
 		t.Fatal(err)
 	}
 	const module = "github.com/kudo-ng/kudo"
-	needed := []string{"go.mod", "go.sum", "main.go"}
+	needed := []string{"go.mod", "go.sum"}
+	files, err := exec.Command("go", "list", "-f", "{{range .GoFiles}}{{.}} {{end}}", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	needed = append(needed, strings.Fields(string(files))...)
 	for _, pkg := range strings.Fields(string(out)) {
 		if rel, ok := strings.CutPrefix(pkg, module+"/"); ok {
 			top, _, _ := strings.Cut(rel, "/")
@@ -38,6 +43,10 @@ func TestDockerfileCopiesTheManagersSources(t *testing.T) {
 		t.Fatalf("Dockerfile: want a builder stage and a runtime stage, got %d stages", len(stages)-1)
 	}
 	builder := stages[1]
+	// A build of main.go alone misses the package's other files.
+	if !regexp.MustCompile(`(?m)^RUN .*go build .* \.$`).MatchString(builder) {
+		t.Error("the Dockerfile's builder stage does not go build the package .")
+	}
 	copied := map[string]bool{}
 	for _, m := range regexp.MustCompile(`(?m)^COPY (\S+) `).FindAllStringSubmatch(builder, -1) {
 		copied[m[1]] = true

@@ -102,8 +102,8 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 			return ctrl.Result{}, err
 		}
 		// Not terminal: the OperatorVersion watch wakes the Instance when it appears.
-		setReadiness(instance, metav1.ConditionFalse, true, kudov1beta1.OperatorVersionNotFoundReason,
-			fmt.Sprintf("OperatorVersion %q not found in namespace %q", ovKey.Name, ovKey.Namespace))
+		setReadiness(instance, engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.OperatorVersionNotFoundReason,
+			Message: fmt.Sprintf("OperatorVersion %q not found in namespace %q", ovKey.Name, ovKey.Namespace)})
 		if !instance.DeletionTimestamp.IsZero() {
 			return ctrl.Result{}, r.removeFinalizer(ctx, instance)
 		}
@@ -114,15 +114,40 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	if !instance.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.reconcileDelete(ctx, run)
 	}
-	_, hasCleanup := engine.PlanForDelete(ov.Spec.Plans)
-	if hasCleanup && !controllerutil.ContainsFinalizer(instance, kudov1beta1.InstanceCleanupFinalizer) {
-		if err := r.patchFinalizers(ctx, instance, controllerutil.AddFinalizer); err != nil {
+	for _, phase := range r.phases() {
+		if err := phase(ctx, run); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
+	return ctrl.Result{}, nil
+}
+
+// instancePhase is one step of reconciling a live Instance; an error ends
+// the reconcile, and the deferred status patch still writes what it found.
+type instancePhase func(ctx context.Context, run *planRun) error
+
+// phases are the steps of reconciling a live Instance, in order. Keeping
+// what a plan applied in place (inventory, drift, pruning; see
+// docs/design/inventory.md) is to be a phase after reconcilePlans.
+func (r *InstanceReconciler) phases() []instancePhase {
+	return []instancePhase{r.reconcileFinalizer, r.reconcilePlans}
+}
+
+// reconcileFinalizer adds the cleanup finalizer when the OperatorVersion has
+// a cleanup plan, which must run before the Instance goes.
+func (r *InstanceReconciler) reconcileFinalizer(ctx context.Context, run *planRun) error {
+	_, hasCleanup := engine.PlanForDelete(run.ov.Spec.Plans)
+	if !hasCleanup || controllerutil.ContainsFinalizer(run.instance, kudov1beta1.InstanceCleanupFinalizer) {
+		return nil
+	}
+	return r.patchFinalizers(ctx, run.instance, controllerutil.AddFinalizer)
+}
+
+// reconcilePlans runs the plans and derives the conditions from them.
+func (r *InstanceReconciler) reconcilePlans(ctx context.Context, run *planRun) error {
 	err := run.plans(ctx)
-	setConditions(instance, run.selectionErr)
-	return ctrl.Result{}, err
+	setReadiness(run.instance, engine.InstanceReadiness(run.instance, run.selectionErr))
+	return err
 }
 
 // reconcileDelete runs the cleanup plan, if the OperatorVersion has one,
@@ -134,7 +159,7 @@ func (r *InstanceReconciler) reconcileDelete(ctx context.Context, run *planRun) 
 	}
 	if cleanup, ok := engine.PlanForDelete(run.ov.Spec.Plans); ok {
 		ended, err := run.cleanup(ctx, cleanup)
-		setConditions(i, nil)
+		setReadiness(i, engine.InstanceReadiness(i, nil))
 		if err != nil || !ended {
 			return err
 		}

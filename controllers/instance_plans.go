@@ -3,7 +3,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/params"
+	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/task"
 )
 
@@ -37,10 +37,10 @@ type planRun struct {
 // plans runs the active plan; when it ends, or none runs, it starts the
 // plan the spec asks for, if any.
 func (p *planRun) plans(ctx context.Context) error {
-	p.ensureStatusTree()
+	engine.EnsurePlanStatuses(&p.instance.Status, p.ov.Spec.Plans)
 	for range 3 {
-		name, running := p.active()
-		if running && p.cancelRequested(name) {
+		name, running := engine.ActivePlan(p.instance, p.ov.Spec.Plans)
+		if running && engine.CancelRequested(p.instance, name) {
 			if err := p.cancel(ctx, name); err != nil {
 				return err
 			}
@@ -50,12 +50,12 @@ func (p *planRun) plans(ctx context.Context) error {
 			if err := p.clearFinished(ctx); err != nil {
 				return err
 			}
-			next, uid, err := p.next()
+			next, uid, err := engine.NextPlan(p.instance, p.ov, uuid.NewUUID)
 			if err != nil || next == "" {
 				p.selectionErr = err
 				return nil
 			}
-			p.start(next, uid)
+			engine.StartPlan(p.instance, p.ov, next, uid, p.r.Clock.Now())
 			name = next
 		}
 		ended, err := p.advance(ctx, name)
@@ -68,73 +68,11 @@ func (p *planRun) plans(ctx context.Context) error {
 
 // cleanup runs the cleanup plan of a deleted Instance to its end.
 func (p *planRun) cleanup(ctx context.Context, name string) (bool, error) {
-	p.ensureStatusTree()
-	if active, _ := p.active(); active != name || p.instance.Status.ActivePlan == nil {
-		p.start(name, uuid.NewUUID())
+	engine.EnsurePlanStatuses(&p.instance.Status, p.ov.Spec.Plans)
+	if active, _ := engine.ActivePlan(p.instance, p.ov.Spec.Plans); active != name || p.instance.Status.ActivePlan == nil {
+		engine.StartPlan(p.instance, p.ov, name, uuid.NewUUID(), p.r.Clock.Now())
 	}
 	return p.advance(ctx, name)
-}
-
-// ensureStatusTree gives every plan of the OperatorVersion a status tree,
-// NEVER_RUN until it runs, as KUDO does.
-func (p *planRun) ensureStatusTree() {
-	if p.instance.Status.PlanStatus == nil {
-		p.instance.Status.PlanStatus = map[string]kudov1beta1.PlanStatus{}
-	}
-	for name, plan := range p.ov.Spec.Plans {
-		if _, ok := p.instance.Status.PlanStatus[name]; !ok {
-			p.instance.Status.PlanStatus[name] = engine.NewPlanStatus(name, &plan)
-		}
-	}
-}
-
-// active returns the plan that runs, if one does.
-func (p *planRun) active() (string, bool) {
-	a := p.instance.Status.ActivePlan
-	if a == nil {
-		return "", false
-	}
-	ps, ok := p.instance.Status.PlanStatus[a.Name]
-	_, defined := p.ov.Spec.Plans[a.Name]
-	return a.Name, ok && defined && ps.Status.IsRunning()
-}
-
-// next picks the plan the spec asks for: an explicit planExecution with a
-// new uid; deploy for a new Instance; the upgrade plan for a new
-// OperatorVersion; the plan changed parameters trigger.
-func (p *planRun) next() (string, types.UID, error) {
-	i := p.instance
-	plans := p.ov.Spec.Plans
-	if pe := i.Spec.PlanExecution; pe.PlanName != "" && pe.UID != "" && i.Status.PlanStatus[pe.PlanName].UID != pe.UID {
-		if _, ok := plans[pe.PlanName]; !ok {
-			return "", "", fmt.Errorf("spec.planExecution asks for plan %q, which OperatorVersion %s does not define", pe.PlanName, p.ov.Name)
-		}
-		return pe.PlanName, pe.UID, nil
-	}
-	switch {
-	case i.Status.AppliedOperatorVersion == "":
-		if _, ok := plans[kudov1beta1.DeployPlanName]; !ok {
-			return "", "", fmt.Errorf("OperatorVersion %s has no deploy plan", p.ov.Name)
-		}
-		return kudov1beta1.DeployPlanName, uuid.NewUUID(), nil
-	case i.Status.AppliedOperatorVersion != p.ov.Name:
-		return engine.PlanForUpgrade(plans), uuid.NewUUID(), nil
-	}
-	changed := engine.ChangedParameters(i.Status.AppliedParameters, i.Spec.Parameters)
-	if len(changed) == 0 {
-		return "", "", nil
-	}
-	plan, err := engine.PlanForParameters(&p.ov.Spec, changed)
-	if err != nil || plan == "" {
-		return "", "", err
-	}
-	return plan, uuid.NewUUID(), nil
-}
-
-// cancelRequested: spec.planExecution asks to cancel this run of the plan.
-func (p *planRun) cancelRequested(name string) bool {
-	pe := p.instance.Spec.PlanExecution
-	return pe.Status == kudov1beta1.ExecutionCancelled && pe.PlanName == name && pe.UID == p.instance.Status.PlanStatus[name].UID
 }
 
 // cancel ends the running plan before it runs another task.
@@ -146,17 +84,6 @@ func (p *planRun) cancel(ctx context.Context, name string) error {
 	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
 	p.r.Recorder.Eventf(i, corev1.EventTypeNormal, "PlanCancelled", "Plan %s cancelled", name)
 	return p.clearPlanExecution(ctx, ps.UID)
-}
-
-// start resets the plan's status tree and records the spec it runs with.
-func (p *planRun) start(name string, uid types.UID) {
-	i := p.instance
-	plan := p.ov.Spec.Plans[name]
-	ps := engine.Start(name, &plan, uid, p.r.Clock.Now())
-	i.Status.PlanStatus[name] = ps
-	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
-	i.Status.AppliedOperatorVersion = p.ov.Name
-	i.Status.AppliedParameters = maps.Clone(i.Spec.Parameters)
 }
 
 // advance runs the due steps of the plan until it waits or ends, and
@@ -239,26 +166,23 @@ func (p *planRun) clearPlanExecution(ctx context.Context, uid types.UID) error {
 
 // runStep runs every task of a step and sums up their outcomes.
 func (p *planRun) runStep(ctx context.Context, plan string, uid types.UID, values map[string]any, ref engine.StepRef) engine.StepResult {
+	owner := task.OwnerReference(p.instance)
 	env := &task.Env{
-		Client: p.r.Client, Instance: p.instance, OperatorVersion: p.ov,
-		PlanName: plan, PhaseName: ref.Phase, StepName: ref.Step, PlanUID: uid, Params: values,
+		Client: p.r.Client, Instance: p.instance,
+		Site: render.Site{
+			OperatorVersion: p.ov, Instance: p.instance.Name, Namespace: p.instance.Namespace,
+			Plan: plan, Phase: ref.Phase, Step: ref.Step, PlanUID: uid, Params: values, Owner: &owner,
+		},
 		Served: p.r.served, Scope: p.r.scope, Watch: p.r.watch, Files: p.r.Files, Writes: p.writes,
 	}
-	tasks := map[string]*kudov1beta1.Task{}
-	for i := range p.ov.Spec.Tasks {
-		tasks[p.ov.Spec.Tasks[i].Name] = &p.ov.Spec.Tasks[i]
-	}
+	tasks := p.ov.Spec.TasksByName()
 	var waiting, notes []string
-	for _, name := range stepTasks(&p.ov.Spec, plan, ref) {
+	for _, name := range engine.StepTasks(p.ov.Spec.Plans[plan], ref) {
 		def, ok := tasks[name]
 		if !ok {
 			return engine.StepResult{Err: fmt.Errorf("task %s is not defined", name), Fatal: true}
 		}
-		t, err := task.New(def)
-		var res task.Result
-		if err == nil {
-			res, err = t.Run(ctx, env)
-		}
+		res, err := task.Run(ctx, def, env)
 		p.warnMigrations(uid, res)
 		if err != nil {
 			return engine.StepResult{Err: fmt.Errorf("task %s: %w", name, err), Fatal: task.IsFatal(err)}
@@ -273,20 +197,6 @@ func (p *planRun) runStep(ctx context.Context, plan string, uid types.UID, value
 		return engine.StepResult{Message: strings.Join(waiting, "; ")}
 	}
 	return engine.StepResult{Done: true, Message: strings.Join(notes, "; ")}
-}
-
-func stepTasks(ov *kudov1beta1.OperatorVersionSpec, plan string, ref engine.StepRef) []string {
-	for _, phase := range ov.Plans[plan].Phases {
-		if phase.Name != ref.Phase {
-			continue
-		}
-		for _, step := range phase.Steps {
-			if step.Name == ref.Step {
-				return step.Tasks
-			}
-		}
-	}
-	return nil
 }
 
 // warnMigrations makes each API version migration of a plan run a Warning

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/engine"
 )
 
 // OperatorReconciler reports what of an Operator is installed: its
@@ -45,7 +46,7 @@ func (r *OperatorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	before := operator.DeepCopy()
 	operator.Status.ObservedGeneration = operator.Generation
 	operator.Status.Versions = summarize(operator.Name, versions.Items, instances.Items)
-	setReadiness(operator, metav1.ConditionTrue, false, kudov1beta1.SucceededReason, "Operator accepted")
+	setReadiness(operator, engine.Readiness{Ready: metav1.ConditionTrue, Reason: kudov1beta1.SucceededReason, Message: "Operator accepted"})
 	return ctrl.Result{}, patchStatus(ctx, r.Client, before, operator)
 }
 

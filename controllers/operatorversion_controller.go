@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/packages"
 )
 
@@ -40,9 +41,9 @@ func (r *OperatorVersionReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 			msg += fmt.Sprintf(" (and %d more errors: kubectl kudo package verify shows them all)", n-1)
 		}
 		ctrl.LoggerFrom(ctx).Info("OperatorVersion cannot run", "OperatorVersion", klog.KObj(ov), "reason", msg)
-		setReadiness(ov, metav1.ConditionFalse, true, kudov1beta1.InvalidReason, msg)
+		setReadiness(ov, engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.InvalidReason, Message: msg})
 	} else {
-		setReadiness(ov, metav1.ConditionTrue, false, kudov1beta1.SucceededReason, "The package passes the verify rules")
+		setReadiness(ov, engine.Readiness{Ready: metav1.ConditionTrue, Reason: kudov1beta1.SucceededReason, Message: "The package passes the verify rules"})
 	}
 	return ctrl.Result{}, patchStatus(ctx, r.Client, before, ov)
 }

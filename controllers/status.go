@@ -10,6 +10,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cached"
+	"github.com/kudo-ng/kudo/internal/engine"
 )
 
 // conditionsObject is a kudo.dev object with metav1.Condition conditions.
@@ -36,7 +37,8 @@ func patchStatus(ctx context.Context, c client.Client, before, obj client.Object
 
 // setReadiness records the kstatus trio: Ready, and Stalled or Reconciling
 // only while they hold, so that a healthy object carries Ready alone.
-func setReadiness(obj conditionsObject, ready metav1.ConditionStatus, stalled bool, reason, message string) {
+func setReadiness(obj conditionsObject, r engine.Readiness) {
+	ready, stalled, reason, message := r.Ready, r.Stalled, r.Reason, r.Message
 	conditions := obj.GetConditions()
 	generation := obj.GetGeneration()
 	meta.SetStatusCondition(&conditions, metav1.Condition{

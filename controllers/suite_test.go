@@ -23,7 +23,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
-	"github.com/kudo-ng/kudo/internal/task"
 	kudowebhook "github.com/kudo-ng/kudo/internal/webhook"
 )
 
@@ -67,7 +66,7 @@ var _ = BeforeSuite(func() {
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Client:                 client.Options{Cache: &client.CacheOptions{Unstructured: true}},
-		Cache:                  cache.Options{DefaultTransform: task.TrimForCache},
+		Cache:                  cache.Options{DefaultTransform: TrimForCache},
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host: testEnv.WebhookInstallOptions.LocalServingHost, Port: testEnv.WebhookInstallOptions.LocalServingPort,
 			CertDir: testEnv.WebhookInstallOptions.LocalServingCertDir,

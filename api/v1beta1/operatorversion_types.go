@@ -91,6 +91,10 @@ const (
 	DummyTaskKind        TaskKind = "Dummy"
 )
 
+// TaskKinds are the kinds the enum above allows, in its order; every one
+// has a unit in internal/task, which a test there checks.
+var TaskKinds = []TaskKind{ApplyTaskKind, DeleteTaskKind, ToggleTaskKind, PipeTaskKind, KudoOperatorTaskKind, DummyTaskKind}
+
 // Task is a named unit of work of one kind.
 type Task struct {
 	// +optional
@@ -245,6 +249,24 @@ type OperatorVersion struct {
 }
 
 // GetConditions returns the OperatorVersion's conditions.
+// TasksByName indexes the tasks by name.
+func (s *OperatorVersionSpec) TasksByName() map[string]*Task {
+	tasks := make(map[string]*Task, len(s.Tasks))
+	for i := range s.Tasks {
+		tasks[s.Tasks[i].Name] = &s.Tasks[i]
+	}
+	return tasks
+}
+
+// OperatorVersionName is KUDO's name for an OperatorVersion:
+// <operator>-<appVersion>-<version>, or <operator>-<version> without appVersion.
+func OperatorVersionName(operator, appVersion, version string) string {
+	if appVersion == "" {
+		return operator + "-" + version
+	}
+	return operator + "-" + appVersion + "-" + version
+}
+
 func (ov *OperatorVersion) GetConditions() []metav1.Condition { return ov.Status.Conditions }
 
 // SetConditions replaces the OperatorVersion's conditions.

@@ -239,3 +239,18 @@ func Cancel(status *kudov1beta1.PlanStatus, now time.Time) kudov1beta1.PlanStatu
 	out.LastUpdatedTimestamp = &t
 	return out
 }
+
+// StepTasks names the tasks of a step of a plan.
+func StepTasks(plan kudov1beta1.Plan, ref StepRef) []string {
+	for _, phase := range plan.Phases {
+		if phase.Name != ref.Phase {
+			continue
+		}
+		for _, step := range phase.Steps {
+			if step.Name == ref.Step {
+				return step.Tasks
+			}
+		}
+	}
+	return nil
+}

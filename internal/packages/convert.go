@@ -11,18 +11,9 @@ import (
 	"github.com/kudo-ng/kudo/internal/params"
 )
 
-// OperatorVersionName is KUDO's name for an OperatorVersion:
-// <operator>-<appVersion>-<version>, or <operator>-<version> without appVersion.
-func OperatorVersionName(operator, appVersion, version string) string {
-	if appVersion == "" {
-		return fmt.Sprintf("%s-%s", operator, version)
-	}
-	return fmt.Sprintf("%s-%s-%s", operator, appVersion, version)
-}
-
-// Resources converts the package to the Operator and OperatorVersion that
+// Convert converts the package to the Operator and OperatorVersion that
 // install it in a namespace.
-func (p *Package) Resources(namespace string) (*kudov1beta1.Operator, *kudov1beta1.OperatorVersion, error) {
+func (p *Package) Convert(namespace string) (*kudov1beta1.Operator, *kudov1beta1.OperatorVersion, error) {
 	o := p.Operator
 	operator := &kudov1beta1.Operator{
 		TypeMeta:   metav1.TypeMeta{APIVersion: kudov1beta1.GroupVersion.String(), Kind: "Operator"},
@@ -43,7 +34,7 @@ func (p *Package) Resources(namespace string) (*kudov1beta1.Operator, *kudov1bet
 	ov := &kudov1beta1.OperatorVersion{
 		TypeMeta: metav1.TypeMeta{APIVersion: kudov1beta1.GroupVersion.String(), Kind: "OperatorVersion"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      OperatorVersionName(o.Name, o.AppVersion, o.OperatorVersion),
+			Name:      kudov1beta1.OperatorVersionName(o.Name, o.AppVersion, o.OperatorVersion),
 			Namespace: namespace,
 		},
 		Spec: kudov1beta1.OperatorVersionSpec{

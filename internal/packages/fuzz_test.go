@@ -34,7 +34,7 @@ func FuzzOperatorFile(f *testing.F) {
 		}
 		// Whatever parses must verify and convert without panicking.
 		Verify(p, VerifyOptions{})
-		_, _, _ = p.Resources("default")
+		_, _, _ = p.Convert("default")
 	})
 }
 
@@ -54,7 +54,7 @@ func FuzzParamsFile(f *testing.F) {
 			return
 		}
 		report := Verify(p, VerifyOptions{})
-		_, _, err = p.Resources("default")
+		_, _, err = p.Convert("default")
 		if len(report.Errors) == 0 && err != nil {
 			t.Fatalf("a package that verifies does not convert: %v", err)
 		}

@@ -1,6 +1,7 @@
 package packages
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -9,12 +10,13 @@ import (
 	"text/template/parse"
 
 	"github.com/Masterminds/semver/v3"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/render/migrate"
+	"github.com/kudo-ng/kudo/internal/task"
 )
 
 // Issue is one finding of Verify: where it is and what is wrong.
@@ -63,17 +65,10 @@ type VerifyOptions struct {
 	skipMetadata bool
 }
 
-var (
-	pipeKey   = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
-	taskKinds = []kudov1beta1.TaskKind{
-		kudov1beta1.ApplyTaskKind, kudov1beta1.DeleteTaskKind, kudov1beta1.ToggleTaskKind,
-		kudov1beta1.PipeTaskKind, kudov1beta1.KudoOperatorTaskKind, kudov1beta1.DummyTaskKind,
-	}
-	parameterTypes = []kudov1beta1.ParameterType{
-		kudov1beta1.StringValueType, kudov1beta1.IntegerValueType, kudov1beta1.NumberValueType,
-		kudov1beta1.BooleanValueType, kudov1beta1.ArrayValueType, kudov1beta1.MapValueType,
-	}
-)
+var parameterTypes = []kudov1beta1.ParameterType{
+	kudov1beta1.StringValueType, kudov1beta1.IntegerValueType, kudov1beta1.NumberValueType,
+	kudov1beta1.BooleanValueType, kudov1beta1.ArrayValueType, kudov1beta1.MapValueType,
+}
 
 // Verify checks a package against KUDO's rules: what would fail to install
 // or run is an error; what is defined but never used is a warning.
@@ -212,105 +207,52 @@ func (v *verifier) parameterValues(p *Parameter, field string) {
 	}
 }
 
+// tasks checks each task's spec with its kind's rules, and the pipe keys,
+// which must be unique across tasks.
 func (v *verifier) tasks() {
 	v.taskByName = map[string]*kudov1beta1.Task{}
+	defs := &task.Definitions{Templates: v.p.Templates, Parameters: map[string]kudov1beta1.ParameterType{}}
+	for name, p := range v.params {
+		defs.Parameters[name] = p.Type
+	}
 	pipeKeys := map[string]string{}
 	for i := range v.p.Operator.Tasks {
 		t := &v.p.Operator.Tasks[i]
-		field := fmt.Sprintf("tasks[%d]", i)
+		at := fmt.Sprintf("tasks[%d]", i)
 		if t.Name == "" {
-			v.r.errorf(OperatorFileName, field, "name is required")
+			v.r.errorf(OperatorFileName, at, "name is required")
 			continue
 		}
-		field += " " + t.Name
+		at += " " + t.Name
 		if _, dup := v.taskByName[t.Name]; dup {
-			v.r.errorf(OperatorFileName, field, "duplicates the task of the same name")
+			v.r.errorf(OperatorFileName, at, "duplicates the task of the same name")
 			continue
 		}
 		v.taskByName[t.Name] = t
-		switch t.Kind {
-		case kudov1beta1.ApplyTaskKind, kudov1beta1.DeleteTaskKind:
-			v.resources(t, field)
-		case kudov1beta1.ToggleTaskKind:
-			v.resources(t, field)
-			v.toggle(t, field)
-		case kudov1beta1.PipeTaskKind:
-			v.pipe(t, field, pipeKeys)
-		case kudov1beta1.KudoOperatorTaskKind:
-			if t.Spec.Package == "" {
-				v.r.errorf(OperatorFileName, field, "spec.package is required for a KudoOperator task")
-			}
-			if t.Spec.ParameterFile != "" {
-				v.template(t.Spec.ParameterFile, field+": spec.parameterFile")
-			}
-		case kudov1beta1.DummyTaskKind:
-		default:
-			v.r.errorf(OperatorFileName, field, "kind %q is not one of %s", t.Kind, join(taskKinds))
+		kind, err := task.For(t.Kind)
+		if err != nil {
+			v.r.errorf(OperatorFileName, at, "%v", err)
 			for _, res := range t.Spec.Resources {
 				v.templateUse[res] = true
 			}
+			continue
 		}
-	}
-}
-
-func (v *verifier) resources(t *kudov1beta1.Task, field string) {
-	if len(t.Spec.Resources) == 0 {
-		v.r.errorf(OperatorFileName, field, "spec.resources lists no template; the %s task needs at least one", strings.ToLower(string(t.Kind)))
-	}
-	for j, res := range t.Spec.Resources {
-		v.template(res, fmt.Sprintf("%s: spec.resources[%d]", field, j))
-	}
-}
-
-// template records a reference to a template and reports it when missing.
-func (v *verifier) template(name, field string) {
-	v.templateUse[name] = true
-	if _, ok := v.p.Templates[name]; !ok {
-		v.r.errorf(OperatorFileName, field, "template %q is not in templates/", name)
-	}
-}
-
-func (v *verifier) toggle(t *kudov1beta1.Task, field string) {
-	name := t.Spec.Parameter
-	if name == "" {
-		v.r.errorf(OperatorFileName, field, "spec.parameter is required for a Toggle task")
-		return
-	}
-	v.paramUse[name] = true
-	p, ok := v.params[name]
-	if !ok {
-		if !v.declared[name] {
-			v.r.errorf(OperatorFileName, field, "spec.parameter %q is not defined in %s", name, ParamsFileName)
+		uses := kind.Uses(&t.Spec)
+		for _, name := range append(uses.Objects, uses.Others...) {
+			v.templateUse[name] = true
 		}
-		return
-	}
-	if p.Type != "" && p.Type != kudov1beta1.BooleanValueType && p.Type != kudov1beta1.StringValueType {
-		v.r.errorf(OperatorFileName, field, "spec.parameter %q is of type %s; a Toggle needs a boolean", name, p.Type)
-	}
-}
-
-func (v *verifier) pipe(t *kudov1beta1.Task, field string, keys map[string]string) {
-	if t.Spec.Pod == "" {
-		v.r.errorf(OperatorFileName, field, "spec.pod is required for a Pipe task")
-	} else {
-		v.template(t.Spec.Pod, field+": spec.pod")
-	}
-	if len(t.Spec.Pipe) == 0 {
-		v.r.errorf(OperatorFileName, field, "spec.pipe lists no file for a Pipe task")
-	}
-	for j, pipe := range t.Spec.Pipe {
-		pf := fmt.Sprintf("%s: spec.pipe[%d]", field, j)
-		switch {
-		case (pipe.File == "") == (pipe.EnvFile == ""):
-			v.r.errorf(OperatorFileName, pf, "needs exactly one of file and envFile")
-		case pipe.Kind != "Secret" && pipe.Kind != "ConfigMap":
-			v.r.errorf(OperatorFileName, pf, "kind %q is not Secret or ConfigMap", pipe.Kind)
-		case !pipeKey.MatchString(pipe.Key):
-			v.r.errorf(OperatorFileName, pf, "key %q must match [a-zA-Z0-9_-]+", pipe.Key)
-		case keys[pipe.Key] != "":
-			v.r.errorf(OperatorFileName, pf, "key %q is already used by task %s", pipe.Key, keys[pipe.Key])
-		default:
-			keys[pipe.Key] = t.Name
+		for _, name := range uses.Parameters {
+			v.paramUse[name] = true
+		}
+		for _, e := range kind.Validate(&t.Spec, defs, field.NewPath("spec")) {
+			v.r.errorf(OperatorFileName, at+": "+e.Field, "%s", e.Detail)
+		}
+		for j, pipe := range t.Spec.Pipe {
+			if other := pipeKeys[pipe.Key]; other != "" {
+				v.r.errorf(OperatorFileName, fmt.Sprintf("%s: spec.pipe[%d].key", at, j), "key %q is already used by task %s", pipe.Key, other)
+			} else if pipe.Key != "" {
+				pipeKeys[pipe.Key] = t.Name
+			}
 		}
 	}
 }
@@ -366,11 +308,16 @@ func (v *verifier) name(field, name string, seen map[string]bool) {
 }
 
 // templates parses every template, finds the parameters it uses, renders it
-// with the defaults and, for templates of objects, parses and checks them.
+// with the defaults and, for templates of objects, parses and checks them;
+// a template a task's kind makes something else of is checked by building
+// that task.
 func (v *verifier) templates(opts VerifyOptions) {
 	o := v.p.Operator
-	if o.NamespaceManifest != "" {
-		v.template(o.NamespaceManifest, "namespaceManifest")
+	if ns := o.NamespaceManifest; ns != "" {
+		v.templateUse[ns] = true
+		if _, ok := v.p.Templates[ns]; !ok {
+			v.r.errorf(OperatorFileName, "namespaceManifest", "template %q is not in templates/", ns)
+		}
 	}
 	k8sVersion := opts.KubernetesVersion
 	if k8sVersion == "" {
@@ -381,7 +328,7 @@ func (v *verifier) templates(opts VerifyOptions) {
 		v.r.errorf("--kubernetes-version", "", "%v", err)
 		return
 	}
-	_, ov, err := v.p.Resources("default")
+	_, ov, err := v.p.Convert("default")
 	if err != nil {
 		return // reported by parameters()
 	}
@@ -389,7 +336,14 @@ func (v *verifier) templates(opts VerifyOptions) {
 	if err != nil {
 		return // reported by parameters()
 	}
-	objectTemplates, pipes := v.objectTemplates()
+	in := &task.Input{
+		Site: render.Site{
+			OperatorVersion: ov, Instance: o.Name + "-instance", Namespace: "default",
+			Plan: kudov1beta1.DeployPlanName, Params: values,
+		},
+		Served: served, Scope: render.BuiltinScope,
+	}
+	objectTemplates, builders := v.templateRoles()
 	for _, name := range sortedKeys(v.p.Templates) {
 		file := TemplatesDir + name
 		t, err := render.Parse(name, v.p.Templates[name])
@@ -411,23 +365,17 @@ func (v *verifier) templates(opts VerifyOptions) {
 		if undefined {
 			continue // rendering would only fail on the same parameter
 		}
-		if pipes[name] {
-			v.pipePod(file, name, values)
+		if builder := builders[name]; builder != nil {
+			v.build(file, name, builder, in)
 		}
 		if !objectTemplates[name] {
 			continue
 		}
-		req := &render.Request{
+		result, err := render.Task(&render.Request{
 			Templates: v.p.Templates, Resources: []string{name},
-			Variables: render.Variables{
-				Params: values, Pipes: v.pipePlaceholders(), Name: o.Name + "-instance", Namespace: "default",
-				OperatorName: o.Name, OperatorVersion: ov.Name, AppVersion: o.AppVersion, PlanName: kudov1beta1.DeployPlanName,
-			},
-			Metadata: render.Metadata{InstanceName: o.Name + "-instance", Namespace: "default", OperatorName: o.Name, OperatorVersion: ov.Name},
-			Served:   served,
-			Scope:    render.BuiltinScope,
-		}
-		result, err := render.Resources(req)
+			Variables: in.Site.Variables(), Metadata: in.Site.Metadata(),
+			Served: served, Scope: render.BuiltinScope,
+		})
 		if err != nil {
 			field, msg := templateIssue(err)
 			v.r.errorf(file, field, "%s", strings.TrimPrefix(msg, name+": "))
@@ -444,67 +392,50 @@ func (v *verifier) templates(opts VerifyOptions) {
 	}
 }
 
-// objectTemplates are the templates rendered into objects and applied: those
-// of Apply, Delete and Toggle tasks, and the namespace manifest; pipePods are
-// the pod templates of Pipe tasks, which the task names and runs itself.
-func (v *verifier) objectTemplates() (out, pipePods map[string]bool) {
-	out, pipePods = map[string]bool{}, map[string]bool{}
+// templateRoles sorts the templates by what becomes of them: objects are
+// rendered into objects and applied (the namespace manifest, and those of
+// the tasks' kinds that apply or delete them); builders maps each other
+// template to the first task whose kind makes something of it.
+func (v *verifier) templateRoles() (objects map[string]bool, builders map[string]*kudov1beta1.Task) {
+	objects, builders = map[string]bool{}, map[string]*kudov1beta1.Task{}
 	if ns := v.p.Operator.NamespaceManifest; ns != "" {
-		out[ns] = true
+		objects[ns] = true
 	}
-	for _, t := range v.p.Operator.Tasks {
-		switch t.Kind {
-		case kudov1beta1.ApplyTaskKind, kudov1beta1.DeleteTaskKind, kudov1beta1.ToggleTaskKind:
-			for _, r := range t.Spec.Resources {
-				out[r] = true
+	for i := range v.p.Operator.Tasks {
+		t := &v.p.Operator.Tasks[i]
+		kind, err := task.For(t.Kind)
+		if err != nil {
+			continue
+		}
+		uses := kind.Uses(&t.Spec)
+		for _, name := range uses.Objects {
+			objects[name] = true
+		}
+		for _, name := range uses.Others {
+			if builders[name] == nil {
+				builders[name] = t
 			}
-		case kudov1beta1.PipeTaskKind:
-			pipePods[t.Spec.Pod] = true
 		}
 	}
-	return out, pipePods
+	return objects, builders
 }
 
-// pipePod checks a Pipe task's pod as KUDO requires: one Pod whose single
-// init container writes the files, no containers, restartPolicy empty or
-// OnFailure.
-func (v *verifier) pipePod(file, name string, values map[string]any) {
-	text, err := render.Template(name, v.p.Templates[name], &render.Variables{Params: values, Pipes: v.pipePlaceholders()})
-	var objs []*unstructured.Unstructured
+// build checks a template by building the task that makes something of it,
+// as the controller would, and reports what fails.
+func (v *verifier) build(file, name string, t *kudov1beta1.Task, in *task.Input) {
+	kind, err := task.For(t.Kind)
 	if err == nil {
-		objs, err = render.Objects(name, text)
+		_, err = kind.Build(t, in)
 	}
-	if err != nil {
-		field, msg := templateIssue(err)
-		v.r.errorf(file, field, "%s", strings.TrimPrefix(msg, name+": "))
+	if err == nil {
 		return
 	}
-	if len(objs) != 1 || objs[0].GetKind() != "Pod" {
-		v.r.errorf(file, "", "a Pipe task's pod template must render exactly one Pod")
+	if fe := (*field.Error)(nil); errors.As(err, &fe) {
+		v.r.errorf(file, fe.Field, "%s", fe.Detail)
 		return
 	}
-	pod := objs[0].Object
-	initContainers, _, _ := unstructured.NestedSlice(pod, "spec", "initContainers")
-	containers, _, _ := unstructured.NestedSlice(pod, "spec", "containers")
-	restartPolicy, _, _ := unstructured.NestedString(pod, "spec", "restartPolicy")
-	switch {
-	case len(initContainers) != 1:
-		v.r.errorf(file, "spec.initContainers", "a Pipe pod needs exactly one init container, which writes the files")
-	case len(containers) != 0:
-		v.r.errorf(file, "spec.containers", "a Pipe pod must have no containers: kudo-ng adds the one that reads the files")
-	case restartPolicy != "" && restartPolicy != "OnFailure":
-		v.r.errorf(file, "spec.restartPolicy", "%q is not allowed in a Pipe pod: leave it empty or use OnFailure", restartPolicy)
-	}
-}
-
-func (v *verifier) pipePlaceholders() map[string]string {
-	pipes := map[string]string{}
-	for _, t := range v.p.Operator.Tasks {
-		for _, pipe := range t.Spec.Pipe {
-			pipes[pipe.Key] = "pipe-" + strings.ToLower(pipe.Key)
-		}
-	}
-	return pipes
+	field, msg := templateIssue(err)
+	v.r.errorf(file, field, "%s", strings.TrimPrefix(msg, name+": "))
 }
 
 func (v *verifier) unused() {

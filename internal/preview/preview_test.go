@@ -49,7 +49,7 @@ func TestPlan(t *testing.T) {
 	}
 	var got []string
 	for _, task := range tasks {
-		line := task.Step + "/" + task.Name + " " + task.Action
+		line := task.Step + "/" + task.Name + " " + string(task.Action)
 		for _, o := range task.Objects {
 			line += " " + o.GetKind() + ":" + o.GetName()
 		}
@@ -61,9 +61,9 @@ func TestPlan(t *testing.T) {
 	want := []string{
 		"one/app apply ConfigMap:demo-one",
 		"one/maybe apply ConfigMap:demo-one",
-		"two/gen run Pod: # stores its files as ConfigMap demo.deploy.main.two.gen.file",
-		`two/child  # installs package zookeeper version 0.3.3 as Instance demo-zookeeper with parameters: NODE_COUNT: "true" `,
-		"two/wait  # does nothing (wantErr false, fatal false, done false)",
+		"two/gen run Pod:demo-deploy-main-two-gen # stores its files as ConfigMap demo.deploy.main.two.gen.file",
+		`two/child install # installs package zookeeper version 0.3.3 as Instance demo-zookeeper with parameters: NODE_COUNT: "true" `,
+		"two/wait none # does nothing (wantErr false, fatal false, done false)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -72,7 +72,32 @@ func TestPlan(t *testing.T) {
 	ov.Spec.Parameters[0].Default = ptr.To("maybe")
 	if _, err := Plan(&Input{OperatorVersion: ov, InstanceName: "demo", PlanName: "deploy", Scope: render.BuiltinScope,
 		Served: func(schema.GroupVersionKind) bool { return true }}); err == nil ||
-		err.Error() != `plan deploy, phase main, step one, task maybe: toggle parameter "ENABLED" is "maybe", not a boolean` {
+		err.Error() != `plan deploy, phase main, step one, task maybe: toggle parameter ENABLED is "maybe", not a boolean` {
 		t.Errorf("a toggle that is not a boolean: %v", err)
+	}
+}
+
+// TestToggleReadsBooleansAsTheControllerDoes: `package render` switches a
+// Toggle as the controller does, with strconv.ParseBool, so -p ENABLED=1
+// previews the objects the controller applies.
+func TestToggleReadsBooleansAsTheControllerDoes(t *testing.T) {
+	ov := &kudov1beta1.OperatorVersion{}
+	ov.Name = "demo-0.1.0"
+	ov.Spec = kudov1beta1.OperatorVersionSpec{
+		Operator:   corev1.ObjectReference{Name: "demo"},
+		Parameters: []kudov1beta1.Parameter{{Name: "ENABLED", Default: ptr.To("false")}},
+		Templates:  map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n"},
+		Tasks: []kudov1beta1.Task{{Name: "maybe", Kind: kudov1beta1.ToggleTaskKind, Spec: kudov1beta1.TaskSpec{
+			ResourceTaskSpec: kudov1beta1.ResourceTaskSpec{Resources: []string{"cm.yaml"}},
+			ToggleTaskSpec:   kudov1beta1.ToggleTaskSpec{Parameter: "ENABLED"}}}},
+		Plans: map[string]kudov1beta1.Plan{"deploy": {Phases: []kudov1beta1.Phase{
+			{Name: "main", Steps: []kudov1beta1.Step{{Name: "one", Tasks: []string{"maybe"}}}}}}},
+	}
+	for value, want := range map[string]string{"1": "apply", "t": "apply", "TRUE": "apply", " true ": "apply", "0": "delete", "false": "delete", "": "delete"} {
+		tasks, err := Plan(&Input{OperatorVersion: ov, InstanceName: "demo", PlanName: "deploy", Scope: render.BuiltinScope,
+			Parameters: map[string]string{"ENABLED": value}, Served: func(schema.GroupVersionKind) bool { return true }})
+		if err != nil || len(tasks) != 1 || string(tasks[0].Action) != want {
+			t.Errorf("ENABLED=%q: got %+v, %v; want %s", value, tasks, err, want)
+		}
 	}
 }

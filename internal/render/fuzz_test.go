@@ -23,7 +23,7 @@ func FuzzRender(f *testing.F) {
 	}
 	served := func(schema.GroupVersionKind) bool { return true }
 	f.Fuzz(func(t *testing.T, text string) {
-		_, err := Resources(&Request{
+		_, err := Task(&Request{
 			Templates: map[string]string{"t.yaml": text}, Resources: []string{"t.yaml"}, Variables: *vars,
 			Metadata: Metadata{InstanceName: "instance", Namespace: "ns"}, Served: served, Scope: BuiltinScope,
 		})

@@ -67,7 +67,7 @@ func renderPackage(t testing.TB, dir string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, ov, err := p.Resources("default")
+	_, ov, err := p.Convert("default")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,22 +100,18 @@ func renderPackage(t testing.TB, dir string) []byte {
 	for _, name := range names {
 		use := uses[name]
 		_, _ = fmt.Fprintf(&out, "# Source: templates/%s (plan %s, phase %s, step %s)\n", name, use.plan, use.phase, use.name)
-		result, err := render.Resources(&render.Request{
-			Templates: p.Templates, Resources: []string{name},
-			Variables: render.Variables{
-				Params: values, Pipes: map[string]string{"indexHtml": instance + ".deploy.main.genfiles.genwww.indexhtml"},
-				Name: instance, Namespace: "default", OperatorName: p.Operator.Name, OperatorVersion: ov.Name,
-				AppVersion: ov.Spec.AppVersion, PlanName: use.plan, PhaseName: use.phase, StepName: use.name,
-			},
-			Metadata: render.Metadata{
-				InstanceName: instance, Namespace: "default", OperatorName: p.Operator.Name, OperatorVersion: ov.Name,
-				PlanName: use.plan, PhaseName: use.phase, StepName: use.name, PlanUID: "00000000-0000-0000-0000-000000000001",
-			},
+		site := &render.Site{
+			OperatorVersion: ov, Instance: instance, Namespace: "default",
+			Plan: use.plan, Phase: use.phase, Step: use.name, PlanUID: "00000000-0000-0000-0000-000000000001", Params: values,
+		}
+		vars := site.Variables()
+		result, err := render.Task(&render.Request{
+			Templates: p.Templates, Resources: []string{name}, Variables: vars, Metadata: site.Metadata(),
 			Served: served, Scope: render.BuiltinScope, Dependencies: deps,
 		})
 		if err != nil && strings.Contains(err.Error(), "has no metadata.name") {
 			// A Pipe task's pod, which the task names itself.
-			text, terr := render.Template(name, p.Templates[name], &render.Variables{Params: values})
+			text, terr := render.Template(name, p.Templates[name], &vars)
 			if terr != nil {
 				t.Fatal(terr)
 			}

@@ -39,8 +39,8 @@ type Result struct {
 	Migrations []Migration
 }
 
-// Resources renders, parses, migrates and enhances a task's templates.
-func Resources(req *Request) (*Result, error) {
+// Task renders, parses, migrates and enhances the templates of a task.
+func Task(req *Request) (*Result, error) {
 	result := &Result{}
 	for _, name := range req.Resources {
 		text, ok := req.Templates[name]

@@ -325,7 +325,7 @@ spec:
 }
 
 func TestResourcesRequireNames(t *testing.T) {
-	_, err := Resources(&Request{
+	_, err := Task(&Request{
 		Templates: map[string]string{"t.yaml": "apiVersion: v1\nkind: ConfigMap\n"}, Resources: []string{"t.yaml"},
 		Served: func(schema.GroupVersionKind) bool { return true }, Scope: BuiltinScope,
 	})

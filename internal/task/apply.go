@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -22,27 +23,53 @@ import (
 	"github.com/kudo-ng/kudo/internal/render"
 )
 
+// FieldOwner is kudo-ng's field manager for server-side apply.
+const FieldOwner = "kudo-ng"
+
 // AppliedHashAnnotation records the hash of what kudo-ng last applied, so
 // that an unchanged object is not applied again on every pass of a plan.
 const AppliedHashAnnotation = "kudo.dev/applied-hash"
 
-// Apply renders its templates, applies them with server-side apply and is
+// apply renders its templates, applies them with server-side apply and is
 // done when every object is healthy. CustomResourceDefinitions and
 // Namespaces go first and must be Established / Active before the rest, so a
 // package can ship a CRD and its custom resources in one step.
-type Apply struct {
-	Resources []string
+type apply struct{}
+
+func (apply) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, path *field.Path) field.ErrorList {
+	return validateResources(spec, defs, path, field.Required(path.Child("resources"), "an Apply task needs the templates it renders"))
+}
+
+// validateResources checks the templates of an Apply, Delete or Toggle
+// task; none is the error when it lists none.
+func validateResources(spec *kudov1beta1.TaskSpec, defs *Definitions, path *field.Path, none *field.Error) field.ErrorList {
+	if len(spec.Resources) == 0 {
+		return field.ErrorList{none}
+	}
+	var errs field.ErrorList
+	for i, name := range spec.Resources {
+		errs = append(errs, defs.template(name, path.Child("resources").Index(i))...)
+	}
+	return errs
+}
+
+func (apply) Uses(spec *kudov1beta1.TaskSpec) Uses {
+	return Uses{Objects: spec.Resources}
+}
+
+func (apply) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
+	return renderObjects(ActionApply, t.Spec.Resources, in)
 }
 
 // Run applies what changed and reports what is not healthy yet.
-func (a *Apply) Run(ctx context.Context, env *Env) (Result, error) {
-	rendered, err := env.render(ctx, a.Resources)
+func (a apply) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, error) {
+	intent, err := env.build(ctx, a, t)
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Migrations: rendered.Migrations}
+	res := Result{Migrations: intent.Migrations}
 	var first, rest []*unstructured.Unstructured
-	for _, obj := range rendered.Objects {
+	for _, obj := range intent.Objects {
 		if isFoundation(obj) {
 			first = append(first, obj)
 		} else {
@@ -219,7 +246,9 @@ func podProblem(ctx context.Context, env *Env, obj *unstructured.Unstructured) s
 	return ""
 }
 
-func ownerRef(i *kudov1beta1.Instance) metav1.OwnerReference {
+// OwnerReference makes the Instance the controller owner of what its tasks
+// make, so that deleting it deletes them.
+func OwnerReference(i *kudov1beta1.Instance) metav1.OwnerReference {
 	return metav1.OwnerReference{
 		APIVersion: kudov1beta1.GroupVersion.String(), Kind: "Instance", Name: i.Name, UID: i.UID,
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),

@@ -8,23 +8,36 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
 
-// Delete deletes the objects its templates render, in the foreground, and
+// deletion deletes the objects its templates render, in the foreground, and
 // is done when they are gone. Kinds the server does not know are skipped.
-type Delete struct {
-	Resources []string
+type deletion struct{}
+
+func (deletion) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, path *field.Path) field.ErrorList {
+	return validateResources(spec, defs, path, field.Required(path.Child("resources"), "a Delete task needs the templates it renders"))
+}
+
+func (deletion) Uses(spec *kudov1beta1.TaskSpec) Uses {
+	return Uses{Objects: spec.Resources}
+}
+
+func (deletion) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
+	return renderObjects(ActionDelete, t.Spec.Resources, in)
 }
 
 // Run deletes what still exists and reports what is not gone yet.
-func (d *Delete) Run(ctx context.Context, env *Env) (Result, error) {
-	rendered, err := env.render(ctx, d.Resources)
+func (d deletion) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, error) {
+	intent, err := env.build(ctx, d, t)
 	if err != nil {
 		return Result{}, err
 	}
 	var waiting []string
-	for _, obj := range rendered.Objects {
+	for _, obj := range intent.Objects {
 		gone, err := deleteOne(ctx, env, obj)
 		if err != nil {
 			return Result{}, err
@@ -34,9 +47,9 @@ func (d *Delete) Run(ctx context.Context, env *Env) (Result, error) {
 		}
 	}
 	if len(waiting) > 0 {
-		return Result{Message: strings.Join(waiting, "; "), Migrations: rendered.Migrations}, nil
+		return Result{Message: strings.Join(waiting, "; "), Migrations: intent.Migrations}, nil
 	}
-	return Result{Done: true, Migrations: rendered.Migrations}, nil
+	return Result{Done: true, Migrations: intent.Migrations}, nil
 }
 
 func deleteOne(ctx context.Context, env *Env, obj *unstructured.Unstructured) (bool, error) {

@@ -3,6 +3,7 @@ package task
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -17,51 +19,113 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/health"
-	"github.com/kudo-ng/kudo/internal/packages"
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/render"
 )
 
-// KudoOperator runs another operator package as a child Instance in the
+// kudoOperator runs another operator package as a child Instance in the
 // parent's namespace, with parameters from its rendered parameterFile, and
 // is done when the child's plan has finished. The child's OperatorVersion
 // must be installed (kubectl kudo install resolves dependencies first).
-type KudoOperator struct {
-	Name string
-	Spec kudov1beta1.KudoOperatorTaskSpec
+type kudoOperator struct{}
+
+func (kudoOperator) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, path *field.Path) field.ErrorList {
+	if spec.Package == "" {
+		return field.ErrorList{field.Required(path.Child("package"), "a KudoOperator task needs the package it installs")}
+	}
+	if spec.ParameterFile != "" {
+		return defs.template(spec.ParameterFile, path.Child("parameterFile"))
+	}
+	return nil
+}
+
+func (kudoOperator) Uses(spec *kudov1beta1.TaskSpec) Uses {
+	if spec.ParameterFile == "" {
+		return Uses{}
+	}
+	return Uses{Others: []string{spec.ParameterFile}}
+}
+
+// child is the Instance a KudoOperator task makes, but for what only the
+// cluster knows: the OperatorVersion when the task does not pin one, and the
+// types of the parameters.
+type child struct {
+	name string
+	// parameterText is the rendered parameter file; parameters is it parsed.
+	parameterText string
+	parameters    map[string]any
+}
+
+func childOf(t *kudov1beta1.Task, site *render.Site) (*child, error) {
+	spec := &t.Spec.KudoOperatorTaskSpec
+	c := &child{name: spec.InstanceName}
+	if c.name == "" {
+		c.name = site.Instance + "-" + spec.Package
+	}
+	if spec.ParameterFile == "" {
+		return c, nil
+	}
+	vars := site.Variables()
+	text, err := render.Template(spec.ParameterFile, site.OperatorVersion.Spec.Templates[spec.ParameterFile], &vars)
+	if err != nil {
+		return nil, err
+	}
+	c.parameterText = text
+	if err := yaml.Unmarshal([]byte(text), &c.parameters); err != nil {
+		return nil, fmt.Errorf("parameter file %s is not a YAML map of parameters: %w", spec.ParameterFile, err)
+	}
+	return c, nil
+}
+
+func (kudoOperator) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
+	c, err := childOf(t, &in.Site)
+	if err != nil {
+		return nil, err
+	}
+	spec := &t.Spec.KudoOperatorTaskSpec
+	note := "installs package " + spec.Package
+	if spec.OperatorVersion != "" {
+		note += " version " + spec.OperatorVersion
+	}
+	note += " as Instance " + c.name
+	if c.parameterText != "" {
+		note += " with parameters:\n" + c.parameterText
+	}
+	return &Intent{Action: ActionInstall, Note: note}, nil
 }
 
 // Run creates or updates the child Instance and reports its plan.
-func (k *KudoOperator) Run(ctx context.Context, env *Env) (Result, error) {
+func (kudoOperator) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, error) {
+	spec := &t.Spec.KudoOperatorTaskSpec
 	parent := env.Instance
-	if err := k.checkCycle(ctx, env); err != nil {
+	if err := checkCycle(ctx, env, spec.Package); err != nil {
 		return Result{}, err
 	}
-	ov, err := k.operatorVersion(ctx, env)
+	c, err := childOf(t, &env.Site)
+	if err != nil {
+		return Result{}, &FatalError{Err: err}
+	}
+	ov, err := childOperatorVersion(ctx, env, spec)
 	if err != nil {
 		return Result{}, err
 	}
-	values, err := k.parameters(env, ov)
+	values, err := typedParameters(spec.ParameterFile, c.parameters, ov)
 	if err != nil {
 		return Result{}, err
 	}
-	name := k.Spec.InstanceName
-	if name == "" {
-		name = parent.Name + "-" + k.Spec.Package
-	}
-	child := &kudov1beta1.Instance{
+	instance := &kudov1beta1.Instance{
 		TypeMeta: metav1.TypeMeta{APIVersion: kudov1beta1.GroupVersion.String(), Kind: "Instance"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: name, Namespace: parent.Namespace,
-			Labels:          map[string]string{render.OperatorLabel: k.Spec.Package, render.HeritageLabel: "kudo"},
-			OwnerReferences: []metav1.OwnerReference{ownerRef(parent)},
+			Name: c.name, Namespace: parent.Namespace,
+			Labels:          map[string]string{render.OperatorLabel: spec.Package, render.HeritageLabel: "kudo"},
+			OwnerReferences: []metav1.OwnerReference{OwnerReference(parent)},
 		},
 		Spec: kudov1beta1.InstanceSpec{
 			OperatorVersion: corev1.ObjectReference{Name: ov.Name, Kind: "OperatorVersion"},
 			Parameters:      values,
 		},
 	}
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(child)
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(instance)
 	if err != nil {
 		return Result{}, err
 	}
@@ -73,7 +137,7 @@ func (k *KudoOperator) Run(ctx context.Context, env *Env) (Result, error) {
 		return Result{}, err
 	}
 	if current.GetGeneration() == 0 || observedGeneration(current) != current.GetGeneration() {
-		return Result{Message: fmt.Sprintf("waiting for Instance %s to take up its spec", name)}, nil
+		return Result{Message: fmt.Sprintf("waiting for Instance %s to take up its spec", c.name)}, nil
 	}
 	verdict := health.Check(current)
 	switch {
@@ -92,12 +156,12 @@ func observedGeneration(obj *unstructured.Unstructured) int64 {
 
 // checkCycle fails when the package is the parent's own operator or one of
 // its ancestors' (Instances that own it through KudoOperator tasks).
-func (k *KudoOperator) checkCycle(ctx context.Context, env *Env) error {
-	chain := []string{env.OperatorVersion.Spec.Operator.Name}
+func checkCycle(ctx context.Context, env *Env, pkg string) error {
+	chain := []string{env.Site.OperatorVersion.Spec.Operator.Name}
 	current := env.Instance
 	for depth := 0; depth < 16; depth++ {
-		if chain[len(chain)-1] == k.Spec.Package || contains(chain[:len(chain)-1], k.Spec.Package) {
-			return Fatalf("circular dependency: %s → %s", strings.Join(chain, " → "), k.Spec.Package)
+		if chain[len(chain)-1] == pkg || slices.Contains(chain[:len(chain)-1], pkg) {
+			return Fatalf("circular dependency: %s → %s", strings.Join(chain, " → "), pkg)
 		}
 		owner := metav1.GetControllerOf(current)
 		if owner == nil || owner.Kind != "Instance" {
@@ -113,27 +177,18 @@ func (k *KudoOperator) checkCycle(ctx context.Context, env *Env) error {
 	return nil
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// operatorVersion finds the child's OperatorVersion: the one named by the
-// task's versions, or the newest of the package in the namespace.
-func (k *KudoOperator) operatorVersion(ctx context.Context, env *Env) (*kudov1beta1.OperatorVersion, error) {
+// childOperatorVersion finds the child's OperatorVersion: the one named by
+// the task's versions, or the newest of the package in the namespace.
+func childOperatorVersion(ctx context.Context, env *Env, spec *kudov1beta1.KudoOperatorTaskSpec) (*kudov1beta1.OperatorVersion, error) {
 	ns := env.Instance.Namespace
-	if k.Spec.OperatorVersion != "" {
+	if spec.OperatorVersion != "" {
 		ov := &kudov1beta1.OperatorVersion{}
-		name := packages.OperatorVersionName(k.Spec.Package, k.Spec.AppVersion, k.Spec.OperatorVersion)
+		name := kudov1beta1.OperatorVersionName(spec.Package, spec.AppVersion, spec.OperatorVersion)
 		err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, ov)
 		if apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("OperatorVersion %s of package %s is not installed in namespace %s: "+
 				"install it with kubectl kudo install %s --operator-version %s --skip-instance",
-				name, k.Spec.Package, ns, k.Spec.Package, k.Spec.OperatorVersion)
+				name, spec.Package, ns, spec.Package, spec.OperatorVersion)
 		}
 		return ov, err
 	}
@@ -144,7 +199,7 @@ func (k *KudoOperator) operatorVersion(ctx context.Context, env *Env) (*kudov1be
 	var newest *kudov1beta1.OperatorVersion
 	for i := range list.Items {
 		ov := &list.Items[i]
-		if ov.Spec.Operator.Name != k.Spec.Package || (k.Spec.AppVersion != "" && ov.Spec.AppVersion != k.Spec.AppVersion) {
+		if ov.Spec.Operator.Name != spec.Package || (spec.AppVersion != "" && ov.Spec.AppVersion != spec.AppVersion) {
 			continue
 		}
 		if newest == nil || newer(ov.Spec.Version, newest.Spec.Version) {
@@ -153,7 +208,7 @@ func (k *KudoOperator) operatorVersion(ctx context.Context, env *Env) (*kudov1be
 	}
 	if newest == nil {
 		return nil, fmt.Errorf("no OperatorVersion of package %s is installed in namespace %s: "+
-			"install it with kubectl kudo install %s --skip-instance", k.Spec.Package, ns, k.Spec.Package)
+			"install it with kubectl kudo install %s --skip-instance", spec.Package, ns, spec.Package)
 	}
 	return newest, nil
 }
@@ -167,19 +222,11 @@ func newer(a, b string) bool {
 	return va.GreaterThan(vb)
 }
 
-// parameters renders the parameterFile into the child's parameter values.
-func (k *KudoOperator) parameters(env *Env, ov *kudov1beta1.OperatorVersion) (map[string]string, error) {
-	if k.Spec.ParameterFile == "" {
+// typedParameters turns the parsed parameter file into the child's
+// parameter values, by the types its OperatorVersion gives them.
+func typedParameters(file string, raw map[string]any, ov *kudov1beta1.OperatorVersion) (map[string]string, error) {
+	if raw == nil {
 		return nil, nil
-	}
-	vars := env.variables()
-	text, err := render.Template(k.Spec.ParameterFile, env.OperatorVersion.Spec.Templates[k.Spec.ParameterFile], &vars)
-	if err != nil {
-		return nil, &FatalError{Err: err}
-	}
-	raw := map[string]any{}
-	if err := yaml.Unmarshal([]byte(text), &raw); err != nil {
-		return nil, Fatalf("parameter file %s is not a YAML map of parameters: %v", k.Spec.ParameterFile, err)
 	}
 	types := map[string]kudov1beta1.ParameterType{}
 	for _, p := range ov.Spec.Parameters {
@@ -189,11 +236,11 @@ func (k *KudoOperator) parameters(env *Env, ov *kudov1beta1.OperatorVersion) (ma
 	for name, v := range raw {
 		t, ok := types[name]
 		if !ok {
-			return nil, Fatalf("parameter file %s sets %s, which OperatorVersion %s does not define", k.Spec.ParameterFile, name, ov.Name)
+			return nil, Fatalf("parameter file %s sets %s, which OperatorVersion %s does not define", file, name, ov.Name)
 		}
 		s, err := params.Wrap(v, t)
 		if err != nil {
-			return nil, Fatalf("parameter file %s: parameter %s: %v", k.Spec.ParameterFile, name, err)
+			return nil, Fatalf("parameter file %s: parameter %s: %v", file, name, err)
 		}
 		out[name] = s
 	}

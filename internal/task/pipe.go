@@ -6,16 +6,17 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
-	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/health"
 	"github.com/kudo-ng/kudo/internal/render"
 )
@@ -33,25 +34,119 @@ const pipeContainer = "kudo-pipe"
 // maxPipeFile is the most a Secret or ConfigMap can hold.
 const maxPipeFile = 1 << 20
 
-// Pipe runs a pod whose init container writes files, stores each file as a
+var pipeKey = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+
+// pipe runs a pod whose init container writes files, stores each file as a
 // Secret or ConfigMap that later templates of the plan name as
 // {{ .Pipes.<key> }}, then deletes the pod.
-type Pipe struct {
-	Name string
-	Spec kudov1beta1.PipeTaskSpec
+type pipe struct{}
+
+func (pipe) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, path *field.Path) field.ErrorList {
+	if spec.Pod == "" || len(spec.Pipe) == 0 {
+		return field.ErrorList{field.Required(path.Child("pod"), "a Pipe task needs a pod template and the files it pipes")}
+	}
+	errs := defs.template(spec.Pod, path.Child("pod"))
+	for i, p := range spec.Pipe {
+		at := path.Child("pipe").Index(i)
+		switch {
+		case (p.File == "") == (p.EnvFile == ""):
+			errs = append(errs, field.Invalid(at, p, "needs exactly one of file and envFile"))
+		case p.Kind != "Secret" && p.Kind != "ConfigMap":
+			errs = append(errs, field.Invalid(at.Child("kind"), p.Kind, fmt.Sprintf("kind %q is not Secret or ConfigMap", p.Kind)))
+		case !pipeKey.MatchString(p.Key):
+			errs = append(errs, field.Invalid(at.Child("key"), p.Key, fmt.Sprintf("key %q must match [a-zA-Z0-9_-]+", p.Key)))
+		}
+	}
+	return errs
+}
+
+func (pipe) Uses(spec *kudov1beta1.TaskSpec) Uses {
+	if spec.Pod == "" {
+		return Uses{}
+	}
+	return Uses{Others: []string{spec.Pod}}
+}
+
+// Build renders the pod, named after the task, with the container that
+// waits for its files to be read.
+func (pipe) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
+	site := &in.Site
+	name := t.Spec.Pod
+	vars := site.Variables()
+	text, err := render.Template(name, site.OperatorVersion.Spec.Templates[name], &vars)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := render.Objects(name, text)
+	if err != nil {
+		return nil, err
+	}
+	if len(objs) != 1 || objs[0].GetKind() != "Pod" {
+		return nil, fmt.Errorf("pipe pod template %s must render exactly one Pod", name)
+	}
+	pod := &corev1.Pod{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, pod); err != nil {
+		return nil, fmt.Errorf("pipe pod template %s: %w", name, err)
+	}
+	if err := checkPipePod(pod); err != nil {
+		return nil, fmt.Errorf("pipe pod template %s: %w", name, err)
+	}
+	init := pod.Spec.InitContainers[0]
+	pod.Spec.Containers = []corev1.Container{{
+		Name: pipeContainer, Image: init.Image, VolumeMounts: init.VolumeMounts,
+		Command: []string{"sh", "-c", "sleep 3600"},
+	}}
+	pod.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+	pod.Name = render.DNSName(strings.Join([]string{site.Instance, site.Plan, site.Phase, site.Step, t.Name}, "-"))
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pod)
+	if err != nil {
+		return nil, err
+	}
+	obj := &unstructured.Unstructured{Object: u}
+	obj.SetAPIVersion("v1")
+	obj.SetKind("Pod")
+	unstructured.RemoveNestedField(obj.Object, "status")
+	unstructured.RemoveNestedField(obj.Object, "metadata", "creationTimestamp")
+	md := site.Metadata()
+	if err := render.Enhance([]*unstructured.Unstructured{obj}, &md, in.Scope, nil); err != nil {
+		return nil, err
+	}
+	stores := make([]string, 0, len(t.Spec.Pipe))
+	for _, p := range t.Spec.Pipe {
+		stores = append(stores, fmt.Sprintf("%s %s", p.Kind, vars.Pipes[p.Key]))
+	}
+	return &Intent{Action: ActionRun, Objects: []*unstructured.Unstructured{obj}, Note: "stores its files as " + strings.Join(stores, ", ")}, nil
+}
+
+// checkPipePod checks a Pipe task's pod as KUDO requires: a single init
+// container writes the files, there are no containers, and it does not
+// restart once done.
+func checkPipePod(pod *corev1.Pod) *field.Error {
+	spec := field.NewPath("spec")
+	switch {
+	case len(pod.Spec.InitContainers) != 1:
+		return field.Required(spec.Child("initContainers"), "a Pipe pod needs exactly one init container, which writes the files")
+	case len(pod.Spec.Containers) != 0:
+		return field.Forbidden(spec.Child("containers"), "a Pipe pod must have no containers: kudo-ng adds the one that reads the files")
+	case pod.Spec.RestartPolicy != "" && pod.Spec.RestartPolicy != corev1.RestartPolicyOnFailure:
+		return field.Invalid(spec.Child("restartPolicy"), pod.Spec.RestartPolicy,
+			fmt.Sprintf("%q is not allowed in a Pipe pod: leave it empty or use OnFailure", pod.Spec.RestartPolicy))
+	}
+	return nil
 }
 
 // Run stores the files once, and is done when all are stored.
-func (p *Pipe) Run(ctx context.Context, env *Env) (Result, error) {
-	names := engine.PipeNames(env.OperatorVersion, env.Instance.Name)
-	stored, err := p.stored(ctx, env, names)
+func (p pipe) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, error) {
+	names := render.PipeNames(env.Site.OperatorVersion, env.Site.Instance)
+	stored, err := stored(ctx, env, t.Spec.Pipe, names)
 	if err != nil || stored {
 		return Result{Done: stored}, err
 	}
-	pod, err := p.pod(env)
+	intent, err := env.build(ctx, p, t)
 	if err != nil {
 		return Result{}, err
 	}
+	pod := intent.Objects[0]
 	current, err := applyOne(ctx, env, pod)
 	if err != nil {
 		return Result{}, err
@@ -67,8 +162,8 @@ func (p *Pipe) Run(ctx context.Context, env *Env) (Result, error) {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(current.Object, typed); err != nil {
 		return Result{}, err
 	}
-	for _, spec := range p.Spec.Pipe {
-		if err := p.store(ctx, env, typed, spec, names[spec.Key]); err != nil {
+	for _, spec := range t.Spec.Pipe {
+		if err := store(ctx, env, typed, spec, names[spec.Key]); err != nil {
 			return Result{}, err
 		}
 	}
@@ -79,73 +174,26 @@ func (p *Pipe) Run(ctx context.Context, env *Env) (Result, error) {
 }
 
 // stored reports whether every file was stored in this plan run already.
-func (p *Pipe) stored(ctx context.Context, env *Env, names map[string]string) (bool, error) {
-	for _, spec := range p.Spec.Pipe {
+func stored(ctx context.Context, env *Env, pipes []kudov1beta1.PipeSpec, names map[string]string) (bool, error) {
+	for _, spec := range pipes {
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(spec.Kind))
-		err := env.Client.Get(ctx, client.ObjectKey{Namespace: env.Instance.Namespace, Name: names[spec.Key]}, obj)
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: env.Site.Namespace, Name: names[spec.Key]}, obj)
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
 		if err != nil {
 			return false, err
 		}
-		if obj.GetAnnotations()[render.PlanUIDAnnotation] != string(env.PlanUID) {
+		if obj.GetAnnotations()[render.PlanUIDAnnotation] != string(env.Site.PlanUID) {
 			return false, nil
 		}
 	}
 	return true, nil
 }
 
-// pod renders the pod template, named after the task, with the container
-// that waits for its files to be read.
-func (p *Pipe) pod(env *Env) (*unstructured.Unstructured, error) {
-	vars := env.variables()
-	text, err := render.Template(p.Spec.Pod, env.OperatorVersion.Spec.Templates[p.Spec.Pod], &vars)
-	if err != nil {
-		return nil, &FatalError{Err: err}
-	}
-	objs, err := render.Objects(p.Spec.Pod, text)
-	if err != nil {
-		return nil, &FatalError{Err: err}
-	}
-	if len(objs) != 1 || objs[0].GetKind() != "Pod" {
-		return nil, Fatalf("pipe pod template %s must render exactly one Pod", p.Spec.Pod)
-	}
-	pod := &corev1.Pod{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, pod); err != nil {
-		return nil, Fatalf("pipe pod template %s: %v", p.Spec.Pod, err)
-	}
-	if len(pod.Spec.InitContainers) != 1 || len(pod.Spec.Containers) != 0 {
-		return nil, Fatalf("pipe pod template %s needs exactly one init container and no containers", p.Spec.Pod)
-	}
-	init := pod.Spec.InitContainers[0]
-	pod.Spec.Containers = []corev1.Container{{
-		Name: pipeContainer, Image: init.Image, VolumeMounts: init.VolumeMounts,
-		Command: []string{"sh", "-c", "sleep 3600"},
-	}}
-	if pod.Spec.RestartPolicy == "" {
-		pod.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
-	}
-	pod.Name = engine.DNSName(strings.Join([]string{env.Instance.Name, env.PlanName, env.PhaseName, env.StepName, p.Name}, "-"))
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pod)
-	if err != nil {
-		return nil, err
-	}
-	obj := &unstructured.Unstructured{Object: u}
-	obj.SetAPIVersion("v1")
-	obj.SetKind("Pod")
-	unstructured.RemoveNestedField(obj.Object, "status")
-	unstructured.RemoveNestedField(obj.Object, "metadata", "creationTimestamp")
-	md := env.metadata()
-	if err := render.Enhance([]*unstructured.Unstructured{obj}, &md, env.Scope, nil); err != nil {
-		return nil, err
-	}
-	return obj, nil
-}
-
 // store copies one file out of the pod into its Secret or ConfigMap.
-func (p *Pipe) store(ctx context.Context, env *Env, pod *corev1.Pod, spec kudov1beta1.PipeSpec, name string) error {
+func store(ctx context.Context, env *Env, pod *corev1.Pod, spec kudov1beta1.PipeSpec, name string) error {
 	source := spec.File
 	if source == "" {
 		source = spec.EnvFile
@@ -174,7 +222,7 @@ func (p *Pipe) store(ctx context.Context, env *Env, pod *corev1.Pod, spec kudov1
 		field = "stringData"
 	}
 	obj.Object[field] = entries
-	md := env.metadata()
+	md := env.Site.Metadata()
 	if err := render.Enhance([]*unstructured.Unstructured{obj}, &md, env.Scope, nil); err != nil {
 		return err
 	}

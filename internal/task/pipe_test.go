@@ -65,9 +65,14 @@ spec:
 			Plans: map[string]kudov1beta1.Plan{"deploy": {Phases: []kudov1beta1.Phase{{Name: "main", Steps: []kudov1beta1.Step{{Name: "files", Tasks: []string{"gen"}}}}}}},
 		},
 	}
+	instance := &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "site", Namespace: "ns", UID: "instance-uid"}}
+	owner := OwnerReference(instance)
 	env := &Env{
-		Client: c, Instance: &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "site", Namespace: "ns", UID: "instance-uid"}},
-		OperatorVersion: ov, PlanName: "deploy", PhaseName: "main", StepName: "files", PlanUID: "plan-1",
+		Client: c, Instance: instance,
+		Site: render.Site{
+			OperatorVersion: ov, Instance: "site", Namespace: "ns", Plan: "deploy", Phase: "main", Step: "files",
+			PlanUID: "plan-1", Owner: &owner,
+		},
 		Served: func(schema.GroupVersionKind) bool { return true }, Scope: render.BuiltinScope, Files: files,
 	}
 	return env, c
@@ -77,9 +82,9 @@ func TestPipe(t *testing.T) {
 	ctx := context.Background()
 	files := fakeFiles{"/tmp/out/index.html": "<h1>moo</h1>", "/tmp/out/env": "# generated\nUSER=admin\nPASSWORD=s3cr=t\n"}
 	env, c := pipeEnv(t, files)
-	pipe := &Pipe{Name: "gen", Spec: env.OperatorVersion.Spec.Tasks[0].Spec.PipeTaskSpec}
+	gen := &env.Site.OperatorVersion.Spec.Tasks[0]
 
-	res, err := pipe.Run(ctx, env)
+	res, err := Run(ctx, gen, env)
 	if err != nil || res.Done || res.Message != "waiting for pipe pod site-deploy-main-files-gen to run" {
 		t.Fatalf("first run = %+v, %v", res, err)
 	}
@@ -98,7 +103,7 @@ func TestPipe(t *testing.T) {
 	if err := c.Status().Update(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
-	res, err = pipe.Run(ctx, env)
+	res, err = Run(ctx, gen, env)
 	if err != nil || !res.Done {
 		t.Fatalf("second run = %+v, %v", res, err)
 	}
@@ -121,7 +126,7 @@ func TestPipe(t *testing.T) {
 	}
 
 	// The files are stored for this plan run: nothing to do again.
-	if res, err := pipe.Run(ctx, env); err != nil || !res.Done {
+	if res, err := Run(ctx, gen, env); err != nil || !res.Done {
 		t.Fatalf("third run = %+v, %v", res, err)
 	}
 }
@@ -129,8 +134,8 @@ func TestPipe(t *testing.T) {
 func TestPipeCopyError(t *testing.T) {
 	ctx := context.Background()
 	env, c := pipeEnv(t, fakeFiles{})
-	pipe := &Pipe{Name: "gen", Spec: env.OperatorVersion.Spec.Tasks[0].Spec.PipeTaskSpec}
-	if _, err := pipe.Run(ctx, env); err != nil {
+	gen := &env.Site.OperatorVersion.Spec.Tasks[0]
+	if _, err := Run(ctx, gen, env); err != nil {
 		t.Fatal(err)
 	}
 	pod := &corev1.Pod{}
@@ -141,7 +146,7 @@ func TestPipeCopyError(t *testing.T) {
 	if err := c.Status().Update(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
-	_, err := pipe.Run(ctx, env)
+	_, err := Run(ctx, gen, env)
 	want := "copying /tmp/out/index.html out of pipe pod site-deploy-main-files-gen (this needs a node that runs containers)"
 	if err == nil || !strings.HasPrefix(err.Error(), want) || IsFatal(err) {
 		t.Fatalf("error = %v, want a transient error starting %q", err, want)

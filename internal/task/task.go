@@ -1,43 +1,152 @@
-// Package task runs the tasks of a plan step: Apply, Delete, Toggle, Pipe,
-// KudoOperator and Dummy behind one small interface. Each run is idempotent:
-// the controller runs the tasks of a due step on every pass until they are
-// done, so a task applies what is missing and reports what it waits for.
+// Package task runs the tasks of a plan step. Each kind of task — Apply,
+// Delete, Toggle, Pipe, KudoOperator, Dummy — is one unit, in a file of its
+// own, behind the Kind interface: how its spec is checked (admission and
+// package verify), what it would do (the preview, and the controller before
+// it acts) and its run against the cluster. Runs are idempotent: the
+// controller runs the tasks of a due step on every pass until they are done,
+// so a task applies what is missing and reports what it waits for.
 package task
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
-	"github.com/kudo-ng/kudo/internal/cached"
-	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/render/migrate"
 )
 
-// FieldOwner is kudo-ng's field manager for server-side apply.
-const FieldOwner = "kudo-ng"
+// Kind is one kind of task.
+type Kind interface {
+	// Validate checks a task's spec against what its OperatorVersion or
+	// package defines. field.Required errors mark a spec the kind cannot run
+	// without, which admission refuses; the others only package verify
+	// reports, as KUDO installed such packages.
+	Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, path *field.Path) field.ErrorList
+	// Uses names the templates and parameters the spec refers to.
+	Uses(spec *kudov1beta1.TaskSpec) Uses
+	// Build says what the task would do, without a cluster.
+	Build(t *kudov1beta1.Task, in *Input) (*Intent, error)
+	// Run does it against the cluster, and reports whether it is done.
+	Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, error)
+}
 
-// Env is what a task needs: the cluster, the Instance and where in its plan
+// kinds is the registry of task kinds: a kind of the API missing here fails
+// TestEveryKindIsRegistered.
+var kinds = map[kudov1beta1.TaskKind]Kind{
+	kudov1beta1.ApplyTaskKind:        apply{},
+	kudov1beta1.DeleteTaskKind:       deletion{},
+	kudov1beta1.ToggleTaskKind:       toggle{},
+	kudov1beta1.PipeTaskKind:         pipe{},
+	kudov1beta1.KudoOperatorTaskKind: kudoOperator{},
+	kudov1beta1.DummyTaskKind:        dummy{},
+}
+
+// For returns the unit of a task kind.
+func For(kind kudov1beta1.TaskKind) (Kind, error) {
+	if k, ok := kinds[kind]; ok {
+		return k, nil
+	}
+	names := make([]string, 0, len(kinds))
+	for _, k := range kudov1beta1.TaskKinds {
+		names = append(names, string(k))
+	}
+	return nil, fmt.Errorf("kind %q is not one of %s", kind, strings.Join(names, ", "))
+}
+
+// Definitions are what a task's spec may refer to.
+type Definitions struct {
+	Templates map[string]string
+	// Parameters maps each parameter to its type, "" when untyped (a string).
+	Parameters map[string]kudov1beta1.ParameterType
+}
+
+// DefinitionsOf are the definitions of an OperatorVersion.
+func DefinitionsOf(ov *kudov1beta1.OperatorVersion) *Definitions {
+	defs := &Definitions{Templates: ov.Spec.Templates, Parameters: map[string]kudov1beta1.ParameterType{}}
+	for _, p := range ov.Spec.Parameters {
+		defs.Parameters[p.Name] = p.Type
+	}
+	return defs
+}
+
+// template checks that a template the spec names exists.
+func (d *Definitions) template(name string, path *field.Path) field.ErrorList {
+	if _, ok := d.Templates[name]; !ok {
+		return field.ErrorList{field.Invalid(path, name, fmt.Sprintf("template %q is not in templates/", name))}
+	}
+	return nil
+}
+
+// Uses are what a task's spec refers to. Its templates render into Objects
+// that it applies or deletes, each on its own, or into what the kind makes
+// of Others itself (a Pipe's pod, a KudoOperator's parameters), which only
+// its Build can check. Parameters are those it reads itself (a Toggle's).
+type Uses struct {
+	Objects    []string
+	Others     []string
+	Parameters []string
+}
+
+// Input is what Build needs: where the task renders, and what the target
+// server serves.
+type Input struct {
+	Site   render.Site
+	Served migrate.Served
+	Scope  render.Scope
+	// Dependencies looks up the ConfigMaps and Secrets pods mount; nil offline.
+	Dependencies render.Dependencies
+}
+
+// Action is what a task does to the objects of its Intent.
+type Action string
+
+const (
+	ActionApply   Action = "apply"
+	ActionDelete  Action = "delete"
+	ActionRun     Action = "run"
+	ActionInstall Action = "install"
+	ActionNone    Action = "none"
+)
+
+// Intent is what a task would do.
+type Intent struct {
+	Action     Action
+	Objects    []*unstructured.Unstructured
+	Migrations []render.Migration
+	// Note says what the objects do not show.
+	Note string
+}
+
+// renderObjects renders templates into the objects an Intent acts on.
+func renderObjects(action Action, templates []string, in *Input) (*Intent, error) {
+	site := &in.Site
+	result, err := render.Task(&render.Request{
+		Templates: site.OperatorVersion.Spec.Templates, Resources: templates,
+		Variables: site.Variables(), Metadata: site.Metadata(),
+		Served: in.Served, Scope: in.Scope, Dependencies: in.Dependencies,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Intent{Action: action, Objects: result.Objects, Migrations: result.Migrations}, nil
+}
+
+// Env is what a run needs: the cluster, the Instance and where in its plan
 // the task runs.
 type Env struct {
 	// Client reads from the manager's cache and writes to the API server.
-	Client          client.Client
-	Instance        *kudov1beta1.Instance
-	OperatorVersion *kudov1beta1.OperatorVersion
-	PlanName        string
-	PhaseName       string
-	StepName        string
-	PlanUID         types.UID
-	// Params are the parameter values as templates see them.
-	Params map[string]any
+	Client   client.Client
+	Instance *kudov1beta1.Instance
+	// Site is where the task renders; its Owner is the Instance.
+	Site   render.Site
 	Served migrate.Served
 	Scope  render.Scope
 	// Watch makes sure changes to objects of a kind wake the Instance.
@@ -48,38 +157,41 @@ type Env struct {
 	Writes *Writes
 }
 
-// Writes are the objects the tasks of a reconcile wrote. The controller
-// waits for them in its cache before the Instance reconciles again: the
-// watch event of one it changed (a new spec) can wake the next reconcile
-// before the cache holds the others, which it would then write again.
-type Writes struct {
-	mu   sync.Mutex
-	objs []*unstructured.Unstructured
+// build builds the task against the cluster: pods' ConfigMaps and Secrets
+// are read from it. What does not build fails the plan, unless reading the
+// cluster failed, which a retry may fix.
+func (env *Env) build(ctx context.Context, kind Kind, t *kudov1beta1.Task) (*Intent, error) {
+	var lookupErr error
+	in := &Input{
+		Site: env.Site, Served: env.Served, Scope: env.Scope,
+		Dependencies: func(kind, namespace, name string) (*unstructured.Unstructured, bool, error) {
+			obj := &unstructured.Unstructured{}
+			obj.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: kind})
+			err := env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj)
+			if client.IgnoreNotFound(err) != nil {
+				lookupErr = err
+				return nil, false, err
+			}
+			return obj, err == nil, nil
+		},
+	}
+	intent, err := kind.Build(t, in)
+	switch {
+	case lookupErr != nil:
+		return nil, err
+	case err != nil && !IsFatal(err):
+		return nil, &FatalError{Err: err}
+	}
+	return intent, err
 }
 
-func (w *Writes) add(obj *unstructured.Unstructured) {
-	if w == nil {
-		return
+// Run runs a task of any kind.
+func Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, error) {
+	kind, err := For(t.Kind)
+	if err != nil {
+		return Result{}, &FatalError{Err: fmt.Errorf("task %s: %w", t.Name, err)}
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.objs = append(w.objs, obj)
-}
-
-// Await waits until r, the manager's cached reader, holds each written
-// object with the hash kudo-ng applied: what the next pass compares to
-// decide whether to apply it again.
-func (w *Writes) Await(ctx context.Context, r client.Reader) error {
-	for _, obj := range w.objs {
-		hash := obj.GetAnnotations()[AppliedHashAnnotation]
-		err := cached.Await(ctx, r, obj, func(c client.Object, found bool) bool {
-			return found && c.GetAnnotations()[AppliedHashAnnotation] == hash
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return kind.Run(ctx, t, env)
 }
 
 // Result is the outcome of one run of a task.
@@ -88,11 +200,6 @@ type Result struct {
 	// Message says what the task waits for, or notes how it finished.
 	Message    string
 	Migrations []render.Migration
-}
-
-// Task is one kind of work.
-type Task interface {
-	Run(ctx context.Context, env *Env) (Result, error)
 }
 
 // FatalError is an error no retry can fix: it fails the plan.
@@ -112,73 +219,13 @@ func IsFatal(err error) bool {
 	return errors.As(err, &f)
 }
 
-// New returns the task to run for a task definition.
-func New(t *kudov1beta1.Task) (Task, error) {
-	switch t.Kind {
-	case kudov1beta1.ApplyTaskKind:
-		return &Apply{Resources: t.Spec.Resources}, nil
-	case kudov1beta1.DeleteTaskKind:
-		return &Delete{Resources: t.Spec.Resources}, nil
-	case kudov1beta1.ToggleTaskKind:
-		return &Toggle{Resources: t.Spec.Resources, Parameter: t.Spec.Parameter}, nil
-	case kudov1beta1.DummyTaskKind:
-		return &Dummy{Spec: t.Spec.DummyTaskSpec}, nil
-	case kudov1beta1.KudoOperatorTaskKind:
-		return &KudoOperator{Name: t.Name, Spec: t.Spec.KudoOperatorTaskSpec}, nil
-	case kudov1beta1.PipeTaskKind:
-		return &Pipe{Name: t.Name, Spec: t.Spec.PipeTaskSpec}, nil
-	default:
-		return nil, Fatalf("task %s: unknown kind %q", t.Name, t.Kind)
+// Required keeps the errors of a spec that cannot run: what admission refuses.
+func Required(errs field.ErrorList) field.ErrorList {
+	var required field.ErrorList
+	for _, e := range errs {
+		if e.Type == field.ErrorTypeRequired {
+			required = append(required, e)
+		}
 	}
-}
-
-// variables are what the templates of a task see.
-func (env *Env) variables() render.Variables {
-	ov := env.OperatorVersion
-	return render.Variables{
-		Params: env.Params, Pipes: engine.PipeNames(ov, env.Instance.Name),
-		Name: env.Instance.Name, Namespace: env.Instance.Namespace,
-		OperatorName: ov.Spec.Operator.Name, OperatorVersion: ov.Name, AppVersion: ov.Spec.AppVersion,
-		PlanName: env.PlanName, PhaseName: env.PhaseName, StepName: env.StepName,
-	}
-}
-
-// metadata is what KUDO records on the objects of this task, with the
-// Instance as their controller.
-func (env *Env) metadata() render.Metadata {
-	i := env.Instance
-	ov := env.OperatorVersion
-	owner := ownerRef(i)
-	return render.Metadata{
-		InstanceName: i.Name, Namespace: i.Namespace, OperatorName: ov.Spec.Operator.Name, OperatorVersion: ov.Name,
-		PlanName: env.PlanName, PhaseName: env.PhaseName, StepName: env.StepName, PlanUID: env.PlanUID, Owner: &owner,
-	}
-}
-
-// render renders templates for this task.
-func (env *Env) render(ctx context.Context, resources []string) (*render.Result, error) {
-	var lookupErr error
-	result, err := render.Resources(&render.Request{
-		Templates: env.OperatorVersion.Spec.Templates, Resources: resources, Variables: env.variables(),
-		Metadata: env.metadata(),
-		Served:   env.Served, Scope: env.Scope,
-		Dependencies: func(kind, namespace, name string) (*unstructured.Unstructured, bool, error) {
-			obj := &unstructured.Unstructured{}
-			obj.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: kind})
-			err := env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj)
-			if client.IgnoreNotFound(err) != nil {
-				lookupErr = err
-				return nil, false, err
-			}
-			return obj, err == nil, nil
-		},
-	})
-	switch {
-	case lookupErr != nil:
-		return nil, err
-	case err != nil:
-		// A template that does not render will not render on a retry either.
-		return nil, &FatalError{Err: err}
-	}
-	return result, nil
+	return required
 }

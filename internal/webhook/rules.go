@@ -69,7 +69,7 @@ func DefaultUpdate(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion
 		}
 		plan = p
 	}
-	if plan != "" && !running(old) {
+	if plan != "" && !engine.Requested(old) {
 		i.Spec.PlanExecution = kudov1beta1.PlanExecution{PlanName: plan, UID: NewUID()}
 	}
 }
@@ -118,7 +118,7 @@ func checkImmutable(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersio
 func checkTriggers(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) error {
 	oldPE := old.Spec.PlanExecution
 	if i.Spec.OperatorVersion.Name != old.Spec.OperatorVersion.Name {
-		if running(old) {
+		if engine.Requested(old) {
 			return fmt.Errorf("plan %s is running: upgrade to %s when it has finished, or cancel it first (spec.planExecution.status: CANCELLED)",
 				oldPE.PlanName, i.Spec.OperatorVersion.Name)
 		}
@@ -132,7 +132,7 @@ func checkTriggers(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion
 	if err != nil {
 		return err
 	}
-	if running(old) && plan != oldPE.PlanName {
+	if engine.Requested(old) && plan != oldPE.PlanName {
 		return fmt.Errorf("plan %s is running, and changing %s would start plan %s: change them when %s has finished, or cancel it first",
 			oldPE.PlanName, strings.Join(changed, ", "), plan, oldPE.PlanName)
 	}
@@ -148,7 +148,7 @@ func checkPlanExecution(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVe
 	case pe == oldPE:
 		return nil
 	case pe.Status == kudov1beta1.ExecutionCancelled:
-		if !running(old) || pe.PlanName != oldPE.PlanName || pe.UID != oldPE.UID {
+		if !engine.Requested(old) || pe.PlanName != oldPE.PlanName || pe.UID != oldPE.UID {
 			return fmt.Errorf("only the running plan can be cancelled: set spec.planExecution.status to CANCELLED " +
 				"and leave its planName and uid as they are")
 		}
@@ -160,7 +160,7 @@ func checkPlanExecution(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVe
 	}
 	if _, ok := ov.Spec.Plans[pe.PlanName]; !ok {
 		return fmt.Errorf("plan %q is not defined by OperatorVersion %s; the plans are %s",
-			pe.PlanName, ov.Name, strings.Join(planNames(ov), ", "))
+			pe.PlanName, ov.Name, strings.Join(engine.PlanNames(ov.Spec.Plans), ", "))
 	}
 	if pe.PlanName == kudov1beta1.CleanupPlanName {
 		return fmt.Errorf("the cleanup plan runs when the Instance is deleted and cannot be started by hand")
@@ -168,22 +168,11 @@ func checkPlanExecution(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVe
 	if pe.UID == "" {
 		return fmt.Errorf("spec.planExecution needs a new uid to run plan %s", pe.PlanName)
 	}
-	if running(old) && pe.UID != oldPE.UID {
+	if engine.Requested(old) && pe.UID != oldPE.UID {
 		return fmt.Errorf("plan %s is running: start %s when it has finished, or cancel it first (spec.planExecution.status: CANCELLED)",
 			oldPE.PlanName, pe.PlanName)
 	}
 	return nil
-}
-
-// running: a plan was scheduled and has not ended; the controller clears
-// spec.planExecution when it ends.
-func running(i *kudov1beta1.Instance) bool {
-	pe := i.Spec.PlanExecution
-	if pe.PlanName == "" || pe.Status == kudov1beta1.ExecutionCancelled {
-		return false
-	}
-	ps, ok := i.Status.PlanStatus[pe.PlanName]
-	return !ok || ps.UID != pe.UID || !ps.Status.IsTerminal()
 }
 
 // checkParameters: every value names a parameter of the OperatorVersion and
@@ -213,13 +202,4 @@ func checkParameters(values map[string]string, ov *kudov1beta1.OperatorVersion) 
 		}
 	}
 	return nil
-}
-
-func planNames(ov *kudov1beta1.OperatorVersion) []string {
-	names := make([]string, 0, len(ov.Spec.Plans))
-	for n := range ov.Spec.Plans {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }

@@ -122,7 +122,7 @@ func measureLatency(ctx context.Context, c *localcluster.Cluster, m *manager, cf
 // renderSteps renders the deploy plan's objects, step by step, as the
 // manager renders them for an Instance of this name.
 func renderSteps(pkg *packages.Package, instance, namespace string) ([][]*unstructured.Unstructured, error) {
-	_, ov, err := pkg.Resources(namespace)
+	_, ov, err := pkg.Convert(namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +159,7 @@ func installPackage(ctx context.Context, c *localcluster.Cluster, pkg *packages.
 	if err := newNamespace(ctx, c, ns); err != nil {
 		return "", err
 	}
-	op, ov, err := pkg.Resources(ns)
+	op, ov, err := pkg.Convert(ns)
 	if err != nil {
 		return "", err
 	}

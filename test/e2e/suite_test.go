@@ -123,7 +123,7 @@ func install(ctx context.Context, ns, dir, instance string, params map[string]st
 	GinkgoHelper()
 	p, err := packages.Read(dir)
 	Expect(err).NotTo(HaveOccurred())
-	op, ov, err := p.Resources(ns)
+	op, ov, err := p.Convert(ns)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(k8sClient.Create(ctx, op)).To(Succeed())
 	Expect(k8sClient.Create(ctx, ov)).To(Succeed())

@@ -1,11 +1,12 @@
 // Package clientutil gives the cluster verbs of kubectl-kudo their client
-// and namespace from the shared kubectl flags.
+// and namespace from the shared kubectl flags, the flags they share, and the
+// reads they share.
 package clientutil
 
 import (
+	"context"
 	"fmt"
 
-	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -26,12 +27,6 @@ var Scheme = func() *runtime.Scheme {
 	return s
 }()
 
-// ParameterFlags adds -p and -P, the parameter flags of install, update and upgrade.
-func ParameterFlags(f *pflag.FlagSet, values, files *[]string) {
-	f.StringArrayVarP(values, "parameter", "p", nil, "Parameter: NAME=VALUE, NAME=[a,b] or NAME={k1:v1,k2:v2}")
-	f.StringArrayVarP(files, "parameter-file", "P", nil, "YAML file of parameter values")
-}
-
 // New returns a client of the cluster the flags name, and the namespace.
 func New(flags *genericclioptions.ConfigFlags) (client.Client, string, error) {
 	cfg, err := flags.ToRESTConfig()
@@ -44,4 +39,27 @@ func New(flags *genericclioptions.ConfigFlags) (client.Client, string, error) {
 	}
 	c, err := client.New(cfg, client.Options{Scheme: Scheme})
 	return c, ns, err
+}
+
+// GetInstance reads the Instance and its OperatorVersion, with errors that say
+// what to do.
+func GetInstance(ctx context.Context, c client.Reader, ns, name string) (*kudov1beta1.Instance, *kudov1beta1.OperatorVersion, error) {
+	i := &kudov1beta1.Instance{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, i); err != nil {
+		return nil, nil, notFound(err, "Instance %s not found in namespace %s: see kubectl kudo get instances -n %s", name, ns, ns)
+	}
+	ov := &kudov1beta1.OperatorVersion{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: i.Spec.OperatorVersion.Name}, ov); err != nil {
+		return nil, nil, notFound(err, "OperatorVersion %s of Instance %s not found in namespace %s", i.Spec.OperatorVersion.Name, name, ns)
+	}
+	return i, ov, nil
+}
+
+// notFound says what is missing when err is a not-found, and passes any
+// other error on.
+func notFound(err error, format string, args ...any) error {
+	if client.IgnoreNotFound(err) == nil {
+		return fmt.Errorf(format, args...)
+	}
+	return err
 }

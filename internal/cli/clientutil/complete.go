@@ -42,11 +42,8 @@ func CompleteParameters(flags *genericclioptions.ConfigFlags) cobra.CompletionFu
 		if err != nil || instance == "" {
 			return nil, cobra.ShellCompDirectiveError
 		}
-		ctx := context.Background()
-		i := &kudov1beta1.Instance{}
-		ov := &kudov1beta1.OperatorVersion{}
-		if c.Get(ctx, client.ObjectKey{Namespace: ns, Name: instance}, i) != nil ||
-			c.Get(ctx, client.ObjectKey{Namespace: ns, Name: i.Spec.OperatorVersion.Name}, ov) != nil {
+		_, ov, err := GetInstance(context.Background(), c, ns, instance)
+		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
 		var names []string

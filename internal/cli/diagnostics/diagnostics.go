@@ -67,9 +67,7 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 			return Run(cmd.Context(), c, clientset, ns, streams, opts)
 		},
 	}
-	collect.Flags().StringVar(&opts.Instance, "instance", "", "The Instance")
-	_ = collect.MarkFlagRequired("instance")
-	_ = collect.RegisterFlagCompletionFunc("instance", clientutil.CompleteInstances(flags))
+	clientutil.InstanceFlag(collect, &opts.Instance, flags)
 	collect.Flags().StringVar(&opts.Directory, "output-directory", "", "Where to write (default diag/<instance>-<time>)")
 	cmd.AddCommand(collect)
 	return cmd

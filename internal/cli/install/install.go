@@ -62,14 +62,12 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	f := cmd.Flags()
 	f.StringVar(&opts.Instance, "instance", "", "Instance name (default <operator>-instance)")
 	clientutil.ParameterFlags(f, &opts.Parameters, &opts.ParameterFiles)
-	f.StringVar(&opts.Repo, "repo", "", "Repository (URL, or name of kubectl kudo repo add) packages are looked up in by name "+
-		"(default: the one in use)")
+	clientutil.RepoFlag(f, &opts.Repo)
 	f.StringVar(&opts.AppVersion, "app-version", "", "App version of the package to install")
 	f.StringVar(&opts.OperatorVersion, "operator-version", "", "Operator version of the package to install")
 	f.BoolVar(&opts.SkipInstance, "skip-instance", false, "Install the Operator and OperatorVersion only")
 	f.BoolVar(&opts.CreateNamespace, "create-namespace", false, "Create the namespace if it does not exist")
-	f.BoolVar(&opts.Wait, "wait", false, "Wait until the deploy plan has finished")
-	f.DurationVar(&opts.WaitTime, "wait-time", 5*time.Minute, "How long --wait waits")
+	clientutil.WaitFlags(f, &opts.Wait, &opts.WaitTime, "Wait until the deploy plan has finished")
 	return cmd
 }
 
@@ -100,7 +98,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 			return fmt.Errorf("package %s is not valid: %s", pkg.Operator.Name, report.Errors[0])
 		}
 	}
-	_, ov, err := p.Resources(ns)
+	_, ov, err := p.Convert(ns)
 	if err != nil {
 		return err
 	}
@@ -166,7 +164,7 @@ func ensureNamespace(ctx context.Context, c client.Client, ns string, create boo
 // InstallVersion creates the package's Operator and OperatorVersion; one
 // already installed is reused, as KUDO does.
 func InstallVersion(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, p *packages.Package) error {
-	op, ov, err := p.Resources(ns)
+	op, ov, err := p.Convert(ns)
 	if err != nil {
 		return err
 	}

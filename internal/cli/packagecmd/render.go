@@ -57,7 +57,7 @@ func RunRender(_ context.Context, streams genericiooptions.IOStreams, opts *Rend
 	if err != nil {
 		return err
 	}
-	_, ov, err := p.Resources(opts.Namespace)
+	_, ov, err := p.Convert(opts.Namespace)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+	"github.com/kudo-ng/kudo/internal/engine"
 )
 
 // Options are the flags the plan verbs share.
@@ -48,12 +49,9 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 				return run(cmd.Context(), c, ns, streams, opts)
 			},
 		}
-		c.Flags().StringVar(&opts.Instance, "instance", "", "The Instance")
-		_ = c.MarkFlagRequired("instance")
-		_ = c.RegisterFlagCompletionFunc("instance", clientutil.CompleteInstances(flags))
+		clientutil.InstanceFlag(c, &opts.Instance, flags)
 		if wait {
-			c.Flags().BoolVar(&opts.Wait, "wait", false, "Wait until the plan has finished")
-			c.Flags().DurationVar(&opts.WaitTime, "wait-time", 5*time.Minute, "How long --wait waits")
+			clientutil.WaitFlags(c.Flags(), &opts.Wait, &opts.WaitTime, "Wait until the plan has finished")
 		}
 		cmd.AddCommand(c)
 		return c, opts
@@ -113,9 +111,9 @@ func Wait(ctx context.Context, c client.Client, ns string, out io.Writer, instan
 // waitForPlan reprints the tree on every change until the active plan ends.
 func waitForPlan(ctx context.Context, c client.Client, ns string, out io.Writer, opts *Options, last *kudov1beta1.Instance) error {
 	deadline := time.Now().Add(opts.WaitTime)
-	for !planEnded(last) {
+	for !engine.Settled(last) {
 		if time.Now().After(deadline) {
-			return fmt.Errorf("plan %s of Instance %s has not finished after %s", activeName(last), last.Name, opts.WaitTime)
+			return fmt.Errorf("plan %s of Instance %s has not finished after %s", engine.AwaitedPlan(last), last.Name, opts.WaitTime)
 		}
 		select {
 		case <-ctx.Done():
@@ -138,26 +136,6 @@ func waitForPlan(ctx context.Context, c client.Client, ns string, out io.Writer,
 		return fmt.Errorf("plan %s failed: %s", ps.Name, ps.Message)
 	}
 	return nil
-}
-
-// planEnded: nothing is scheduled and the last plan run is terminal.
-func planEnded(i *kudov1beta1.Instance) bool {
-	pe := i.Spec.PlanExecution
-	if pe.PlanName != "" {
-		ps, ok := i.Status.PlanStatus[pe.PlanName]
-		return ok && ps.UID == pe.UID && ps.Status.IsTerminal()
-	}
-	return i.Status.ActivePlan != nil && i.Status.ActivePlan.Status.IsTerminal()
-}
-
-func activeName(i *kudov1beta1.Instance) string {
-	if pe := i.Spec.PlanExecution; pe.PlanName != "" {
-		return pe.PlanName
-	}
-	if i.Status.ActivePlan != nil {
-		return i.Status.ActivePlan.Name
-	}
-	return "deploy"
 }
 
 // Trigger asks for a plan with a fresh uid, as KUDO's plan trigger does.
@@ -188,7 +166,7 @@ func Cancel(ctx context.Context, c client.Client, ns string, streams genericioop
 		return err
 	}
 	pe := i.Spec.PlanExecution
-	if pe.PlanName == "" || planEnded(i) {
+	if pe.PlanName == "" || engine.Settled(i) {
 		return fmt.Errorf("no plan of Instance %s is running", i.Name)
 	}
 	patch := client.MergeFrom(i.DeepCopy())
@@ -229,20 +207,5 @@ func get(ctx context.Context, c client.Client, ns, name string) (*kudov1beta1.In
 	if name == "" {
 		return nil, nil, fmt.Errorf("--instance is required")
 	}
-	i := &kudov1beta1.Instance{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, i); err != nil {
-		return nil, nil, notFound(err, "Instance %s not found in namespace %s: see kubectl kudo get instances -n %s", name, ns, ns)
-	}
-	ov := &kudov1beta1.OperatorVersion{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: i.Spec.OperatorVersion.Name}, ov); err != nil {
-		return nil, nil, notFound(err, "OperatorVersion %s of Instance %s not found in namespace %s", i.Spec.OperatorVersion.Name, name, ns)
-	}
-	return i, ov, nil
-}
-
-func notFound(err error, format string, args ...any) error {
-	if client.IgnoreNotFound(err) == nil {
-		return fmt.Errorf(format, args...)
-	}
-	return err
+	return clientutil.GetInstance(ctx, c, ns, name)
 }

@@ -40,11 +40,8 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 			return Run(cmd.Context(), c, ns, streams, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Instance, "instance", "", "The Instance")
-	_ = cmd.MarkFlagRequired("instance")
-	_ = cmd.RegisterFlagCompletionFunc("instance", clientutil.CompleteInstances(flags))
-	cmd.Flags().BoolVar(&opts.Wait, "wait", false, "Wait until the Instance is gone")
-	cmd.Flags().DurationVar(&opts.WaitTime, "wait-time", 5*time.Minute, "How long --wait waits")
+	clientutil.InstanceFlag(cmd, &opts.Instance, flags)
+	clientutil.WaitFlags(cmd.Flags(), &opts.Wait, &opts.WaitTime, "Wait until the Instance is gone")
 	return cmd
 }
 

@@ -14,7 +14,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/cli/plan"
 	"github.com/kudo-ng/kudo/internal/params"
@@ -45,14 +44,10 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 			return Run(cmd.Context(), c, ns, streams, opts)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.Instance, "instance", "", "The Instance")
-	_ = cmd.MarkFlagRequired("instance")
-	_ = cmd.RegisterFlagCompletionFunc("instance", clientutil.CompleteInstances(flags))
-	clientutil.ParameterFlags(f, &opts.Parameters, &opts.ParameterFiles)
+	clientutil.InstanceFlag(cmd, &opts.Instance, flags)
+	clientutil.ParameterFlags(cmd.Flags(), &opts.Parameters, &opts.ParameterFiles)
 	_ = cmd.RegisterFlagCompletionFunc("parameter", clientutil.CompleteParameters(flags))
-	f.BoolVar(&opts.Wait, "wait", false, "Wait until the triggered plan has finished")
-	f.DurationVar(&opts.WaitTime, "wait-time", 5*time.Minute, "How long --wait waits")
+	clientutil.WaitFlags(cmd.Flags(), &opts.Wait, &opts.WaitTime, "Wait until the triggered plan has finished")
 	return cmd
 }
 
@@ -61,13 +56,9 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if len(opts.Parameters) == 0 && len(opts.ParameterFiles) == 0 {
 		return fmt.Errorf("nothing to update: give parameters with -p NAME=VALUE or -P FILE")
 	}
-	i := &kudov1beta1.Instance{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: opts.Instance}, i); err != nil {
-		return notFound(err, "Instance %s not found in namespace %s", opts.Instance, ns)
-	}
-	ov := &kudov1beta1.OperatorVersion{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: i.Spec.OperatorVersion.Name}, ov); err != nil {
-		return notFound(err, "OperatorVersion %s not found in namespace %s", i.Spec.OperatorVersion.Name, ns)
+	i, ov, err := clientutil.GetInstance(ctx, c, ns, opts.Instance)
+	if err != nil {
+		return err
 	}
 	changes, err := params.Resolve(params.Optional(ov.Spec.Parameters), opts.ParameterFiles, opts.Parameters)
 	if err != nil {
@@ -86,11 +77,4 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 		return nil
 	}
 	return plan.Wait(ctx, c, ns, io.Discard, i.Name, opts.WaitTime)
-}
-
-func notFound(err error, format string, args ...any) error {
-	if client.IgnoreNotFound(err) == nil {
-		return fmt.Errorf(format, args...)
-	}
-	return err
 }

@@ -15,7 +15,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/cli/install"
 	"github.com/kudo-ng/kudo/internal/cli/plan"
@@ -55,31 +54,20 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Instance, "instance", "", "The Instance")
-	_ = cmd.MarkFlagRequired("instance")
-	_ = cmd.RegisterFlagCompletionFunc("instance", clientutil.CompleteInstances(flags))
+	clientutil.InstanceFlag(cmd, &opts.Instance, flags)
 	clientutil.ParameterFlags(f, &opts.Parameters, &opts.ParameterFiles)
-	f.StringVar(&opts.Repo, "repo", "", "Repository (URL, or name of kubectl kudo repo add) packages are looked up in by name "+
-		"(default: the one in use)")
+	clientutil.RepoFlag(f, &opts.Repo)
 	f.StringVar(&opts.AppVersion, "app-version", "", "App version to upgrade to")
 	f.StringVar(&opts.OperatorVersion, "operator-version", "", "Operator version to upgrade to")
-	f.BoolVar(&opts.Wait, "wait", false, "Wait until the upgrade's plan has finished")
-	f.DurationVar(&opts.WaitTime, "wait-time", 5*time.Minute, "How long --wait waits")
+	clientutil.WaitFlags(f, &opts.Wait, &opts.WaitTime, "Wait until the upgrade's plan has finished")
 	return cmd
 }
 
 // Run checks that the package is the Instance's, and newer, installs its
 // OperatorVersion and points the Instance at it.
 func Run(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
-	i := &kudov1beta1.Instance{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: opts.Instance}, i); err != nil {
-		if client.IgnoreNotFound(err) == nil {
-			return fmt.Errorf("instance %s not found in namespace %s", opts.Instance, ns)
-		}
-		return err
-	}
-	current := &kudov1beta1.OperatorVersion{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: i.Spec.OperatorVersion.Name}, current); err != nil {
+	i, current, err := clientutil.GetInstance(ctx, c, ns, opts.Instance)
+	if err != nil {
 		return err
 	}
 	repo, err := repoconfig.Resolve(opts.Repo)
@@ -101,7 +89,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if report := packages.Verify(p, packages.VerifyOptions{}); len(report.Errors) > 0 {
 		return fmt.Errorf("package %s is not valid: %s", p.Operator.Name, report.Errors[0])
 	}
-	_, ov, err := p.Resources(ns)
+	_, ov, err := p.Convert(ns)
 	if err != nil {
 		return err
 	}

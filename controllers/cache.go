@@ -1,4 +1,4 @@
-package task
+package controllers
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"

@@ -1,12 +1,10 @@
-package task
+package controllers
 
 import (
 	"reflect"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/kudo-ng/kudo/internal/render"
 )
 
 func TestTrimForCache(t *testing.T) {
@@ -70,13 +68,4 @@ data: {mode: fast}`},
 			}
 		})
 	}
-}
-
-func object(t *testing.T, yaml string) *unstructured.Unstructured {
-	t.Helper()
-	objs, err := render.Objects("test.yaml", yaml)
-	if err != nil || len(objs) != 1 {
-		t.Fatalf("render.Objects: %v, %d objects", err, len(objs))
-	}
-	return objs[0]
 }

@@ -1,0 +1,36 @@
+package clientutil
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+)
+
+// InstanceFlag adds --instance, required and completed with the namespace's
+// Instances: the flag of the verbs that act on an existing Instance.
+func InstanceFlag(cmd *cobra.Command, instance *string, flags *genericclioptions.ConfigFlags) {
+	cmd.Flags().StringVar(instance, "instance", "", "The Instance")
+	_ = cmd.MarkFlagRequired("instance")
+	_ = cmd.RegisterFlagCompletionFunc("instance", CompleteInstances(flags))
+}
+
+// ParameterFlags adds -p and -P, the parameter flags of install, update and upgrade.
+func ParameterFlags(f *pflag.FlagSet, values, files *[]string) {
+	f.StringArrayVarP(values, "parameter", "p", nil, "Parameter: NAME=VALUE, NAME=[a,b] or NAME={k1:v1,k2:v2}")
+	f.StringArrayVarP(files, "parameter-file", "P", nil, "YAML file of parameter values")
+}
+
+// RepoFlag adds --repo, where install and upgrade look packages up by name.
+func RepoFlag(f *pflag.FlagSet, repo *string) {
+	f.StringVar(repo, "repo", "", "Repository (URL, or name of kubectl kudo repo add) packages are looked up in by name "+
+		"(default: the one in use)")
+}
+
+// WaitFlags adds --wait, whose help says what the verb waits for, and
+// --wait-time.
+func WaitFlags(f *pflag.FlagSet, wait *bool, waitTime *time.Duration, help string) {
+	f.BoolVar(wait, "wait", false, help)
+	f.DurationVar(waitTime, "wait-time", 5*time.Minute, "How long --wait waits")
+}

@@ -1,0 +1,197 @@
+package engine
+
+import (
+	"fmt"
+	"maps"
+	"sort"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+)
+
+// The decisions about an Instance's plans, as plain functions of the
+// Instance and its OperatorVersion: the controller, the admission webhook
+// and the CLI ask them here.
+
+// ActivePlan returns the plan the status says runs, and whether it still
+// runs: it is defined and has not ended.
+func ActivePlan(i *kudov1beta1.Instance, plans map[string]kudov1beta1.Plan) (string, bool) {
+	a := i.Status.ActivePlan
+	if a == nil {
+		return "", false
+	}
+	ps, ok := i.Status.PlanStatus[a.Name]
+	_, defined := plans[a.Name]
+	return a.Name, ok && defined && ps.Status.IsRunning()
+}
+
+// NextPlan picks the plan the spec asks for, when none runs: an explicit
+// spec.planExecution with a new uid; deploy for a new Instance; the upgrade
+// plan for a new OperatorVersion; the plan changed parameters trigger. It
+// returns "" when the spec asks for nothing; newUID makes the uid of a run
+// spec.planExecution did not ask for.
+func NextPlan(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion, newUID func() types.UID) (string, types.UID, error) {
+	plans := ov.Spec.Plans
+	if pe := i.Spec.PlanExecution; pe.PlanName != "" && pe.UID != "" && i.Status.PlanStatus[pe.PlanName].UID != pe.UID {
+		if _, ok := plans[pe.PlanName]; !ok {
+			return "", "", fmt.Errorf("spec.planExecution asks for plan %q, which OperatorVersion %s does not define", pe.PlanName, ov.Name)
+		}
+		return pe.PlanName, pe.UID, nil
+	}
+	switch {
+	case i.Status.AppliedOperatorVersion == "":
+		if _, ok := plans[kudov1beta1.DeployPlanName]; !ok {
+			return "", "", fmt.Errorf("OperatorVersion %s has no deploy plan", ov.Name)
+		}
+		return kudov1beta1.DeployPlanName, newUID(), nil
+	case i.Status.AppliedOperatorVersion != ov.Name:
+		return PlanForUpgrade(plans), newUID(), nil
+	}
+	changed := ChangedParameters(i.Status.AppliedParameters, i.Spec.Parameters)
+	if len(changed) == 0 {
+		return "", "", nil
+	}
+	plan, err := PlanForParameters(&ov.Spec, changed)
+	if err != nil || plan == "" {
+		return "", "", err
+	}
+	return plan, newUID(), nil
+}
+
+// CancelRequested reports whether spec.planExecution asks to cancel the
+// current run of the plan.
+func CancelRequested(i *kudov1beta1.Instance, plan string) bool {
+	pe := i.Spec.PlanExecution
+	return pe.Status == kudov1beta1.ExecutionCancelled && pe.PlanName == plan && pe.UID == i.Status.PlanStatus[plan].UID
+}
+
+// Requested reports whether spec.planExecution asks for a plan run that has
+// not ended and is not cancelled. The controller clears it when the run ends.
+func Requested(i *kudov1beta1.Instance) bool {
+	pe := i.Spec.PlanExecution
+	if pe.PlanName == "" || pe.Status == kudov1beta1.ExecutionCancelled {
+		return false
+	}
+	ps, ok := i.Status.PlanStatus[pe.PlanName]
+	return !ok || ps.UID != pe.UID || !ps.Status.IsTerminal()
+}
+
+// Settled reports whether the plan an Instance was last asked to run has
+// ended: the run spec.planExecution asks for, or else the active plan.
+func Settled(i *kudov1beta1.Instance) bool {
+	if pe := i.Spec.PlanExecution; pe.PlanName != "" {
+		ps, ok := i.Status.PlanStatus[pe.PlanName]
+		return ok && ps.UID == pe.UID && ps.Status.IsTerminal()
+	}
+	return i.Status.ActivePlan != nil && i.Status.ActivePlan.Status.IsTerminal()
+}
+
+// AwaitedPlan names the plan Settled waits for: the one spec.planExecution
+// asks for, else the active one, else deploy, which a new Instance runs.
+func AwaitedPlan(i *kudov1beta1.Instance) string {
+	if pe := i.Spec.PlanExecution; pe.PlanName != "" {
+		return pe.PlanName
+	}
+	if i.Status.ActivePlan != nil {
+		return i.Status.ActivePlan.Name
+	}
+	return kudov1beta1.DeployPlanName
+}
+
+// EnsurePlanStatuses gives every plan of the OperatorVersion a status tree,
+// NEVER_RUN until it runs, as KUDO does.
+func EnsurePlanStatuses(status *kudov1beta1.InstanceStatus, plans map[string]kudov1beta1.Plan) {
+	if status.PlanStatus == nil {
+		status.PlanStatus = map[string]kudov1beta1.PlanStatus{}
+	}
+	for name, plan := range plans {
+		if _, ok := status.PlanStatus[name]; !ok {
+			status.PlanStatus[name] = NewPlanStatus(name, &plan)
+		}
+	}
+}
+
+// StartPlan makes the plan the active one with a fresh status tree, and
+// records the spec it runs with.
+func StartPlan(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion, name string, uid types.UID, now time.Time) {
+	plan := ov.Spec.Plans[name]
+	ps := Start(name, &plan, uid, now)
+	i.Status.PlanStatus[name] = ps
+	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
+	i.Status.AppliedOperatorVersion = ov.Name
+	i.Status.AppliedParameters = maps.Clone(i.Spec.Parameters)
+}
+
+// PlanNames lists the plans, sorted, for messages.
+func PlanNames(plans map[string]kudov1beta1.Plan) []string {
+	names := make([]string, 0, len(plans))
+	for n := range plans {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Condition reasons of an Instance.
+const (
+	PlanInProgressReason = "PlanInProgress"
+	PlanFailedReason     = "PlanFailed"
+	PlanCompleteReason   = "PlanComplete"
+	PlanCancelledReason  = "PlanCancelled"
+	InvalidRequestReason = "InvalidPlanRequest"
+)
+
+// Readiness is the kstatus trio an object shows: Ready with this status,
+// Stalled while Stalled holds, Reconciling while Ready is Unknown and it is
+// not stalled.
+type Readiness struct {
+	Ready   metav1.ConditionStatus
+	Stalled bool
+	Reason  string
+	Message string
+}
+
+// InstanceReadiness derives an Instance's conditions from its plans: Ready
+// while nothing runs and the last plan completed; Reconciling, naming what
+// the running plan waits for; Stalled after a fatal error or a spec that
+// selects no valid plan (selectionErr).
+func InstanceReadiness(i *kudov1beta1.Instance, selectionErr error) Readiness {
+	if selectionErr != nil {
+		return Readiness{metav1.ConditionFalse, true, InvalidRequestReason, selectionErr.Error()}
+	}
+	a := i.Status.ActivePlan
+	if a == nil {
+		return Readiness{metav1.ConditionUnknown, false, kudov1beta1.PlanPendingReason, "No plan has run yet"}
+	}
+	ps := i.Status.PlanStatus[a.Name]
+	switch ps.Status {
+	case kudov1beta1.ExecutionComplete:
+		return Readiness{metav1.ConditionTrue, false, PlanCompleteReason, fmt.Sprintf("Plan %s is complete", a.Name)}
+	case kudov1beta1.ExecutionCancelled:
+		return Readiness{metav1.ConditionFalse, false, PlanCancelledReason, fmt.Sprintf("Plan %s was cancelled", a.Name)}
+	case kudov1beta1.ExecutionFatalError:
+		// KUDO leaves Ready Unknown after a fatal error; Stalled says why.
+		return Readiness{metav1.ConditionUnknown, true, PlanFailedReason, fmt.Sprintf("Plan %s failed: %s", a.Name, ps.Message)}
+	default:
+		return Readiness{metav1.ConditionUnknown, false, PlanInProgressReason, fmt.Sprintf("Plan %s is %s: %s", a.Name, ps.Status, blocking(&ps))}
+	}
+}
+
+// blocking names what a running plan waits for: the first unfinished step
+// and its message.
+func blocking(ps *kudov1beta1.PlanStatus) string {
+	for _, phase := range ps.Phases {
+		for _, step := range phase.Steps {
+			if step.Status == kudov1beta1.ExecutionInProgress || step.Status == kudov1beta1.ExecutionError {
+				if step.Message == "" {
+					return fmt.Sprintf("step %s/%s is %s", phase.Name, step.Name, step.Status)
+				}
+				return fmt.Sprintf("step %s/%s: %s", phase.Name, step.Name, step.Message)
+			}
+		}
+	}
+	return "starting"
+}

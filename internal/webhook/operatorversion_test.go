@@ -1,0 +1,126 @@
+package webhook
+
+import (
+	"strings"
+	"testing"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+)
+
+func TestValidateOperatorVersion(t *testing.T) {
+	kind := func(k kudov1beta1.TaskKind, spec kudov1beta1.TaskSpec) func(*kudov1beta1.OperatorVersion) {
+		return func(ov *kudov1beta1.OperatorVersion) { ov.Spec.Tasks[0].Kind, ov.Spec.Tasks[0].Spec = k, spec }
+	}
+	tests := []struct {
+		name   string
+		change func(*kudov1beta1.OperatorVersion)
+		want   []string // each error begins with its entry
+	}{
+		{
+			name:   "accepts plans whose tasks are defined and triggers whose plans exist",
+			change: func(*kudov1beta1.OperatorVersion) {},
+		},
+		{
+			name: "accepts what KUDO accepted: an empty deploy plan and no templates",
+			change: func(ov *kudov1beta1.OperatorVersion) {
+				ov.Spec.Templates, ov.Spec.Tasks, ov.Spec.Parameters = nil, nil, nil
+				ov.Spec.Plans = map[string]kudov1beta1.Plan{"deploy": {}}
+			},
+		},
+		{
+			name:   "accepts a Dummy task without spec",
+			change: kind(kudov1beta1.DummyTaskKind, kudov1beta1.TaskSpec{}),
+		},
+		{
+			name:   "accepts a Toggle task with its parameter",
+			change: kind(kudov1beta1.ToggleTaskKind, kudov1beta1.TaskSpec{ToggleTaskSpec: kudov1beta1.ToggleTaskSpec{Parameter: "ENABLED"}}),
+		},
+		{
+			name: "accepts a Pipe task with its pod and files",
+			change: kind(kudov1beta1.PipeTaskKind, kudov1beta1.TaskSpec{PipeTaskSpec: kudov1beta1.PipeTaskSpec{
+				Pod: "pipe-pod.yaml", Pipe: []kudov1beta1.PipeSpec{{File: "/tmp/out", Kind: "Secret", Key: "out"}},
+			}}),
+		},
+		{
+			name:   "accepts a KudoOperator task with its package",
+			change: kind(kudov1beta1.KudoOperatorTaskKind, kudov1beta1.TaskSpec{KudoOperatorTaskSpec: kudov1beta1.KudoOperatorTaskSpec{Package: "zookeeper"}}),
+		},
+		{
+			name: "refuses a plan naming an undefined task",
+			change: func(ov *kudov1beta1.OperatorVersion) {
+				ov.Spec.Plans["mood"] = kudov1beta1.Plan{Phases: []kudov1beta1.Phase{
+					{Name: "one", Steps: []kudov1beta1.Step{{Name: "a", Tasks: []string{"app"}}}},
+					{Name: "two", Steps: []kudov1beta1.Step{{Name: "a"}, {Name: "b", Tasks: []string{"app", "ghost"}}}},
+				}}
+			},
+			want: []string{`spec.plans[mood].phases[1].steps[1].tasks[1]: Not found: "ghost"`},
+		},
+		{
+			name:   "refuses a trigger naming a missing plan",
+			change: func(ov *kudov1beta1.OperatorVersion) { ov.Spec.Parameters[1].Trigger = "scale" },
+			want:   []string{`spec.parameters[1].trigger: Not found: "scale"`},
+		},
+		{
+			name:   "refuses an Apply task without templates",
+			change: kind(kudov1beta1.ApplyTaskKind, kudov1beta1.TaskSpec{}),
+			want:   []string{"spec.tasks[0].spec.resources: Required value: an Apply task needs the templates it renders"},
+		},
+		{
+			name:   "refuses a Delete task without templates",
+			change: kind(kudov1beta1.DeleteTaskKind, kudov1beta1.TaskSpec{}),
+			// Only the start: the detail says "an Delete task".
+			want: []string{"spec.tasks[0].spec.resources: Required value: "},
+		},
+		{
+			name:   "refuses a Toggle task without its parameter",
+			change: kind(kudov1beta1.ToggleTaskKind, kudov1beta1.TaskSpec{ResourceTaskSpec: kudov1beta1.ResourceTaskSpec{Resources: []string{"app.yaml"}}}),
+			want:   []string{"spec.tasks[0].spec.parameter: Required value: a Toggle task needs the boolean parameter that switches it"},
+		},
+		{
+			name:   "refuses a Pipe task without a pod",
+			change: kind(kudov1beta1.PipeTaskKind, kudov1beta1.TaskSpec{PipeTaskSpec: kudov1beta1.PipeTaskSpec{Pipe: []kudov1beta1.PipeSpec{{File: "/tmp/out", Kind: "Secret", Key: "out"}}}}),
+			want:   []string{"spec.tasks[0].spec.pod: Required value: a Pipe task needs a pod template and the files it pipes"},
+		},
+		{
+			name:   "refuses a Pipe task without files",
+			change: kind(kudov1beta1.PipeTaskKind, kudov1beta1.TaskSpec{PipeTaskSpec: kudov1beta1.PipeTaskSpec{Pod: "pipe-pod.yaml"}}),
+			want:   []string{"spec.tasks[0].spec.pod: Required value: a Pipe task needs a pod template and the files it pipes"},
+		},
+		{
+			name:   "refuses a KudoOperator task without its package",
+			change: kind(kudov1beta1.KudoOperatorTaskKind, kudov1beta1.TaskSpec{}),
+			want:   []string{"spec.tasks[0].spec.package: Required value: a KudoOperator task needs the package it installs"},
+		},
+		{
+			name: "reports every error, tasks first, then plans by name, then parameters",
+			change: func(ov *kudov1beta1.OperatorVersion) {
+				ov.Spec.Tasks[0].Spec.Resources = nil
+				ov.Spec.Plans["update"] = kudov1beta1.Plan{Phases: []kudov1beta1.Phase{{Name: "main", Steps: []kudov1beta1.Step{{Name: "a", Tasks: []string{"u"}}}}}}
+				ov.Spec.Plans["deploy"] = kudov1beta1.Plan{Phases: []kudov1beta1.Phase{{Name: "main", Steps: []kudov1beta1.Step{{Name: "a", Tasks: []string{"d"}}}}}}
+				ov.Spec.Parameters[0].Trigger = "scale"
+			},
+			want: []string{
+				"spec.tasks[0].spec.resources: Required value: an Apply task needs the templates it renders",
+				`spec.plans[deploy].phases[0].steps[0].tasks[0]: Not found: "d"`,
+				`spec.plans[update].phases[0].steps[0].tasks[0]: Not found: "u"`,
+				`spec.parameters[0].trigger: Not found: "scale"`,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ov := operatorVersion(tt.change)
+			var got []string
+			for _, err := range ValidateOperatorVersion(ov) {
+				got = append(got, err.Error())
+			}
+			ok := len(got) == len(tt.want)
+			for k := 0; ok && k < len(got); k++ {
+				ok = strings.HasPrefix(got[k], tt.want[k])
+			}
+			if !ok {
+				t.Errorf("errors = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"crypto/tls"
+	"flag"
+	"os"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/kudo-ng/kudo/controllers"
+)
+
+// options are the manager's flags.
+type options struct {
+	metricsAddr             string
+	secureMetrics           bool
+	enableHTTP2             bool
+	probeAddr               string
+	pprofAddr               string
+	enableLeaderElection    bool
+	leaderElectionNamespace string
+	maxConcurrentReconciles int
+	kubeAPIQPS              float64
+	kubeAPIBurst            int
+	syncPeriod              time.Duration
+	enableWebhooks          bool
+	webhookCertDir          string
+	webhookHost             string
+	webhookPort             int
+	logging                 zap.Options
+}
+
+func (o *options) bindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "The address the metrics endpoint binds to. "+
+		"Use :8443 for HTTPS or :8080 for HTTP, or leave as 0 to disable the metrics service.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "The address of the pprof endpoint (default off).")
+	fs.BoolVar(&o.enableLeaderElection, "leader-elect", true,
+		"Enable leader election for controller manager, so that only one manager is active at a time.")
+	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "",
+		"Namespace of the leader election lease; outside a cluster it defaults to kube-system.")
+	// A reconcile mostly waits, for the API server and for the cache to show
+	// its writes: many more workers than cores. With 16, a burst of 1,000
+	// Instances kept every worker waiting and the queue ~10 s long.
+	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 64, "How many Instances are reconciled at once.")
+	// The API server's priority and fairness protects it; a client-side limit
+	// only slows a manager with many Instances to start.
+	fs.Float64Var(&o.kubeAPIQPS, "kube-api-qps", -1, "Requests per second to the API server, sustained (-1: no client-side limit).")
+	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 0, "Requests to the API server in a burst, with --kube-api-qps.")
+	fs.DurationVar(&o.syncPeriod, "sync-period", 10*time.Hour,
+		"How often every Instance is reconciled even though nothing changed.")
+	fs.BoolVar(&o.enableWebhooks, "enable-webhooks", true,
+		"Serve the Instance and OperatorVersion admission webhooks (they need a serving certificate in --webhook-cert-dir).")
+	fs.StringVar(&o.webhookCertDir, "webhook-cert-dir", "", "Directory with tls.crt and tls.key of the webhook server "+
+		"(default: controller-runtime's, where config/default mounts cert-manager's certificate).")
+	fs.StringVar(&o.webhookHost, "webhook-host", "", "Address the webhook server binds to (default all).")
+	fs.IntVar(&o.webhookPort, "webhook-port", 9443, "Port of the webhook server.")
+	fs.BoolVar(&o.secureMetrics, "metrics-secure", true,
+		"Serve metrics over HTTPS, behind Kubernetes authentication and authorization.")
+	fs.BoolVar(&o.enableHTTP2, "enable-http2", false,
+		"Enable HTTP/2 for the metrics and webhook servers (off because of CVE-2023-44487 and CVE-2023-39325).")
+	o.logging = zap.Options{Development: true}
+	o.logging.BindFlags(fs)
+}
+
+// tlsOpts are the metrics and webhook servers': HTTP/1.1 only unless
+// --enable-http2.
+func (o *options) tlsOpts() []func(*tls.Config) {
+	if o.enableHTTP2 {
+		return nil
+	}
+	return []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
+}
+
+func (o *options) metricsOptions() metricsserver.Options {
+	opts := metricsserver.Options{
+		BindAddress:   o.metricsAddr,
+		SecureServing: o.secureMetrics,
+		TLSOpts:       o.tlsOpts(),
+	}
+	if o.secureMetrics {
+		opts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	return opts
+}
+
+func (o *options) managerOptions(s *runtime.Scheme) ctrl.Options {
+	leaderElectionNamespace := o.leaderElectionNamespace
+	if o.enableLeaderElection && leaderElectionNamespace == "" {
+		// Outside a cluster, the manager has no namespace of its own.
+		if _, err := os.Stat("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err != nil {
+			leaderElectionNamespace = "kube-system"
+		}
+	}
+	return ctrl.Options{
+		Scheme:  s,
+		Metrics: o.metricsOptions(),
+		WebhookServer: webhook.NewServer(webhook.Options{
+			TLSOpts: o.tlsOpts(), CertDir: o.webhookCertDir, Host: o.webhookHost, Port: o.webhookPort,
+		}),
+		HealthProbeBindAddress:  o.probeAddr,
+		PprofBindAddress:        o.pprofAddr,
+		LeaderElection:          o.enableLeaderElection,
+		LeaderElectionID:        "manager.kudo.dev",
+		LeaderElectionNamespace: leaderElectionNamespace,
+		// Objects that packages apply are read as unstructured, from the cache too.
+		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		// Cached objects keep what plans read: no managed fields, pod templates nor pod specs.
+		Cache: cache.Options{SyncPeriod: &o.syncPeriod, DefaultTransform: controllers.TrimForCache},
+	}
+}
