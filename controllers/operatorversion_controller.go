@@ -43,7 +43,9 @@ func (r *OperatorVersionReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 		ctrl.LoggerFrom(ctx).Info("OperatorVersion cannot run", "OperatorVersion", klog.KObj(ov), "reason", msg)
 		setReadiness(ov, engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.InvalidReason, Message: msg})
 	} else {
-		setReadiness(ov, engine.Readiness{Ready: metav1.ConditionTrue, Reason: kudov1beta1.SucceededReason, Message: "The package passes the verify rules"})
+		setReadiness(ov, engine.Readiness{
+			Ready: metav1.ConditionTrue, Reason: kudov1beta1.SucceededReason, Message: "The package passes the verify rules",
+		})
 	}
 	return ctrl.Result{}, patchStatus(ctx, r.Client, before, ov)
 }

@@ -12,6 +12,8 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
 
+const appVersion1 = "app-1.0.0"
+
 // ov has deploy, update and backup plans, and parameters that trigger them.
 func ov() *kudov1beta1.OperatorVersion {
 	plan := kudov1beta1.Plan{Phases: []kudov1beta1.Phase{{Name: "main", Steps: []kudov1beta1.Step{{Name: "s", Tasks: []string{"t"}}}}}}
@@ -21,7 +23,7 @@ func ov() *kudov1beta1.OperatorVersion {
 			{Name: "SIZE"}, {Name: "BUCKET", Trigger: "backup"}, {Name: "REPLICAS", Default: ptr.To("1")},
 		},
 	}}
-	o.Name = "app-1.0.0"
+	o.Name = appVersion1
 	return o
 }
 
@@ -32,7 +34,7 @@ func instance(plan string, status kudov1beta1.ExecutionStatus, uid types.UID) *k
 	if plan == "" {
 		return i
 	}
-	i.Status.AppliedOperatorVersion = "app-1.0.0"
+	i.Status.AppliedOperatorVersion = appVersion1
 	i.Status.AppliedParameters = map[string]string{"SIZE": "1"}
 	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: plan, Status: status}
 	i.Status.PlanStatus = map[string]kudov1beta1.PlanStatus{plan: {Name: plan, Status: status, UID: uid}}
@@ -182,7 +184,7 @@ func TestStartPlan(t *testing.T) {
 		t.Errorf("ActivePlan = %+v", a)
 	}
 	i.Spec.Parameters["SIZE"] = "4"
-	if i.Status.AppliedOperatorVersion != "app-1.0.0" || i.Status.AppliedParameters["SIZE"] != "3" {
+	if i.Status.AppliedOperatorVersion != appVersion1 || i.Status.AppliedParameters["SIZE"] != "3" {
 		t.Errorf("the run records the spec it started from, as a copy: %q %v", i.Status.AppliedOperatorVersion, i.Status.AppliedParameters)
 	}
 	EnsurePlanStatuses(&i.Status, ov().Spec.Plans)

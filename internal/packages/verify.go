@@ -10,7 +10,7 @@ import (
 	"text/template/parse"
 
 	"github.com/Masterminds/semver/v3"
-	"k8s.io/apimachinery/pkg/util/validation/field"
+	fieldpath "k8s.io/apimachinery/pkg/util/validation/field"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/params"
@@ -244,7 +244,7 @@ func (v *verifier) tasks() {
 		for _, name := range uses.Parameters {
 			v.paramUse[name] = true
 		}
-		for _, e := range kind.Validate(&t.Spec, defs, field.NewPath("spec")) {
+		for _, e := range kind.Validate(&t.Spec, defs, fieldpath.NewPath("spec")) {
 			v.r.errorf(OperatorFileName, at+": "+e.Field, "%s", e.Detail)
 		}
 		for j, pipe := range t.Spec.Pipe {
@@ -275,9 +275,9 @@ func (v *verifier) plans() {
 			for j, step := range phase.Steps {
 				sf := fmt.Sprintf("%s.steps[%d]", pf, j)
 				v.name(sf, step.Name, steps)
-				for k, task := range step.Tasks {
-					if _, ok := v.taskByName[task]; !ok {
-						v.r.errorf(OperatorFileName, fmt.Sprintf("%s.tasks[%d]", sf, k), "task %q is not defined in tasks", task)
+				for k, name := range step.Tasks {
+					if _, ok := v.taskByName[name]; !ok {
+						v.r.errorf(OperatorFileName, fmt.Sprintf("%s.tasks[%d]", sf, k), "task %q is not defined in tasks", name)
 					}
 				}
 			}
@@ -430,7 +430,7 @@ func (v *verifier) build(file, name string, t *kudov1beta1.Task, in *task.Input)
 	if err == nil {
 		return
 	}
-	if fe := (*field.Error)(nil); errors.As(err, &fe) {
+	if fe := (*fieldpath.Error)(nil); errors.As(err, &fe) {
 		v.r.errorf(file, fe.Field, "%s", fe.Detail)
 		return
 	}
@@ -443,8 +443,8 @@ func (v *verifier) unused() {
 	for _, plan := range v.p.Operator.Plans {
 		for _, phase := range plan.Phases {
 			for _, step := range phase.Steps {
-				for _, task := range step.Tasks {
-					used[task] = true
+				for _, name := range step.Tasks {
+					used[name] = true
 				}
 			}
 		}

@@ -18,21 +18,25 @@ import (
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/render/migrate"
+	"github.com/kudo-ng/kudo/internal/task"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden (make test-update-golden)")
 
 var conformanceDir = filepath.Join("..", "..", "..", "shared", "conformance")
 
-// step is where a template is first used: its plan, phase and step.
-type step struct{ plan, phase, name string }
+// use is where a template is first used: its plan, phase and step, and the
+// task whose kind renders it.
+type use struct {
+	plan, phase, step string
+	task              *kudov1beta1.Task
+}
 
 // firstUse maps each template to the first step (deploy's first) using it.
-func firstUse(ov *kudov1beta1.OperatorVersion) map[string]step {
-	tasks := map[string]kudov1beta1.Task{}
-	for _, t := range ov.Spec.Tasks {
-		tasks[t.Name] = t
-	}
+// A task of several templates is taken apart into one task per template that
+// it renders into objects, so that each golden entry is one template's.
+func firstUse(t testing.TB, ov *kudov1beta1.OperatorVersion) map[string]use {
+	tasks := ov.Spec.TasksByName()
 	plans := make([]string, 0, len(ov.Spec.Plans))
 	for name := range ov.Spec.Plans {
 		plans = append(plans, name)
@@ -40,15 +44,27 @@ func firstUse(ov *kudov1beta1.OperatorVersion) map[string]step {
 	sort.Slice(plans, func(i, j int) bool {
 		return plans[i] == kudov1beta1.DeployPlanName || (plans[j] != kudov1beta1.DeployPlanName && plans[i] < plans[j])
 	})
-	uses := map[string]step{}
+	uses := map[string]use{}
 	for _, plan := range plans {
 		for _, phase := range ov.Spec.Plans[plan].Phases {
 			for _, s := range phase.Steps {
 				for _, name := range s.Tasks {
-					t := tasks[name]
-					for _, tmpl := range append(append([]string{}, t.Spec.Resources...), t.Spec.Pod) {
-						if _, seen := uses[tmpl]; !seen && tmpl != "" {
-							uses[tmpl] = step{plan, phase.Name, s.Name}
+					def := tasks[name]
+					kind, err := task.For(def.Kind)
+					if err != nil {
+						t.Fatal(err)
+					}
+					refs := kind.Uses(&def.Spec)
+					for _, tmpl := range refs.Objects {
+						single := *def
+						single.Spec.Resources = []string{tmpl}
+						if _, seen := uses[tmpl]; !seen {
+							uses[tmpl] = use{plan, phase.Name, s.Name, &single}
+						}
+					}
+					for _, tmpl := range refs.Others {
+						if _, seen := uses[tmpl]; !seen {
+							uses[tmpl] = use{plan, phase.Name, s.Name, def}
 						}
 					}
 				}
@@ -59,8 +75,10 @@ func firstUse(ov *kudov1beta1.OperatorVersion) map[string]step {
 }
 
 // renderPackage renders every template of a package with its defaults, in
-// the step that first uses it, as the controller would on Kubernetes 1.34.
-// ConfigMaps and Secrets rendered earlier count as existing in the cluster.
+// the step that first uses it, by the Build of the task's kind that the
+// controller runs, on Kubernetes 1.34. A template no task uses is rendered
+// into objects. ConfigMaps and Secrets rendered earlier count as existing in
+// the cluster.
 func renderPackage(t testing.TB, dir string) []byte {
 	t.Helper()
 	p, err := packages.Read(dir)
@@ -88,7 +106,7 @@ func renderPackage(t testing.TB, dir string) []byte {
 		}
 		return nil, false, nil
 	}
-	uses := firstUse(ov)
+	uses := firstUse(t, ov)
 	names := make([]string, 0, len(p.Templates))
 	for name := range p.Templates {
 		names = append(names, name)
@@ -99,27 +117,20 @@ func renderPackage(t testing.TB, dir string) []byte {
 	var out bytes.Buffer
 	for _, name := range names {
 		use := uses[name]
-		_, _ = fmt.Fprintf(&out, "# Source: templates/%s (plan %s, phase %s, step %s)\n", name, use.plan, use.phase, use.name)
-		site := &render.Site{
-			OperatorVersion: ov, Instance: instance, Namespace: "default",
-			Plan: use.plan, Phase: use.phase, Step: use.name, PlanUID: "00000000-0000-0000-0000-000000000001", Params: values,
-		}
-		vars := site.Variables()
-		result, err := render.Task(&render.Request{
-			Templates: p.Templates, Resources: []string{name}, Variables: vars, Metadata: site.Metadata(),
+		_, _ = fmt.Fprintf(&out, "# Source: templates/%s (plan %s, phase %s, step %s)\n", name, use.plan, use.phase, use.step)
+		in := &task.Input{
+			Site: render.Site{
+				OperatorVersion: ov, Instance: instance, Namespace: "default",
+				Plan: use.plan, Phase: use.phase, Step: use.step, PlanUID: "00000000-0000-0000-0000-000000000001", Params: values,
+			},
 			Served: served, Scope: render.BuiltinScope, Dependencies: deps,
-		})
-		if err != nil && strings.Contains(err.Error(), "has no metadata.name") {
-			// A Pipe task's pod, which the task names itself.
-			text, terr := render.Template(name, p.Templates[name], &vars)
-			if terr != nil {
-				t.Fatal(terr)
-			}
-			_, _ = fmt.Fprintf(&out, "---\n%s", text)
-			continue
 		}
+		result, err := build(use.task, name, in)
 		if err != nil {
 			t.Fatalf("%s: %v", dir, err)
+		}
+		if result.Note != "" {
+			_, _ = fmt.Fprintf(&out, "# %s\n", strings.ReplaceAll(result.Note, "\n", "\n# "))
 		}
 		for _, m := range result.Migrations {
 			_, _ = fmt.Fprintf(&out, "# migrated %s\n", m.Migration)
@@ -134,6 +145,20 @@ func renderPackage(t testing.TB, dir string) []byte {
 		cluster = append(cluster, result.Objects...)
 	}
 	return out.Bytes()
+}
+
+// build renders a template as its task's kind builds it, or, for a template
+// no task uses, into objects.
+func build(t *kudov1beta1.Task, name string, in *task.Input) (*task.Intent, error) {
+	if t == nil {
+		t = &kudov1beta1.Task{Kind: kudov1beta1.ApplyTaskKind, Spec: kudov1beta1.TaskSpec{
+			ResourceTaskSpec: kudov1beta1.ResourceTaskSpec{Resources: []string{name}}}}
+	}
+	kind, err := task.For(t.Kind)
+	if err != nil {
+		return nil, err
+	}
+	return kind.Build(t, in)
 }
 
 // TestConformanceGolden renders every template of every conformance package

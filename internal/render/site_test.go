@@ -38,19 +38,20 @@ func TestSite(t *testing.T) {
 			{Name: "files", Tasks: []string{"gen"}}, {Name: "app", Tasks: []string{"app"}},
 		}}}}},
 	}}
-	ov.Name = "web-1.2-0.1.0"
+	const ovName = "web-1.2-0.1.0"
+	ov.Name = ovName
 	site := &Site{OperatorVersion: ov, Instance: "Site", Namespace: "ns", Plan: "deploy", Phase: "main", Step: "app", PlanUID: "u1",
 		Params: map[string]any{"A": "1"}}
 	vars := site.Variables()
 	if vars.Pipes["indexHtml"] != "site.deploy.main.files.gen.indexhtml" || vars.Pipes["env"] != "site.deploy.main.files.gen.env" || len(vars.Pipes) != 2 {
 		t.Errorf("Pipes = %v", vars.Pipes)
 	}
-	if vars.Name != "Site" || vars.Namespace != "ns" || vars.OperatorName != "web" || vars.OperatorVersion != "web-1.2-0.1.0" ||
+	if vars.Name != "Site" || vars.Namespace != "ns" || vars.OperatorName != "web" || vars.OperatorVersion != ovName ||
 		vars.AppVersion != "1.2" || vars.PlanName != "deploy" || vars.PhaseName != "main" || vars.StepName != "app" || vars.Params["A"] != "1" {
 		t.Errorf("Variables = %+v", vars)
 	}
 	md := site.Metadata()
-	if md.InstanceName != "Site" || md.Namespace != "ns" || md.OperatorName != "web" || md.OperatorVersion != "web-1.2-0.1.0" ||
+	if md.InstanceName != "Site" || md.Namespace != "ns" || md.OperatorName != "web" || md.OperatorVersion != ovName ||
 		md.PlanName != "deploy" || md.PhaseName != "main" || md.StepName != "app" || md.PlanUID != "u1" || md.Owner != nil {
 		t.Errorf("Metadata = %+v", md)
 	}

@@ -36,19 +36,19 @@ const AppliedHashAnnotation = "kudo.dev/applied-hash"
 // package can ship a CRD and its custom resources in one step.
 type apply struct{}
 
-func (apply) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, path *field.Path) field.ErrorList {
-	return validateResources(spec, defs, path, field.Required(path.Child("resources"), "an Apply task needs the templates it renders"))
+func (apply) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, at *field.Path) field.ErrorList {
+	return validateResources(spec, defs, at, field.Required(at.Child("resources"), "an Apply task needs the templates it renders"))
 }
 
 // validateResources checks the templates of an Apply, Delete or Toggle
 // task; none is the error when it lists none.
-func validateResources(spec *kudov1beta1.TaskSpec, defs *Definitions, path *field.Path, none *field.Error) field.ErrorList {
+func validateResources(spec *kudov1beta1.TaskSpec, defs *Definitions, at *field.Path, none *field.Error) field.ErrorList {
 	if len(spec.Resources) == 0 {
 		return field.ErrorList{none}
 	}
 	var errs field.ErrorList
 	for i, name := range spec.Resources {
-		errs = append(errs, defs.template(name, path.Child("resources").Index(i))...)
+		errs = append(errs, defs.template(name, at.Child("resources").Index(i))...)
 	}
 	return errs
 }

@@ -18,8 +18,8 @@ import (
 // is done when they are gone. Kinds the server does not know are skipped.
 type deletion struct{}
 
-func (deletion) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, path *field.Path) field.ErrorList {
-	return validateResources(spec, defs, path, field.Required(path.Child("resources"), "a Delete task needs the templates it renders"))
+func (deletion) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, at *field.Path) field.ErrorList {
+	return validateResources(spec, defs, at, field.Required(at.Child("resources"), "a Delete task needs the templates it renders"))
 }
 
 func (deletion) Uses(spec *kudov1beta1.TaskSpec) Uses {

@@ -19,7 +19,8 @@ func (dummy) Validate(*kudov1beta1.TaskSpec, *Definitions, *field.Path) field.Er
 func (dummy) Uses(*kudov1beta1.TaskSpec) Uses { return Uses{} }
 
 func (dummy) Build(t *kudov1beta1.Task, _ *Input) (*Intent, error) {
-	return &Intent{Action: ActionNone, Note: fmt.Sprintf("does nothing (wantErr %t, fatal %t, done %t)", t.Spec.WantErr, t.Spec.Fatal, t.Spec.Done)}, nil
+	note := fmt.Sprintf("does nothing (wantErr %t, fatal %t, done %t)", t.Spec.WantErr, t.Spec.Fatal, t.Spec.Done)
+	return &Intent{Action: ActionNone, Note: note}, nil
 }
 
 // Run returns what the spec asks for.

@@ -29,12 +29,12 @@ import (
 // must be installed (kubectl kudo install resolves dependencies first).
 type kudoOperator struct{}
 
-func (kudoOperator) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, path *field.Path) field.ErrorList {
+func (kudoOperator) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, at *field.Path) field.ErrorList {
 	if spec.Package == "" {
-		return field.ErrorList{field.Required(path.Child("package"), "a KudoOperator task needs the package it installs")}
+		return field.ErrorList{field.Required(at.Child("package"), "a KudoOperator task needs the package it installs")}
 	}
 	if spec.ParameterFile != "" {
-		return defs.template(spec.ParameterFile, path.Child("parameterFile"))
+		return defs.template(spec.ParameterFile, at.Child("parameterFile"))
 	}
 	return nil
 }

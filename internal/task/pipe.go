@@ -41,20 +41,20 @@ var pipeKey = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 // {{ .Pipes.<key> }}, then deletes the pod.
 type pipe struct{}
 
-func (pipe) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, path *field.Path) field.ErrorList {
+func (pipe) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, at *field.Path) field.ErrorList {
 	if spec.Pod == "" || len(spec.Pipe) == 0 {
-		return field.ErrorList{field.Required(path.Child("pod"), "a Pipe task needs a pod template and the files it pipes")}
+		return field.ErrorList{field.Required(at.Child("pod"), "a Pipe task needs a pod template and the files it pipes")}
 	}
-	errs := defs.template(spec.Pod, path.Child("pod"))
+	errs := defs.template(spec.Pod, at.Child("pod"))
 	for i, p := range spec.Pipe {
-		at := path.Child("pipe").Index(i)
+		entry := at.Child("pipe").Index(i)
 		switch {
 		case (p.File == "") == (p.EnvFile == ""):
-			errs = append(errs, field.Invalid(at, p, "needs exactly one of file and envFile"))
+			errs = append(errs, field.Invalid(entry, p, "needs exactly one of file and envFile"))
 		case p.Kind != "Secret" && p.Kind != "ConfigMap":
-			errs = append(errs, field.Invalid(at.Child("kind"), p.Kind, fmt.Sprintf("kind %q is not Secret or ConfigMap", p.Kind)))
+			errs = append(errs, field.Invalid(entry.Child("kind"), p.Kind, fmt.Sprintf("kind %q is not Secret or ConfigMap", p.Kind)))
 		case !pipeKey.MatchString(p.Key):
-			errs = append(errs, field.Invalid(at.Child("key"), p.Key, fmt.Sprintf("key %q must match [a-zA-Z0-9_-]+", p.Key)))
+			errs = append(errs, field.Invalid(entry.Child("key"), p.Key, fmt.Sprintf("key %q must match [a-zA-Z0-9_-]+", p.Key)))
 		}
 	}
 	return errs
@@ -115,7 +115,9 @@ func (pipe) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 	for _, p := range t.Spec.Pipe {
 		stores = append(stores, fmt.Sprintf("%s %s", p.Kind, vars.Pipes[p.Key]))
 	}
-	return &Intent{Action: ActionRun, Objects: []*unstructured.Unstructured{obj}, Note: "stores its files as " + strings.Join(stores, ", ")}, nil
+	return &Intent{
+		Action: ActionRun, Objects: []*unstructured.Unstructured{obj}, Note: "stores its files as " + strings.Join(stores, ", "),
+	}, nil
 }
 
 // checkPipePod checks a Pipe task's pod as KUDO requires: a single init
@@ -217,11 +219,11 @@ func store(ctx context.Context, env *Env, pod *corev1.Pod, spec kudov1beta1.Pipe
 		entries[path.Base(spec.File)] = string(data)
 	}
 	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": spec.Kind, "metadata": map[string]any{"name": name}}}
-	field := "data"
+	dataField := "data"
 	if spec.Kind == "Secret" {
-		field = "stringData"
+		dataField = "stringData"
 	}
-	obj.Object[field] = entries
+	obj.Object[dataField] = entries
 	md := env.Site.Metadata()
 	if err := render.Enhance([]*unstructured.Unstructured{obj}, &md, env.Scope, nil); err != nil {
 		return err

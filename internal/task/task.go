@@ -25,11 +25,11 @@ import (
 
 // Kind is one kind of task.
 type Kind interface {
-	// Validate checks a task's spec against what its OperatorVersion or
-	// package defines. field.Required errors mark a spec the kind cannot run
+	// Validate checks a task's spec, found at at, against what its
+	// OperatorVersion or package defines. field.Required errors mark a spec the kind cannot run
 	// without, which admission refuses; the others only package verify
 	// reports, as KUDO installed such packages.
-	Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, path *field.Path) field.ErrorList
+	Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, at *field.Path) field.ErrorList
 	// Uses names the templates and parameters the spec refers to.
 	Uses(spec *kudov1beta1.TaskSpec) Uses
 	// Build says what the task would do, without a cluster.
@@ -78,9 +78,9 @@ func DefinitionsOf(ov *kudov1beta1.OperatorVersion) *Definitions {
 }
 
 // template checks that a template the spec names exists.
-func (d *Definitions) template(name string, path *field.Path) field.ErrorList {
+func (d *Definitions) template(name string, at *field.Path) field.ErrorList {
 	if _, ok := d.Templates[name]; !ok {
-		return field.ErrorList{field.Invalid(path, name, fmt.Sprintf("template %q is not in templates/", name))}
+		return field.ErrorList{field.Invalid(at, name, fmt.Sprintf("template %q is not in templates/", name))}
 	}
 	return nil
 }

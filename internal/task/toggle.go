@@ -15,18 +15,20 @@ import (
 // deletes them when it is false.
 type toggle struct{}
 
-func (toggle) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, path *field.Path) field.ErrorList {
+func (toggle) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, at *field.Path) field.ErrorList {
 	// Without templates a Toggle switches nothing, but runs: KUDO admitted it.
-	errs := validateResources(spec, defs, path, field.Invalid(path.Child("resources"), spec.Resources, "a Toggle task needs the templates it switches"))
+	errs := validateResources(spec, defs, at,
+		field.Invalid(at.Child("resources"), spec.Resources, "a Toggle task needs the templates it switches"))
 	name := spec.Parameter
 	if name == "" {
-		return append(errs, field.Required(path.Child("parameter"), "a Toggle task needs the boolean parameter that switches it"))
+		return append(errs, field.Required(at.Child("parameter"), "a Toggle task needs the boolean parameter that switches it"))
 	}
 	switch t, ok := defs.Parameters[name]; {
 	case !ok:
-		errs = append(errs, field.Invalid(path.Child("parameter"), name, fmt.Sprintf("parameter %q is not defined", name)))
+		errs = append(errs, field.Invalid(at.Child("parameter"), name, fmt.Sprintf("parameter %q is not defined", name)))
 	case t != "" && t != kudov1beta1.BooleanValueType && t != kudov1beta1.StringValueType:
-		errs = append(errs, field.Invalid(path.Child("parameter"), name, fmt.Sprintf("parameter %q is of type %s; a Toggle needs a boolean", name, t)))
+		errs = append(errs, field.Invalid(at.Child("parameter"), name,
+			fmt.Sprintf("parameter %q is of type %s; a Toggle needs a boolean", name, t)))
 	}
 	return errs
 }

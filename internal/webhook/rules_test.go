@@ -152,9 +152,8 @@ func unset(name string) func(*kudov1beta1.Instance) {
 	return func(i *kudov1beta1.Instance) { delete(i.Spec.Parameters, name) }
 }
 
-func upgradeTo(name string) func(*kudov1beta1.Instance) {
-	return func(i *kudov1beta1.Instance) { i.Spec.OperatorVersion.Name = name }
-}
+// upgraded moves the Instance to web-0.2.0.
+func upgraded(i *kudov1beta1.Instance) { i.Spec.OperatorVersion.Name = "web-0.2.0" }
 
 func label(i *kudov1beta1.Instance) { i.Labels = map[string]string{"team": "web"} }
 
@@ -359,25 +358,25 @@ func TestDefaultUpdate(t *testing.T) {
 		{
 			name:   "schedules upgrade on an upgrade",
 			ov:     upgrade("deploy", "update", "upgrade"),
-			change: upgradeTo("web-0.2.0"),
+			change: upgraded,
 			want:   kudov1beta1.PlanExecution{PlanName: "upgrade", UID: "uid-1"},
 		},
 		{
 			name:   "schedules update on an upgrade to a version without upgrade plan",
 			ov:     upgrade("deploy", "update"),
-			change: upgradeTo("web-0.2.0"),
+			change: upgraded,
 			want:   kudov1beta1.PlanExecution{PlanName: "update", UID: "uid-1"},
 		},
 		{
 			name:   "schedules deploy on an upgrade to a version with neither upgrade nor update plan",
 			ov:     upgrade("deploy"),
-			change: upgradeTo("web-0.2.0"),
+			change: upgraded,
 			want:   kudov1beta1.PlanExecution{PlanName: "deploy", UID: "uid-1"},
 		},
 		{
 			name:   "schedules the upgrade plan, not the trigger, when an upgrade also changes parameters",
 			ov:     upgrade("deploy", "mood", "upgrade"),
-			change: edits(upgradeTo("web-0.2.0"), set("MOOD", "dark")),
+			change: edits(upgraded, set("MOOD", "dark")),
 			want:   kudov1beta1.PlanExecution{PlanName: "upgrade", UID: "uid-1"},
 		},
 		{
@@ -437,7 +436,7 @@ func TestDefaultUpdate(t *testing.T) {
 			name:   "schedules nothing on an upgrade while a plan runs",
 			ov:     upgrade("deploy", "upgrade"),
 			old:    instance(runs("deploy")),
-			change: upgradeTo("web-0.2.0"),
+			change: upgraded,
 			want:   kudov1beta1.PlanExecution{PlanName: "deploy", UID: "uid-run"},
 		},
 		{
@@ -538,7 +537,7 @@ func TestValidateUpdate(t *testing.T) {
 		{
 			name:    "refuses an upgrade that leaves a parameter it makes immutable, without default, unset",
 			ov:      with(upgrade("deploy", "upgrade"), zone),
-			change:  edits(upgradeTo("web-0.2.0"), scheduled("upgrade", "uid-1")),
+			change:  edits(upgraded, scheduled("upgrade", "uid-1")),
 			wantErr: "parameter ZONE is immutable in OperatorVersion web-0.2.0 and has no default: the upgrade must give it a value",
 		},
 		{
@@ -562,7 +561,7 @@ func TestValidateUpdate(t *testing.T) {
 			name:    "refuses an upgrade while a plan runs",
 			ov:      upgrade("deploy", "upgrade"),
 			old:     instance(runs("deploy")),
-			change:  upgradeTo("web-0.2.0"),
+			change:  upgraded,
 			wantErr: "plan deploy is running: upgrade to web-0.2.0 when it has finished, or cancel it first",
 		},
 		// Plans asked for by hand.
@@ -671,17 +670,17 @@ func TestValidateUpdate(t *testing.T) {
 		{
 			name:   "accepts an upgrade with the upgrade plan scheduled",
 			ov:     upgrade("deploy", "upgrade"),
-			change: edits(upgradeTo("web-0.2.0"), scheduled("upgrade", "uid-1")),
+			change: edits(upgraded, scheduled("upgrade", "uid-1")),
 		},
 		{
 			name:   "accepts an upgrade that leaves a parameter it makes immutable, with a default, unset",
 			ov:     with(upgrade("deploy", "upgrade"), makeImmutable("GREETING")),
-			change: edits(upgradeTo("web-0.2.0"), scheduled("upgrade", "uid-1")),
+			change: edits(upgraded, scheduled("upgrade", "uid-1")),
 		},
 		{
 			name:   "accepts an upgrade that gives a parameter it makes immutable a value",
 			ov:     with(upgrade("deploy", "upgrade"), zone),
-			change: edits(upgradeTo("web-0.2.0"), set("ZONE", "eu"), scheduled("upgrade", "uid-1")),
+			change: edits(upgraded, set("ZONE", "eu"), scheduled("upgrade", "uid-1")),
 		},
 	}
 	for _, tt := range tests {
