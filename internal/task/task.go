@@ -26,9 +26,9 @@ import (
 // Kind is one kind of task.
 type Kind interface {
 	// Validate checks a task's spec, found at at, against what its
-	// OperatorVersion or package defines. field.Required errors mark a spec the kind cannot run
-	// without, which admission refuses; the others only package verify
-	// reports, as KUDO installed such packages.
+	// OperatorVersion or package defines. field.Required errors mark a spec
+	// the kind cannot run without, which admission refuses; the others only
+	// package verify reports, as KUDO installed such packages.
 	Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, at *field.Path) field.ErrorList
 	// Uses names the templates and parameters the spec refers to.
 	Uses(spec *kudov1beta1.TaskSpec) Uses
