@@ -134,11 +134,7 @@ func (p *planRun) advance(ctx context.Context, name string) (bool, error) {
 // clearFinished clears a spec.planExecution whose plan run has ended but
 // was not cleared then (the patch failed, or the manager stopped).
 func (p *planRun) clearFinished(ctx context.Context) error {
-	pe := p.instance.Spec.PlanExecution
-	if pe.PlanName == "" {
-		return nil
-	}
-	if ps, ok := p.instance.Status.PlanStatus[pe.PlanName]; ok && ps.UID == pe.UID && ps.Status.IsTerminal() {
+	if pe := p.instance.Spec.PlanExecution; pe.PlanName != "" && engine.Settled(p.instance) {
 		return p.clearPlanExecution(ctx, pe.UID)
 	}
 	return nil
