@@ -32,9 +32,10 @@ import (
 	"github.com/kudo-ng/kudo/internal/task"
 )
 
-// operatorVersionIndex indexes Instances by the name of their OperatorVersion,
-// so a new or changed OperatorVersion wakes exactly the Instances that use it.
-const operatorVersionIndex = ".spec.operatorVersion.name"
+// operatorVersionIndex indexes Instances by the namespace/name of their
+// OperatorVersion (which may live in another namespace), so a new or changed
+// OperatorVersion wakes exactly the Instances that use it.
+const operatorVersionIndex = ".spec.operatorVersion"
 
 // InstanceReconciler runs an Instance's plans: it picks the plan to run,
 // runs the tasks of its due steps, and records the status tree, conditions
@@ -96,7 +97,7 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	}()
 
 	ov := &kudov1beta1.OperatorVersion{}
-	ovKey := client.ObjectKey{Namespace: instance.Namespace, Name: instance.Spec.OperatorVersion.Name}
+	ovKey := instance.OperatorVersionKey()
 	if err := r.Get(ctx, ovKey, ov); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
@@ -192,7 +193,7 @@ func (r *InstanceReconciler) patchFinalizers(ctx context.Context, i *kudov1beta1
 func (r *InstanceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &kudov1beta1.Instance{}, operatorVersionIndex,
 		func(o client.Object) []string {
-			return []string{o.(*kudov1beta1.Instance).Spec.OperatorVersion.Name}
+			return []string{o.(*kudov1beta1.Instance).OperatorVersionKey().String()}
 		}); err != nil {
 		return err
 	}
@@ -245,10 +246,12 @@ var deleting = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 	return e.ObjectNew.GetDeletionTimestamp() != nil
 }}
 
+// instancesOf maps an OperatorVersion to the Instances that use it, in any
+// namespace.
 func (r *InstanceReconciler) instancesOf(ctx context.Context, ov client.Object) []reconcile.Request {
 	instances := &kudov1beta1.InstanceList{}
-	if err := r.List(ctx, instances, client.InNamespace(ov.GetNamespace()),
-		client.MatchingFields{operatorVersionIndex: ov.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.List(ctx, instances,
+		client.MatchingFields{operatorVersionIndex: client.ObjectKeyFromObject(ov).String()}, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing Instances of OperatorVersion", "OperatorVersion", klog.KObj(ov))
 		return nil
 	}

@@ -46,6 +46,9 @@ func (p *planRun) plans(ctx context.Context) error {
 			}
 			running = false
 		}
+		if uid, rerun := engine.RerunRequested(p.instance, name); running && rerun {
+			p.start(name, uid)
+		}
 		if !running {
 			if err := p.clearFinished(ctx); err != nil {
 				return err
@@ -55,7 +58,7 @@ func (p *planRun) plans(ctx context.Context) error {
 				p.selectionErr = err
 				return nil
 			}
-			engine.StartPlan(p.instance, p.ov, next, uid, p.r.Clock.Now())
+			p.start(next, uid)
 			name = next
 		}
 		ended, err := p.advance(ctx, name)
@@ -70,9 +73,15 @@ func (p *planRun) plans(ctx context.Context) error {
 func (p *planRun) cleanup(ctx context.Context, name string) (bool, error) {
 	engine.EnsurePlanStatuses(&p.instance.Status, p.ov.Spec.Plans)
 	if active, _ := engine.ActivePlan(p.instance, p.ov.Spec.Plans); active != name || p.instance.Status.ActivePlan == nil {
-		engine.StartPlan(p.instance, p.ov, name, uuid.NewUUID(), p.r.Clock.Now())
+		p.start(name, uuid.NewUUID())
 	}
 	return p.advance(ctx, name)
+}
+
+// start starts a run of the plan, and says so as KUDO did.
+func (p *planRun) start(name string, uid types.UID) {
+	engine.StartPlan(p.instance, p.ov, name, uid, p.r.Clock.Now())
+	p.r.Recorder.Eventf(p.instance, corev1.EventTypeNormal, "PlanStarted", "Execution of plan %s started", name)
 }
 
 // cancel ends the running plan before it runs another task.
@@ -123,9 +132,9 @@ func (p *planRun) advance(ctx context.Context, name string) (bool, error) {
 	if !ps.Status.IsTerminal() {
 		return false, nil
 	}
-	if ps.Status == kudov1beta1.ExecutionComplete {
-		p.r.Recorder.Eventf(i, corev1.EventTypeNormal, "PlanFinished", "Plan %s finished", name)
-	} else {
+	// KUDO's event, which users' scripts and tests match, for either end.
+	p.r.Recorder.Eventf(i, corev1.EventTypeNormal, "PlanFinished", "Execution of plan %s finished with status %s", name, ps.Status)
+	if ps.Status == kudov1beta1.ExecutionFatalError {
 		p.r.Recorder.Eventf(i, corev1.EventTypeWarning, "PlanFailed", "Plan %s failed: %s", name, ps.Message)
 	}
 	return true, p.clearPlanExecution(ctx, ps.UID)

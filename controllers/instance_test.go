@@ -300,3 +300,81 @@ func setParameters(ctx context.Context, key types.NamespacedName, values map[str
 	current.Spec.Parameters = values
 	Expect(k8sClient.Patch(ctx, current, patch)).To(Succeed())
 }
+
+var _ = Describe("An Instance whose OperatorVersion is in another namespace", func() {
+	var (
+		ctx          context.Context
+		apps, shared string
+	)
+	BeforeEach(func() {
+		ctx = context.Background()
+		apps, shared = newNamespace(ctx), newNamespace(ctx)
+	})
+
+	// gated is configMapsOperator whose deploy ends with a Dummy task that
+	// waits until the OperatorVersion says it is done.
+	gated := func(ns string) *kudov1beta1.OperatorVersion {
+		ov := configMapsOperator(ns, "cms")
+		ov.Spec.Tasks = append(ov.Spec.Tasks, kudov1beta1.Task{Name: "gate", Kind: kudov1beta1.DummyTaskKind})
+		deploy := ov.Spec.Plans["deploy"]
+		deploy.Phases = append(deploy.Phases, phase("gate", "", step("gate", "gate")))
+		ov.Spec.Plans["deploy"] = deploy
+		return ov
+	}
+
+	It("is admitted, deploys in its own namespace, and is woken by a change of its OperatorVersion", func() {
+		Expect(k8sClient.Create(ctx, &kudov1beta1.Operator{ObjectMeta: metav1.ObjectMeta{Namespace: shared, Name: "cms"}})).To(Succeed())
+		ov := gated(shared)
+		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+		i := newInstance(apps, "web", ov.Name)
+		i.Spec.OperatorVersion.Namespace = shared
+		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+		Expect(i.Spec.PlanExecution.PlanName).To(Equal("deploy"), "admission schedules deploy from the OperatorVersion it found")
+		key := client.ObjectKeyFromObject(i)
+
+		Eventually(func(g Gomega) {
+			deploy := getInstance(ctx, g, key).Status.PlanStatus["deploy"]
+			g.Expect(deploy.Status).To(Equal(kudov1beta1.ExecutionInProgress))
+			g.Expect(deploy.Phases).To(HaveLen(2))
+			g.Expect(deploy.Phases[1].Steps[0].Message).To(Equal("dummy task waits: its spec has done: false"))
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: apps, Name: "web-a"}, &corev1.ConfigMap{})).To(Succeed())
+			op := &kudov1beta1.Operator{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: shared, Name: "cms"}, op)).To(Succeed())
+			g.Expect(op.Status.Versions).To(Equal([]kudov1beta1.OperatorVersionSummary{{
+				Name: "cms-0.1.0", Version: "0.1.0", Instances: []string{apps + "/web"},
+			}}))
+		}).Should(Succeed())
+
+		// Nothing but the OperatorVersion's watch reconciles the Instance now.
+		patch := client.MergeFrom(ov.DeepCopy())
+		ov.Spec.Tasks[len(ov.Spec.Tasks)-1].Spec.Done = true
+		Expect(k8sClient.Patch(ctx, ov, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(getInstance(ctx, g, key).Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
+		}).Should(Succeed())
+	})
+
+	It("runs its KudoOperator children with OperatorVersions from that namespace", func() {
+		Expect(k8sClient.Create(ctx, configMapsOperator(shared, "child"))).To(Succeed())
+		parent := &kudov1beta1.OperatorVersion{
+			ObjectMeta: metav1.ObjectMeta{Namespace: shared, Name: "parent-0.1.0"},
+			Spec: kudov1beta1.OperatorVersionSpec{
+				Operator: corev1.ObjectReference{Name: "parent"},
+				Tasks: []kudov1beta1.Task{{Name: "child", Kind: kudov1beta1.KudoOperatorTaskKind, Spec: kudov1beta1.TaskSpec{
+					KudoOperatorTaskSpec: kudov1beta1.KudoOperatorTaskSpec{Package: "child"}}}},
+				Plans: map[string]kudov1beta1.Plan{"deploy": plan("", phase("deps", "", step("child", "child")))},
+			},
+		}
+		Expect(k8sClient.Create(ctx, parent)).To(Succeed())
+		i := newInstance(apps, "app", parent.Name)
+		i.Spec.OperatorVersion.Namespace = shared
+		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			g.Expect(getInstance(ctx, g, client.ObjectKeyFromObject(i)).Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
+			child := getInstance(ctx, g, client.ObjectKey{Namespace: apps, Name: "app-child"})
+			g.Expect(child.Spec.OperatorVersion).To(Equal(corev1.ObjectReference{Kind: "OperatorVersion", Name: "child-0.1.0", Namespace: shared}))
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: apps, Name: "app-child-a"}, &corev1.ConfigMap{})).To(Succeed())
+		}).Should(Succeed())
+	})
+})

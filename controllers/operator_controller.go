@@ -38,9 +38,10 @@ func (r *OperatorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, err
 	}
 	// Only names are read: no copy of every Instance, statuses and all, on
-	// each of the many reconciles a thousand new Instances cause.
+	// each of the many reconciles a thousand new Instances cause. All
+	// namespaces: an Instance may use an OperatorVersion of another.
 	instances := &kudov1beta1.InstanceList{}
-	if err := r.List(ctx, instances, client.InNamespace(operator.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.List(ctx, instances, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, err
 	}
 	before := operator.DeepCopy()
@@ -60,8 +61,13 @@ func summarize(
 		}
 		s := kudov1beta1.OperatorVersionSummary{Name: ov.Name, Version: ov.Spec.Version, AppVersion: ov.Spec.AppVersion}
 		for _, i := range instances {
-			if i.Spec.OperatorVersion.Name == ov.Name {
+			if i.OperatorVersionKey() != client.ObjectKeyFromObject(&ov) {
+				continue
+			}
+			if i.Namespace == ov.Namespace {
 				s.Instances = append(s.Instances, i.Name)
+			} else {
+				s.Instances = append(s.Instances, i.Namespace+"/"+i.Name)
 			}
 		}
 		sort.Strings(s.Instances)
@@ -88,7 +94,7 @@ func (r *OperatorReconciler) SetupWithManager(mgr ctrl.Manager) error {
 // an Instance's creation, its deletion and a change of its OperatorVersion,
 // not its plans (spec.planExecution) nor its parameters.
 var versionChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-	return e.ObjectOld.(*kudov1beta1.Instance).Spec.OperatorVersion.Name != e.ObjectNew.(*kudov1beta1.Instance).Spec.OperatorVersion.Name
+	return e.ObjectOld.(*kudov1beta1.Instance).OperatorVersionKey() != e.ObjectNew.(*kudov1beta1.Instance).OperatorVersionKey()
 }}
 
 func operatorOfVersion(_ context.Context, obj client.Object) []reconcile.Request {
@@ -99,7 +105,7 @@ func operatorOfVersion(_ context.Context, obj client.Object) []reconcile.Request
 func (r *OperatorReconciler) operatorOfInstance(ctx context.Context, obj client.Object) []reconcile.Request {
 	i := obj.(*kudov1beta1.Instance)
 	ov := &kudov1beta1.OperatorVersion{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: i.Namespace, Name: i.Spec.OperatorVersion.Name}, ov); err != nil {
+	if err := r.Get(ctx, i.OperatorVersionKey(), ov); err != nil {
 		return nil
 	}
 	return operatorOfVersion(ctx, ov)

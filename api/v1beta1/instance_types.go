@@ -9,7 +9,8 @@ import (
 // InstanceSpec says which OperatorVersion an Instance runs, with which
 // parameters, and which plan it was asked to run.
 type InstanceSpec struct {
-	// OperatorVersion references the OperatorVersion, in the Instance's namespace.
+	// OperatorVersion references the OperatorVersion: its name and, when it
+	// lives in another namespace, its namespace (empty: the Instance's own).
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Operator Version"
 	OperatorVersion corev1.ObjectReference `json:"operatorVersion,omitempty"`
@@ -168,6 +169,21 @@ type Instance struct {
 	Spec InstanceSpec `json:"spec,omitempty"`
 	// +optional
 	Status InstanceStatus `json:"status,omitempty"`
+}
+
+// OperatorVersionNamespace is the namespace of the Instance's OperatorVersion:
+// spec.operatorVersion.namespace, or the Instance's own when that is empty,
+// as in KUDO. Every lookup of the OperatorVersion goes through it.
+func (i *Instance) OperatorVersionNamespace() string {
+	if i.Spec.OperatorVersion.Namespace == "" {
+		return i.Namespace
+	}
+	return i.Spec.OperatorVersion.Namespace
+}
+
+// OperatorVersionKey is the namespace and name of the Instance's OperatorVersion.
+func (i *Instance) OperatorVersionKey() types.NamespacedName {
+	return types.NamespacedName{Namespace: i.OperatorVersionNamespace(), Name: i.Spec.OperatorVersion.Name}
 }
 
 // GetConditions returns the Instance's conditions.

@@ -29,6 +29,8 @@ type OperatorVersionSummary struct {
 	Version string `json:"version,omitempty"`
 	// +optional
 	AppVersion string `json:"appVersion,omitempty"`
+	// Instances are the names of the Instances using it; namespace/name for
+	// those of another namespace.
 	// +optional
 	Instances []string `json:"instances,omitempty"`
 }

@@ -42,9 +42,14 @@ func NewPlanStatus(name string, plan *kudov1beta1.Plan) kudov1beta1.PlanStatus {
 }
 
 // Start resets a plan's status tree for a run with a new uid: every phase
-// and step PENDING, the plan PENDING until its first step runs.
+// and step PENDING, the plan PENDING until its first step runs. A plan
+// without phases (deploy: {}) has nothing to wait for: COMPLETE at once, as
+// in KUDO.
 func Start(name string, plan *kudov1beta1.Plan, uid types.UID, now time.Time) kudov1beta1.PlanStatus {
 	t := metav1.NewTime(now)
+	if len(plan.Phases) == 0 {
+		return tree(name, plan, kudov1beta1.ExecutionComplete, uid, &t)
+	}
 	return tree(name, plan, kudov1beta1.ExecutionPending, uid, &t)
 }
 

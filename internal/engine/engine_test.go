@@ -264,3 +264,12 @@ func TestChangedParameters(t *testing.T) {
 		t.Errorf("ChangedParameters = %v, want %v", got, want)
 	}
 }
+
+// TestAPlanWithNoPhasesCompletesAtOnce: deploy: {} is COMPLETE when it
+// starts, as in KUDO, so nothing waits for it.
+func TestAPlanWithNoPhasesCompletesAtOnce(t *testing.T) {
+	status := Start("deploy", &kudov1beta1.Plan{}, "uid-1", t0)
+	if status.Status != complete || status.UID != "uid-1" || len(Due(&kudov1beta1.Plan{}, &status)) != 0 {
+		t.Errorf("an empty plan starts as %+v", status)
+	}
+}

@@ -68,6 +68,18 @@ func CancelRequested(i *kudov1beta1.Instance, plan string) bool {
 	return pe.Status == kudov1beta1.ExecutionCancelled && pe.PlanName == plan && pe.UID == i.Status.PlanStatus[plan].UID
 }
 
+// RerunRequested reports whether spec.planExecution asks for a new run of
+// the plan that runs, with the uid it asks for: the plan was triggered again,
+// by hand or by a change of the parameters that trigger it. As KUDO, the plan
+// then starts over with the new values.
+func RerunRequested(i *kudov1beta1.Instance, plan string) (types.UID, bool) {
+	pe := i.Spec.PlanExecution
+	if pe.PlanName != plan || pe.UID == "" || pe.Status != "" {
+		return "", false
+	}
+	return pe.UID, pe.UID != i.Status.PlanStatus[plan].UID
+}
+
 // Requested reports whether spec.planExecution asks for a plan run that has
 // not ended and is not cancelled. The controller clears it when the run ends.
 func Requested(i *kudov1beta1.Instance) bool {

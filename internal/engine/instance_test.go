@@ -231,3 +231,25 @@ func TestInstanceReadiness(t *testing.T) {
 		})
 	}
 }
+
+func TestRerunRequested(t *testing.T) {
+	tests := []struct {
+		name     string
+		instance *kudov1beta1.Instance
+		wantUID  types.UID
+		want     bool
+	}{
+		{"the running plan asked for again with a new uid starts over",
+			withSpec(instance("deploy", inProgress, "u1"), request("deploy", "u2", "")), "u2", true},
+		{"the run that is running is not a new one", withSpec(instance("deploy", inProgress, "u1"), request("deploy", "u1", "")), "u1", false},
+		{"a cancel is not a new run", withSpec(instance("deploy", inProgress, "u1"), request("deploy", "u2", kudov1beta1.ExecutionCancelled)), "", false},
+		{"another plan is not a new run of this one", withSpec(instance("deploy", inProgress, "u1"), request("backup", "u2", "")), "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if uid, got := RerunRequested(tt.instance, "deploy"); got != tt.want || uid != tt.wantUID {
+				t.Errorf("RerunRequested = %q, %t; want %q, %t", uid, got, tt.wantUID, tt.want)
+			}
+		})
+	}
+}

@@ -65,12 +65,17 @@ func (p *Package) apiParameters() ([]kudov1beta1.Parameter, error) {
 			Type:        in.Type,
 			Immutable:   in.Immutable,
 		}
-		if in.Default != nil {
+		switch {
+		case in.Default != nil:
 			d, err := params.Wrap(in.Default, in.Type)
 			if err != nil {
 				return nil, fmt.Errorf("%s: parameter %s: default: %w", ParamsFileName, in.Name, err)
 			}
 			param.Default = &d
+		case params.TypeOf(in.Type) == kudov1beta1.ArrayValueType || params.TypeOf(in.Type) == kudov1beta1.MapValueType:
+			// KUDO wrote the absent default of an array or map as YAML: such
+			// a parameter is never missing, even when required.
+			param.Default = ptr.To("null")
 		}
 		if in.Enum != nil {
 			enum := make([]string, 0, len(*in.Enum))

@@ -60,6 +60,10 @@ type VerifyOptions struct {
 	// (DefaultKubernetesVersion when empty); objects of removed versions
 	// that kudo-ng migrates are warnings, others errors.
 	KubernetesVersion string
+	// SkipDeployPlan leaves out the rule that a package has a deploy plan,
+	// which only installing needs: KUDO upgrades to a package with only an
+	// upgrade or update plan.
+	SkipDeployPlan bool
 	// skipMetadata leaves out the rules about operator.yaml's metadata,
 	// which an installed OperatorVersion does not carry.
 	skipMetadata bool
@@ -80,7 +84,7 @@ func Verify(p *Package, opts VerifyOptions) *Report {
 	}
 	v.parameters()
 	v.tasks()
-	v.plans()
+	v.plans(!opts.SkipDeployPlan)
 	v.templates(opts)
 	v.unused()
 	return r
@@ -257,9 +261,9 @@ func (v *verifier) tasks() {
 	}
 }
 
-func (v *verifier) plans() {
+func (v *verifier) plans(needDeploy bool) {
 	plans := v.p.Operator.Plans
-	if _, ok := plans[kudov1beta1.DeployPlanName]; !ok {
+	if _, ok := plans[kudov1beta1.DeployPlanName]; !ok && needDeploy {
 		v.r.errorf(OperatorFileName, "plans", "there is no deploy plan; every package needs one")
 	}
 	for _, name := range sortedKeys(plans) {

@@ -81,6 +81,10 @@ func Unwrap(s string, t kudov1beta1.ParameterType) (any, error) {
 
 // Check reports whether a stored value fits a parameter's type and enum.
 func Check(p *kudov1beta1.Parameter, value string) error {
+	if value == "" {
+		// As KUDO: an empty value is no value, whatever the type.
+		return nil
+	}
 	switch TypeOf(p.Type) {
 	case kudov1beta1.IntegerValueType:
 		if _, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64); err != nil {
@@ -108,19 +112,23 @@ func Check(p *kudov1beta1.Parameter, value string) error {
 	return nil
 }
 
+// NeedsValue reports whether a parameter must be given a non-empty value:
+// it is required and has no default. In an OperatorVersion an unset
+// required means optional (params.yaml's default of true is applied when a
+// package is read).
+func NeedsValue(p *kudov1beta1.Parameter) bool {
+	return p.Required != nil && *p.Required && p.Default == nil
+}
+
 // Values returns what templates see as .Params: every parameter of the
-// OperatorVersion, with the Instance's value or the default (nil when
-// neither is set), decoded by type.
+// OperatorVersion, with the Instance's value or the default, decoded by
+// type; as KUDO, one with neither is empty.
 func Values(parameters []kudov1beta1.Parameter, instance map[string]string) (map[string]any, error) {
 	values := make(map[string]any, len(parameters))
 	for i := range parameters {
 		p := &parameters[i]
 		raw, ok := instance[p.Name]
-		if !ok {
-			if p.Default == nil {
-				values[p.Name] = nil
-				continue
-			}
+		if !ok && p.Default != nil {
 			raw = *p.Default
 		}
 		v, err := Unwrap(raw, p.Type)

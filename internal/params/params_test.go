@@ -59,7 +59,8 @@ func TestUnwrapAndValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]any{
-		"COUNT": "3", "LIST": []any{"x"}, "MAP": map[string]any{"k": 1}, "OPTIONAL": nil, "NAME": "other",
+		// An unset parameter without default renders as empty, as in KUDO.
+		"COUNT": "3", "LIST": []any{"x"}, "MAP": map[string]any{"k": 1}, "OPTIONAL": "", "NAME": "other",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Values = %#v, want %#v", got, want)
@@ -155,4 +156,35 @@ func FuzzParseAssignment(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRequiredAtTheAPILevel: in an OperatorVersion a parameter needs a
+// value only when required is true and it has no default; an empty value is
+// no value, and is not checked against the type or the enum (KUDO's
+// Parameter.ValidateValue).
+func TestRequiredAtTheAPILevel(t *testing.T) {
+	tests := []struct {
+		name  string
+		param kudov1beta1.Parameter
+		needs bool
+	}{
+		{"required unset means optional", kudov1beta1.Parameter{Name: "P"}, false},
+		{"required false is optional", kudov1beta1.Parameter{Name: "P", Required: ptr.To(false)}, false},
+		{"required true without default needs a value", kudov1beta1.Parameter{Name: "P", Required: ptr.To(true)}, true},
+		{"required true with a default does not", kudov1beta1.Parameter{Name: "P", Required: ptr.To(true), Default: ptr.To("x")}, false},
+	}
+	for _, tt := range tests {
+		if got := NeedsValue(&tt.param); got != tt.needs {
+			t.Errorf("%s: NeedsValue = %t", tt.name, got)
+		}
+	}
+	enum := []string{"a", "b"}
+	for _, p := range []kudov1beta1.Parameter{
+		{Name: "N", Type: kudov1beta1.IntegerValueType}, {Name: "B", Type: kudov1beta1.BooleanValueType},
+		{Name: "L", Type: kudov1beta1.ArrayValueType}, {Name: "E", Enum: &enum},
+	} {
+		if err := Check(&p, ""); err != nil {
+			t.Errorf("an empty value of %s is refused: %v", p.Name, err)
+		}
+	}
 }

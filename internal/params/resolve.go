@@ -54,8 +54,7 @@ func Resolve(parameters []kudov1beta1.Parameter, files []string, assignments []s
 	}
 	for i := range parameters {
 		p := &parameters[i]
-		_, set := out[p.Name]
-		if !set && p.Default == nil && (p.Required == nil || *p.Required) {
+		if NeedsValue(p) && out[p.Name] == "" {
 			return nil, fmt.Errorf("parameter %s is required and has no default: set it with -p %s=VALUE", p.Name, p.Name)
 		}
 	}

@@ -158,7 +158,7 @@ func applyOne(ctx context.Context, env *Env, obj *unstructured.Unstructured) (*u
 	gvk := obj.GroupVersionKind()
 	if env.Watch != nil {
 		if err := env.Watch(ctx, gvk); err != nil {
-			return nil, fmt.Errorf("watching %s: %w", gvk.Kind, err)
+			return nil, env.classify(obj, fmt.Errorf("watching %s: %w", gvk.Kind, err))
 		}
 	}
 	hash, err := hashOf(obj)
@@ -172,7 +172,7 @@ func applyOne(ctx context.Context, env *Env, obj *unstructured.Unstructured) (*u
 	case err == nil && current.GetAnnotations()[AppliedHashAnnotation] == hash:
 		return current, nil
 	case err != nil && !apierrors.IsNotFound(err):
-		return nil, fmt.Errorf("reading %s %s: %w", gvk.Kind, obj.GetName(), err)
+		return nil, env.classify(obj, fmt.Errorf("reading %s %s: %w", gvk.Kind, obj.GetName(), err))
 	}
 	annotations := obj.GetAnnotations()
 	if annotations == nil {
@@ -181,11 +181,7 @@ func applyOne(ctx context.Context, env *Env, obj *unstructured.Unstructured) (*u
 	annotations[AppliedHashAnnotation] = hash
 	obj.SetAnnotations(annotations)
 	if err := env.Client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
-			// The API server rejects the object as rendered: a retry renders the same.
-			return nil, Fatalf("applying %s %s: %v", gvk.Kind, obj.GetName(), err)
-		}
-		return nil, fmt.Errorf("applying %s %s: %w", gvk.Kind, obj.GetName(), err)
+		return nil, env.classify(obj, fmt.Errorf("applying %s %s: %w", gvk.Kind, obj.GetName(), err))
 	}
 	env.Writes.add(obj)
 	return obj, nil

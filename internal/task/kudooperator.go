@@ -26,7 +26,8 @@ import (
 // kudoOperator runs another operator package as a child Instance in the
 // parent's namespace, with parameters from its rendered parameterFile, and
 // is done when the child's plan has finished. The child's OperatorVersion
-// must be installed (kubectl kudo install resolves dependencies first).
+// must be installed where the parent's is (kubectl kudo install installs
+// dependencies with the package).
 type kudoOperator struct{}
 
 func (kudoOperator) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, at *field.Path) field.ErrorList {
@@ -125,6 +126,9 @@ func (kudoOperator) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Res
 			Parameters:      values,
 		},
 	}
+	if ov.Namespace != parent.Namespace {
+		instance.Spec.OperatorVersion.Namespace = ov.Namespace
+	}
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(instance)
 	if err != nil {
 		return Result{}, err
@@ -178,17 +182,18 @@ func checkCycle(ctx context.Context, env *Env, pkg string) error {
 }
 
 // childOperatorVersion finds the child's OperatorVersion: the one named by
-// the task's versions, or the newest of the package in the namespace.
+// the task's versions, or the newest of the package, in the namespace of the
+// parent's OperatorVersion, where the package's dependencies were installed.
 func childOperatorVersion(ctx context.Context, env *Env, spec *kudov1beta1.KudoOperatorTaskSpec) (*kudov1beta1.OperatorVersion, error) {
-	ns := env.Instance.Namespace
+	ns := env.Instance.OperatorVersionNamespace()
 	if spec.OperatorVersion != "" {
 		ov := &kudov1beta1.OperatorVersion{}
 		name := kudov1beta1.OperatorVersionName(spec.Package, spec.AppVersion, spec.OperatorVersion)
 		err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, ov)
 		if apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("OperatorVersion %s of package %s is not installed in namespace %s: "+
-				"install it with kubectl kudo install %s --operator-version %s --skip-instance",
-				name, spec.Package, ns, spec.Package, spec.OperatorVersion)
+				"install it with kubectl kudo install %s --operator-version %s --skip-instance -n %s",
+				name, spec.Package, ns, spec.Package, spec.OperatorVersion, ns)
 		}
 		return ov, err
 	}
@@ -208,7 +213,7 @@ func childOperatorVersion(ctx context.Context, env *Env, spec *kudov1beta1.KudoO
 	}
 	if newest == nil {
 		return nil, fmt.Errorf("no OperatorVersion of package %s is installed in namespace %s: "+
-			"install it with kubectl kudo install %s --skip-instance", spec.Package, ns, spec.Package)
+			"install it with kubectl kudo install %s --skip-instance -n %s", spec.Package, ns, spec.Package, ns)
 	}
 	return newest, nil
 }

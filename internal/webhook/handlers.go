@@ -40,7 +40,7 @@ func SetupWithManager(mgr ctrl.Manager) error {
 
 // operatorVersion finds the Instance's OperatorVersion; nil when missing.
 func (w *Instances) operatorVersion(ctx context.Context, i *kudov1beta1.Instance) (*kudov1beta1.OperatorVersion, error) {
-	key := client.ObjectKey{Namespace: i.Namespace, Name: i.Spec.OperatorVersion.Name}
+	key := i.OperatorVersionKey()
 	ov := &kudov1beta1.OperatorVersion{}
 	err := w.Client.Get(ctx, key, ov)
 	if apierrors.IsNotFound(err) {
@@ -85,7 +85,7 @@ func (w *Instances) ValidateCreate(ctx context.Context, obj runtime.Object) (adm
 	}
 	if ov == nil {
 		return nil, fmt.Errorf("OperatorVersion %q not found in namespace %s: install the package first (kubectl kudo install)",
-			i.Spec.OperatorVersion.Name, i.Namespace)
+			i.Spec.OperatorVersion.Name, i.OperatorVersionNamespace())
 	}
 	return nil, ValidateCreate(i, ov)
 }
@@ -101,9 +101,9 @@ func (w *Instances) ValidateUpdate(ctx context.Context, oldObj, newObj runtime.O
 		return nil, err
 	}
 	if ov == nil {
-		if i.Spec.OperatorVersion.Name != old.Spec.OperatorVersion.Name {
+		if i.OperatorVersionKey() != old.OperatorVersionKey() {
 			return nil, fmt.Errorf("OperatorVersion %q not found in namespace %s: install it before upgrading to it",
-				i.Spec.OperatorVersion.Name, i.Namespace)
+				i.Spec.OperatorVersion.Name, i.OperatorVersionNamespace())
 		}
 		return nil, nil
 	}

@@ -60,7 +60,7 @@ func DefaultUpdate(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion
 		return
 	}
 	plan := ""
-	if i.Spec.OperatorVersion.Name != old.Spec.OperatorVersion.Name {
+	if upgrades(old, i) {
 		plan = engine.PlanForUpgrade(ov.Spec.Plans)
 	} else if changed := engine.ChangedParameters(old.Spec.Parameters, i.Spec.Parameters); len(changed) > 0 {
 		p, err := engine.PlanForParameters(&ov.Spec, changed)
@@ -69,7 +69,9 @@ func DefaultUpdate(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion
 		}
 		plan = p
 	}
-	if plan != "" && !engine.Requested(old) {
+	// A change that triggers the plan already running starts it over, as
+	// KUDO does; one that triggers another plan is ValidateUpdate's to refuse.
+	if plan != "" && (!engine.Requested(old) || plan == old.Spec.PlanExecution.PlanName) {
 		i.Spec.PlanExecution = kudov1beta1.PlanExecution{PlanName: plan, UID: NewUID()}
 	}
 }
@@ -94,7 +96,7 @@ func ValidateUpdate(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersio
 // checkImmutable: an immutable parameter never changes, and an upgrade that
 // makes one immutable must give it a value.
 func checkImmutable(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) error {
-	upgrade := old.Spec.OperatorVersion.Name != i.Spec.OperatorVersion.Name
+	upgrade := upgrades(old, i)
 	for _, p := range ov.Spec.Parameters {
 		if p.Immutable == nil || !*p.Immutable {
 			continue
@@ -117,7 +119,7 @@ func checkImmutable(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersio
 // while a different one runs, and parameters may not trigger several plans.
 func checkTriggers(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) error {
 	oldPE := old.Spec.PlanExecution
-	if i.Spec.OperatorVersion.Name != old.Spec.OperatorVersion.Name {
+	if upgrades(old, i) {
 		if engine.Requested(old) {
 			return fmt.Errorf("plan %s is running: upgrade to %s when it has finished, or cancel it first (spec.planExecution.status: CANCELLED)",
 				oldPE.PlanName, i.Spec.OperatorVersion.Name)
@@ -168,11 +170,17 @@ func checkPlanExecution(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVe
 	if pe.UID == "" {
 		return fmt.Errorf("spec.planExecution needs a new uid to run plan %s", pe.PlanName)
 	}
-	if engine.Requested(old) && pe.UID != oldPE.UID {
+	if engine.Requested(old) && pe.PlanName != oldPE.PlanName {
 		return fmt.Errorf("plan %s is running: start %s when it has finished, or cancel it first (spec.planExecution.status: CANCELLED)",
 			oldPE.PlanName, pe.PlanName)
 	}
 	return nil
+}
+
+// upgrades: the update moves the Instance to another OperatorVersion, by
+// name or namespace.
+func upgrades(old, i *kudov1beta1.Instance) bool {
+	return old.OperatorVersionKey() != i.OperatorVersionKey()
 }
 
 // checkParameters: every value names a parameter of the OperatorVersion and
@@ -197,7 +205,7 @@ func checkParameters(values map[string]string, ov *kudov1beta1.OperatorVersion) 
 		}
 	}
 	for _, p := range ov.Spec.Parameters {
-		if _, set := values[p.Name]; !set && p.Default == nil && (p.Required == nil || *p.Required) {
+		if params.NeedsValue(&p) && values[p.Name] == "" {
 			return fmt.Errorf("parameter %s is required and has no default: set spec.parameters.%s", p.Name, p.Name)
 		}
 	}

@@ -292,6 +292,20 @@ func TestValidateCreate(t *testing.T) {
 			wantErr: "parameter TOKEN is required and has no default: set spec.parameters.TOKEN",
 		},
 		{
+			name:       "refuses a required parameter set to the empty value",
+			parameters: map[string]string{"TOKEN": ""},
+			wantErr:    "parameter TOKEN is required and has no default: set spec.parameters.TOKEN",
+		},
+		{
+			name:       "accepts a parameter whose required is unset, as KUDO: optional at the API level",
+			ov:         operatorVersion(withParameter(kudov1beta1.Parameter{Name: "TOLERATIONS", Type: kudov1beta1.ArrayValueType})),
+			parameters: map[string]string{"TOKEN": "t"},
+		},
+		{
+			name:       "accepts an empty value of any type: it is no value, as KUDO",
+			parameters: map[string]string{"TOKEN": "t", "COUNT": "", "LEVEL": ""},
+		},
+		{
 			name:       "refuses an undefined parameter",
 			parameters: map[string]string{"TOKEN": "t", "COLOUR": "red"},
 			wantErr:    "parameter COLOUR is not defined by OperatorVersion web-0.1.0",
@@ -409,16 +423,16 @@ func TestDefaultUpdate(t *testing.T) {
 			want:   kudov1beta1.PlanExecution{PlanName: "deploy", UID: "uid-0"},
 		},
 		{
-			name:   "schedules nothing while a plan runs, even for a change of its own trigger",
+			name:   "starts the running plan over with a new uid when a change triggers it, as KUDO",
 			old:    instance(runs("mood")),
 			change: set("MOOD", "dark"),
-			want:   kudov1beta1.PlanExecution{PlanName: "mood", UID: "uid-run"},
+			want:   kudov1beta1.PlanExecution{PlanName: "mood", UID: "uid-1"},
 		},
 		{
-			name:   "schedules nothing while a plan retries an error",
+			name:   "starts a plan that retries an error over when a change triggers it",
 			old:    instance(scheduled("mood", "uid-5"), ran("mood", "uid-5", errored)),
 			change: set("MOOD", "dark"),
-			want:   kudov1beta1.PlanExecution{PlanName: "mood", UID: "uid-5"},
+			want:   kudov1beta1.PlanExecution{PlanName: "mood", UID: "uid-1"},
 		},
 		{
 			name:   "schedules nothing while a scheduled plan has not started a run of its own",
@@ -427,10 +441,10 @@ func TestDefaultUpdate(t *testing.T) {
 			want:   kudov1beta1.PlanExecution{PlanName: "deploy", UID: "uid-5"},
 		},
 		{
-			name:   "schedules nothing while a scheduled plan has no status yet",
+			name:   "gives a scheduled plan that has not started a new uid when a change triggers it",
 			old:    instance(scheduled("mood", "uid-5")),
 			change: set("MOOD", "dark"),
-			want:   kudov1beta1.PlanExecution{PlanName: "mood", UID: "uid-5"},
+			want:   kudov1beta1.PlanExecution{PlanName: "mood", UID: "uid-1"},
 		},
 		{
 			name:   "schedules nothing on an upgrade while a plan runs",
@@ -587,10 +601,15 @@ func TestValidateUpdate(t *testing.T) {
 			wantErr: "plan deploy is running: start mood when it has finished, or cancel it first",
 		},
 		{
-			name:    "refuses a new run of the running plan",
+			name:   "accepts a new run of the running plan, which starts it over, as KUDO",
+			old:    instance(runs("deploy")),
+			change: scheduled("deploy", "uid-1"),
+		},
+		{
+			name:    "refuses another plan while one runs",
 			old:     instance(runs("deploy")),
-			change:  scheduled("deploy", "uid-1"),
-			wantErr: "plan deploy is running: start deploy when it has finished",
+			change:  scheduled("mood", "uid-1"),
+			wantErr: "plan deploy is running: start mood when it has finished",
 		},
 		{
 			name:    "refuses a plan while a scheduled plan has not started yet",

@@ -49,8 +49,9 @@ func GetInstance(ctx context.Context, c client.Reader, ns, name string) (*kudov1
 		return nil, nil, notFound(err, "Instance %s not found in namespace %s: see kubectl kudo get instances -n %s", name, ns, ns)
 	}
 	ov := &kudov1beta1.OperatorVersion{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: i.Spec.OperatorVersion.Name}, ov); err != nil {
-		return nil, nil, notFound(err, "OperatorVersion %s of Instance %s not found in namespace %s", i.Spec.OperatorVersion.Name, name, ns)
+	if err := c.Get(ctx, i.OperatorVersionKey(), ov); err != nil {
+		return nil, nil, notFound(err, "OperatorVersion %s of Instance %s not found in namespace %s",
+			i.Spec.OperatorVersion.Name, name, i.OperatorVersionNamespace())
 	}
 	return i, ov, nil
 }

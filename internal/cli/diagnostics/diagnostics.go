@@ -91,7 +91,7 @@ func Run(
 	w := &writer{dir: dir}
 	w.write("instance.yaml", i)
 	ov := &kudov1beta1.OperatorVersion{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: i.Spec.OperatorVersion.Name}, ov); err == nil {
+	if err := c.Get(ctx, i.OperatorVersionKey(), ov); err == nil {
 		w.write("operatorversion.yaml", ov)
 	}
 	for _, gvk := range ownedKinds {

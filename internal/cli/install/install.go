@@ -3,16 +3,22 @@
 package install
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -39,6 +45,9 @@ type Options struct {
 	CreateNamespace bool
 	Wait            bool
 	WaitTime        time.Duration
+	// ReplaceOperatorVersion replaces an installed OperatorVersion of the
+	// package's name that differs from it, if no Instance uses it.
+	ReplaceOperatorVersion bool
 }
 
 // NewCmd returns the install command.
@@ -68,6 +77,7 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	f.BoolVar(&opts.SkipInstance, "skip-instance", false, "Install the Operator and OperatorVersion only")
 	f.BoolVar(&opts.CreateNamespace, "create-namespace", false, "Create the namespace if it does not exist")
 	clientutil.WaitFlags(f, &opts.Wait, &opts.WaitTime, "Wait until the deploy plan has finished")
+	ReplaceFlag(f, &opts.ReplaceOperatorVersion)
 	return cmd
 }
 
@@ -93,15 +103,18 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if err != nil {
 		return err
 	}
+	versions := make([]*Version, 0, len(deps)+1)
 	for _, pkg := range append(deps, p) {
 		if report := packages.Verify(pkg, packages.VerifyOptions{}); len(report.Errors) > 0 {
 			return fmt.Errorf("package %s is not valid: %s", pkg.Operator.Name, report.Errors[0])
 		}
+		v, err := PrepareVersion(ctx, c, ns, pkg, opts.ReplaceOperatorVersion)
+		if err != nil {
+			return err
+		}
+		versions = append(versions, v)
 	}
-	_, ov, err := p.Convert(ns)
-	if err != nil {
-		return err
-	}
+	ov := versions[len(versions)-1].OperatorVersion()
 	name := opts.Instance
 	if name == "" {
 		name = p.Operator.Name + "-instance"
@@ -122,8 +135,8 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if err := ensureNamespace(ctx, c, ns, opts.CreateNamespace); err != nil {
 		return err
 	}
-	for _, pkg := range append(deps, p) {
-		if err := InstallVersion(ctx, c, ns, streams, pkg); err != nil {
+	for _, v := range versions {
+		if err := v.Write(ctx, c, streams.Out); err != nil {
 			return err
 		}
 	}
@@ -161,32 +174,136 @@ func ensureNamespace(ctx context.Context, c client.Client, ns string, create boo
 	return c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 }
 
-// InstallVersion creates the package's Operator and OperatorVersion; one
-// already installed is reused, as KUDO does.
-func InstallVersion(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, p *packages.Package) error {
-	op, ov, err := p.Convert(ns)
-	if err != nil {
-		return err
-	}
-	for _, obj := range []client.Object{op, ov} {
-		err := c.Create(ctx, obj)
-		switch {
-		case apierrors.IsAlreadyExists(err):
-			_, _ = fmt.Fprintf(streams.Out, "%s.kudo.dev/%s unchanged\n", lower(obj), obj.GetName())
-		case err != nil:
-			return fmt.Errorf("creating %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
-		default:
-			_, _ = fmt.Fprintf(streams.Out, "%s.kudo.dev/%s created\n", lower(obj), obj.GetName())
-		}
-	}
-	return nil
+// ReplaceFlag adds --replace-operator-version, of install and upgrade.
+func ReplaceFlag(f *pflag.FlagSet, replace *bool) {
+	f.BoolVar(replace, "replace-operator-version", false, "Replace an installed OperatorVersion of the package's name "+
+		"but other content, if no Instance uses it (without the flag such a package is refused: bump its operatorVersion instead)")
 }
 
-func lower(obj client.Object) string {
-	switch obj.(type) {
-	case *kudov1beta1.Operator:
-		return "operator"
-	default:
-		return "operatorversion"
+// Version is what installing a package writes: its Operator and
+// OperatorVersion. It is decided before anything is written.
+type Version struct {
+	operator *kudov1beta1.Operator
+	ov       *kudov1beta1.OperatorVersion
+	// installed is the OperatorVersion of the same name already in the
+	// cluster: unchanged when its content is the package's, replaced if not.
+	installed *kudov1beta1.OperatorVersion
+}
+
+// OperatorVersion is the package's OperatorVersion.
+func (v *Version) OperatorVersion() *kudov1beta1.OperatorVersion { return v.ov }
+
+// PrepareVersion converts the package for the namespace and compares it with
+// what is installed. An installed Operator is reused, as KUDO does; an
+// installed OperatorVersion of the same name is reused only when its content
+// is the package's: KUDO silently kept the old one. One that differs is
+// refused, or with replace replaced, but never under an Instance using it.
+func PrepareVersion(ctx context.Context, c client.Reader, ns string, p *packages.Package, replace bool) (*Version, error) {
+	op, ov, err := p.Convert(ns)
+	if err != nil {
+		return nil, err
 	}
+	v := &Version{operator: op, ov: ov}
+	installed := &kudov1beta1.OperatorVersion{}
+	switch err := c.Get(ctx, client.ObjectKeyFromObject(ov), installed); {
+	case apierrors.IsNotFound(err):
+		return v, nil
+	case err != nil:
+		return nil, err
+	}
+	fields, err := differentFields(&installed.Spec, &ov.Spec)
+	if err != nil || len(fields) == 0 {
+		return v, err
+	}
+	differs := fmt.Sprintf("OperatorVersion %s in namespace %s differs from package %s %s (in spec.%s)",
+		ov.Name, ns, p.Operator.Name, ov.Spec.Version, strings.Join(fields, ", spec."))
+	if !replace {
+		return nil, fmt.Errorf("%s: bump operatorVersion in the package's operator.yaml, "+
+			"or pass --replace-operator-version to replace it (if no Instance uses it)", differs)
+	}
+	users, err := instancesOf(ctx, c, installed)
+	if err != nil {
+		return nil, err
+	}
+	if len(users) > 0 {
+		return nil, fmt.Errorf("%s, and Instances %s use it: it cannot be replaced under them; "+
+			"bump operatorVersion in the package's operator.yaml and upgrade them with kubectl kudo upgrade",
+			differs, strings.Join(users, ", "))
+	}
+	v.installed = installed
+	return v, nil
+}
+
+// differentFields lists, sorted, the fields of two specs that differ as the
+// API server stores them, where an empty list and a missing one are the same.
+func differentFields(a, b *kudov1beta1.OperatorVersionSpec) ([]string, error) {
+	var fields [2]map[string]json.RawMessage
+	for k, spec := range []*kudov1beta1.OperatorVersionSpec{a, b} {
+		data, err := json.Marshal(spec)
+		if err == nil {
+			err = json.Unmarshal(data, &fields[k])
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	var differ []string
+	for _, name := range sets.List(sets.KeySet(fields[0]).Union(sets.KeySet(fields[1]))) {
+		if !bytes.Equal(fields[0][name], fields[1][name]) {
+			differ = append(differ, name)
+		}
+	}
+	return differ, nil
+}
+
+// instancesOf names the Instances that use the OperatorVersion, from any
+// namespace (namespace/name) or, for a user who may not list Instances
+// across namespaces, from its own, where almost all of them are.
+func instancesOf(ctx context.Context, c client.Reader, ov *kudov1beta1.OperatorVersion) ([]string, error) {
+	list := &kudov1beta1.InstanceList{}
+	err := c.List(ctx, list)
+	if apierrors.IsForbidden(err) {
+		err = c.List(ctx, list, client.InNamespace(ov.Namespace))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing the Instances that use OperatorVersion %s: %w", ov.Name, err)
+	}
+	var names []string
+	for i := range list.Items {
+		if list.Items[i].OperatorVersionKey() == client.ObjectKeyFromObject(ov) {
+			names = append(names, list.Items[i].Namespace+"/"+list.Items[i].Name)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Write creates the Operator and OperatorVersion, or replaces the
+// OperatorVersion, and says what it did as kubectl does.
+func (v *Version) Write(ctx context.Context, c client.Client, out io.Writer) error {
+	if err := c.Create(ctx, v.operator); apierrors.IsAlreadyExists(err) {
+		_, _ = fmt.Fprintf(out, "operator.kudo.dev/%s unchanged\n", v.operator.Name)
+	} else if err != nil {
+		return fmt.Errorf("creating Operator %s: %w", v.operator.Name, err)
+	} else {
+		_, _ = fmt.Fprintf(out, "operator.kudo.dev/%s created\n", v.operator.Name)
+	}
+	if v.installed != nil {
+		replaced := v.installed.DeepCopy()
+		replaced.Spec = v.ov.Spec
+		if err := c.Update(ctx, replaced); err != nil {
+			return fmt.Errorf("replacing OperatorVersion %s: %w", v.ov.Name, err)
+		}
+		_, _ = fmt.Fprintf(out, "operatorversion.kudo.dev/%s replaced\n", v.ov.Name)
+		return nil
+	}
+	if err := c.Create(ctx, v.ov); apierrors.IsAlreadyExists(err) {
+		// Checked by PrepareVersion to be the package's.
+		_, _ = fmt.Fprintf(out, "operatorversion.kudo.dev/%s unchanged\n", v.ov.Name)
+	} else if err != nil {
+		return fmt.Errorf("creating OperatorVersion %s: %w", v.ov.Name, err)
+	} else {
+		_, _ = fmt.Fprintf(out, "operatorversion.kudo.dev/%s created\n", v.ov.Name)
+	}
+	return nil
 }

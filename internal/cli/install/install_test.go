@@ -1,12 +1,16 @@
 package install
 
 import (
+	"bytes"
 	"context"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -103,5 +107,116 @@ func TestInstallRefusesBeforeWriting(t *testing.T) {
 				t.Errorf("%d objects written despite the error", n)
 			}
 		})
+	}
+}
+
+// changedCopy copies a package to a temporary directory, with old replaced
+// by new in one of its files.
+func changedCopy(t *testing.T, pkg, file, old, new string) string {
+	t.Helper()
+	dir := t.TempDir()
+	err := filepath.WalkDir(pkg, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(pkg, path)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if rel == file {
+			if !bytes.Contains(data, []byte(old)) {
+				t.Fatalf("%s has no %q", file, old)
+			}
+			data = bytes.Replace(data, []byte(old), []byte(new), 1)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestInstallRefusesAnInstalledOperatorVersionWithOtherContentAndReplacesAnUnusedOne(t *testing.T) {
+	t.Setenv("KUDO_HOME", t.TempDir())
+	ctx := context.Background()
+	c := newClient()
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	if err := Run(ctx, c, "default", streams, &Options{Package: zookeeper, Instance: "zk"}); err != nil {
+		t.Fatal(err)
+	}
+	// An Instance of another namespace uses it too.
+	other := &kudov1beta1.Instance{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "zk"},
+		Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: "zookeeper-3.6.2-0.3.3", Namespace: "default"}},
+	}
+	if err := c.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	edited := changedCopy(t, zookeeper, "params.yaml", "default: 3", "default: 5")
+	installedDefault := func() string {
+		t.Helper()
+		ov := &kudov1beta1.OperatorVersion{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "zookeeper-3.6.2-0.3.3"}, ov); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ov.Spec.Parameters {
+			if p.Name == "NODE_COUNT" {
+				return *p.Default
+			}
+		}
+		t.Fatal("NODE_COUNT is gone")
+		return ""
+	}
+	differs := "OperatorVersion zookeeper-3.6.2-0.3.3 in namespace default differs from package zookeeper 0.3.3 (in spec.parameters)"
+
+	steps := []struct {
+		name    string
+		opts    Options
+		remove  []*kudov1beta1.Instance
+		wantErr string
+		wantOut string
+		want    string
+	}{
+		{name: "another Instance of it", opts: Options{Package: edited, Instance: "zk2"},
+			wantErr: differs + ": bump operatorVersion in the package's operator.yaml, " +
+				"or pass --replace-operator-version to replace it (if no Instance uses it)", want: "3"},
+		{name: "only the Operator and OperatorVersion", opts: Options{Package: edited, SkipInstance: true},
+			wantErr: differs + ": bump operatorVersion", want: "3"},
+		{name: "a replacement while Instances use it", opts: Options{Package: edited, SkipInstance: true, ReplaceOperatorVersion: true},
+			wantErr: differs + ", and Instances apps/zk, default/zk use it: it cannot be replaced under them; " +
+				"bump operatorVersion in the package's operator.yaml and upgrade them with kubectl kudo upgrade", want: "3"},
+		{name: "a replacement when no Instance uses it", opts: Options{Package: edited, SkipInstance: true, ReplaceOperatorVersion: true},
+			remove:  []*kudov1beta1.Instance{other, {ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "zk"}}},
+			wantOut: "operator.kudo.dev/zookeeper unchanged\noperatorversion.kudo.dev/zookeeper-3.6.2-0.3.3 replaced\n", want: "5"},
+		{name: "the same content again", opts: Options{Package: edited, Instance: "zk"},
+			wantOut: "operator.kudo.dev/zookeeper unchanged\noperatorversion.kudo.dev/zookeeper-3.6.2-0.3.3 unchanged\ninstance.kudo.dev/zk created\n", want: "5"},
+	}
+	for _, step := range steps {
+		for _, i := range step.remove {
+			if err := c.Delete(ctx, i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out.Reset()
+		err := Run(ctx, c, "default", streams, &step.opts)
+		switch {
+		case step.wantErr == "" && err != nil:
+			t.Errorf("%s: %v", step.name, err)
+		case step.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), step.wantErr)):
+			t.Errorf("%s: error %v, want one starting %q", step.name, err, step.wantErr)
+		case out.String() != step.wantOut:
+			t.Errorf("%s: output\n%s\nwant\n%s", step.name, out, step.wantOut)
+		}
+		if got := installedDefault(); got != step.want {
+			t.Errorf("%s: installed NODE_COUNT default %s, want %s", step.name, got, step.want)
+		}
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "zk2"}, &kudov1beta1.Instance{}); !apierrors.IsNotFound(err) {
+		t.Errorf("Instance zk2 of a refused install: %v", err)
 	}
 }

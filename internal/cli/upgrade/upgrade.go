@@ -35,6 +35,9 @@ type Options struct {
 	OperatorVersion string
 	Wait            bool
 	WaitTime        time.Duration
+	// ReplaceOperatorVersion replaces an installed OperatorVersion of the
+	// new version that differs from the package, if no Instance uses it.
+	ReplaceOperatorVersion bool
 }
 
 // NewCmd returns the upgrade command.
@@ -60,11 +63,13 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	f.StringVar(&opts.AppVersion, "app-version", "", "App version to upgrade to")
 	f.StringVar(&opts.OperatorVersion, "operator-version", "", "Operator version to upgrade to")
 	clientutil.WaitFlags(f, &opts.Wait, &opts.WaitTime, "Wait until the upgrade's plan has finished")
+	install.ReplaceFlag(f, &opts.ReplaceOperatorVersion)
 	return cmd
 }
 
 // Run checks that the package is the Instance's, and newer, installs its
-// OperatorVersion and points the Instance at it.
+// OperatorVersion next to the current one (which may be in another
+// namespace than the Instance) and points the Instance at it.
 func Run(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
 	i, current, err := clientutil.GetInstance(ctx, c, ns, opts.Instance)
 	if err != nil {
@@ -86,18 +91,21 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if err := newer(p.Operator.OperatorVersion, current.Spec.Version); err != nil {
 		return err
 	}
-	if report := packages.Verify(p, packages.VerifyOptions{}); len(report.Errors) > 0 {
+	// As KUDO's upgrade: deploy is only needed to install; an upgrade runs
+	// the upgrade plan, or update, or deploy, whichever the package has.
+	if report := packages.Verify(p, packages.VerifyOptions{SkipDeployPlan: true}); len(report.Errors) > 0 {
 		return fmt.Errorf("package %s is not valid: %s", p.Operator.Name, report.Errors[0])
 	}
-	_, ov, err := p.Convert(ns)
+	version, err := install.PrepareVersion(ctx, c, i.OperatorVersionNamespace(), p, opts.ReplaceOperatorVersion)
 	if err != nil {
 		return err
 	}
+	ov := version.OperatorVersion()
 	changes, err := params.Resolve(params.Optional(ov.Spec.Parameters), opts.ParameterFiles, opts.Parameters)
 	if err != nil {
 		return err
 	}
-	if err := install.InstallVersion(ctx, c, ns, streams, p); err != nil {
+	if err := version.Write(ctx, c, streams.Out); err != nil {
 		return err
 	}
 	patch := client.MergeFrom(i.DeepCopy())

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,8 +22,9 @@ import (
 
 var firstOperator = filepath.Join("..", "..", "..", "..", "shared", "conformance", "first-operator", "operator")
 
-// version writes a copy of first-operator with another operatorVersion.
-func version(t *testing.T, v string) string {
+// version writes a copy of first-operator with another operatorVersion and,
+// in operator.yaml, each old of replace (old, new, ...) replaced by its new.
+func version(t *testing.T, v string, replace ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, f := range []string{"operator.yaml", "params.yaml", "templates/deployment.yaml"} {
@@ -30,7 +32,15 @@ func version(t *testing.T, v string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		data = bytes.Replace(data, []byte(`operatorVersion: "0.2.0"`), []byte(`operatorVersion: "`+v+`"`), 1)
+		if f == "operator.yaml" {
+			replace = append([]string{`operatorVersion: "0.2.0"`, `operatorVersion: "` + v + `"`}, replace...)
+			for k := 0; k+1 < len(replace); k += 2 {
+				if !bytes.Contains(data, []byte(replace[k])) {
+					t.Fatalf("operator.yaml has no %q", replace[k])
+				}
+				data = bytes.Replace(data, []byte(replace[k]), []byte(replace[k+1]), 1)
+			}
+		}
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -82,5 +92,75 @@ func TestUpgrade(t *testing.T) {
 	}
 	if err := get.Run(ctx, c, "default", out, "pods"); err == nil {
 		t.Error("get pods must be refused")
+	}
+}
+
+// TestUpgradeToAPackageWithoutDeployPlan: as KUDO's, upgrade accepts a
+// package whose only plan is upgrade or update; deploy is needed to install.
+func TestUpgradeToAPackageWithoutDeployPlan(t *testing.T) {
+	for _, plan := range []string{"upgrade", "update"} {
+		t.Run("only "+plan, func(t *testing.T) {
+			t.Setenv("KUDO_HOME", t.TempDir())
+			ctx := context.Background()
+			c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).
+				WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}).Build()
+			streams, _, _, _ := genericiooptions.NewTestIOStreams()
+			if err := install.Run(ctx, c, "default", streams, &install.Options{Package: firstOperator, Instance: "web"}); err != nil {
+				t.Fatal(err)
+			}
+			next := version(t, "0.3.0", "  deploy:", "  "+plan+":")
+			if err := install.Run(ctx, c, "default", streams, &install.Options{Package: next, Instance: "other"}); err == nil ||
+				!strings.Contains(err.Error(), "there is no deploy plan") {
+				t.Errorf("install without a deploy plan: %v", err)
+			}
+			if err := Run(ctx, c, "default", streams, &Options{Package: next, Instance: "web"}); err != nil {
+				t.Fatal(err)
+			}
+			i := &kudov1beta1.Instance{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web"}, i); err != nil {
+				t.Fatal(err)
+			}
+			if i.Spec.OperatorVersion.Name != "first-operator-0.3.0" {
+				t.Errorf("Instance runs %s", i.Spec.OperatorVersion.Name)
+			}
+		})
+	}
+}
+
+// TestUpgradeOfAnInstanceWhoseOperatorVersionIsInAnotherNamespace: the
+// current OperatorVersion is found where spec.operatorVersion.namespace
+// says, and the new one is installed next to it.
+func TestUpgradeOfAnInstanceWhoseOperatorVersionIsInAnotherNamespace(t *testing.T) {
+	t.Setenv("KUDO_HOME", t.TempDir())
+	ctx := context.Background()
+	c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).
+		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shared"}}, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps"}}).Build()
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	if err := install.Run(ctx, c, "shared", streams, &install.Options{Package: firstOperator, SkipInstance: true}); err != nil {
+		t.Fatal(err)
+	}
+	web := &kudov1beta1.Instance{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "web"},
+		Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: "first-operator-0.2.0", Namespace: "shared"}},
+	}
+	if err := c.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := Run(ctx, c, "apps", streams, &Options{Package: version(t, "0.3.0"), Instance: "web"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "operator.kudo.dev/first-operator unchanged\noperatorversion.kudo.dev/first-operator-0.3.0 created\n" +
+		"instance.kudo.dev/web upgraded to first-operator-0.3.0\n"; out.String() != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "shared", Name: "first-operator-0.3.0"}, &kudov1beta1.OperatorVersion{}); err != nil {
+		t.Errorf("the new OperatorVersion is not next to the old one: %v", err)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
+		t.Fatal(err)
+	}
+	if want := (corev1.ObjectReference{Name: "first-operator-0.3.0", Namespace: "shared"}); web.Spec.OperatorVersion != want {
+		t.Errorf("Instance references %+v, want %+v", web.Spec.OperatorVersion, want)
 	}
 }

@@ -1,0 +1,101 @@
+package task
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+)
+
+// What ends a plan in FATAL_ERROR and what is retried (ERROR), as KUDO
+// decided it; the task kinds return FatalError for the first column, and
+// classify below sorts what the API server answers.
+//
+//	FATAL_ERROR, no retry can help               ERROR, retried with backoff
+//	-------------------------------------------  ----------------------------------------------
+//	a template that does not render, or not      a kind a CustomResourceDefinition of the plan
+//	  into objects (every kind's Build)            serves, not served yet
+//	a Pipe pod or file KUDO refuses; a Kudo-     reading the cluster; conflicts, timeouts,
+//	  Operator parameter file that is not a map    server errors, an admission webhook down
+//	  of the child's parameters                  RBAC not granted yet (an aggregated role)
+//	a kind the server does not serve and no      a child's OperatorVersion not installed yet
+//	  CustomResourceDefinition of the plan does  health not reached yet (IN_PROGRESS, not an
+//	the API server refuses an object: invalid      error)
+//	  (422), malformed (400), or not in the
+//	  kind's schema
+//	a terminal health state: a failed Job, a
+//	  child Instance whose plan failed
+//	a circular KudoOperator dependency
+
+// classify sorts an error of reading or writing obj: fatal when retrying
+// cannot help, else returned as it is, to be retried.
+func (env *Env) classify(obj *unstructured.Unstructured, err error) error {
+	gvk := obj.GroupVersionKind()
+	switch {
+	case meta.IsNoMatchError(err):
+		if env.planServes(gvk.GroupKind()) {
+			return fmt.Errorf("%w (a CustomResourceDefinition this plan applies serves it: waiting for it)", err)
+		}
+		return &FatalError{Err: fmt.Errorf(
+			"%w: the server does not serve %s %s, and no task of plan %s applies a CustomResourceDefinition serving it",
+			err, gvk.Kind, gvk.GroupVersion(), env.Site.Plan)}
+	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), notInSchema(err):
+		// The API server refuses the object as rendered: a retry renders the same.
+		return &FatalError{Err: err}
+	}
+	return err
+}
+
+// notInSchema: server-side apply refuses a field the kind's schema does not
+// declare with an internal error, which a retry would meet again.
+func notInSchema(err error) bool {
+	var status apierrors.APIStatus
+	return errors.As(err, &status) && strings.Contains(status.Status().Message, "field not declared in schema")
+}
+
+// planServes reports whether a task of the running plan applies a
+// CustomResourceDefinition that serves the kind: one applied by a later step,
+// or by this one and not Established yet, will serve it.
+func (env *Env) planServes(gk schema.GroupKind) bool {
+	ov := env.Site.OperatorVersion
+	tasks := ov.Spec.TasksByName()
+	in := &Input{Site: env.Site, Served: env.Served, Scope: env.Scope}
+	for _, phase := range ov.Spec.Plans[env.Site.Plan].Phases {
+		for _, step := range phase.Steps {
+			for _, name := range step.Tasks {
+				if t := tasks[name]; t != nil && appliesCRDFor(t, in, gk) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func appliesCRDFor(t *kudov1beta1.Task, in *Input, gk schema.GroupKind) bool {
+	kind, err := For(t.Kind)
+	if err != nil {
+		return false
+	}
+	intent, err := kind.Build(t, in)
+	if err != nil || intent.Action != ActionApply {
+		return false
+	}
+	for _, obj := range intent.Objects {
+		if obj.GroupVersionKind().GroupKind() != (schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}) {
+			continue
+		}
+		group, _, _ := unstructured.NestedString(obj.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(obj.Object, "spec", "names", "kind")
+		if group == gk.Group && kind == gk.Kind {
+			return true
+		}
+	}
+	return false
+}
