@@ -28,6 +28,7 @@ GINKGO ?= $(LOCALBIN)/ginkgo
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
 OPERATOR_SDK ?= $(LOCALBIN)/operator-sdk
 HELM ?= $(LOCALBIN)/helm
+KUTTL ?= $(LOCALBIN)/kubectl-kuttl
 KWOK ?= $(LOCALBIN)/kwok
 ETCD ?= $(ENVTEST_ASSETS)/etcd
 KUBECTL ?= $(ENVTEST_ASSETS)/kubectl
@@ -74,7 +75,7 @@ lint-fix: golangci-lint ## Run golangci-lint and fix what it can.
 	$(GOLANGCI_LINT) run --fix
 
 .PHONY: test
-test: generate manifests fmt vet lint test-unit test-bundle test-cluster test-e2e ## Everything CI runs: generate, lint, unit + envtest, the OLM bundle, local control plane, end to end.
+test: generate manifests fmt vet lint test-unit test-bundle test-cluster test-e2e test-packages ## Everything CI runs: generate, lint, unit + envtest, the OLM bundle, local control plane, end to end, the packages' own tests.
 
 .PHONY: test-unit
 test-unit: envtest-assets ## Unit tests and envtest suites (real kube-apiserver and etcd, no nodes), and the bench's own.
@@ -91,6 +92,10 @@ test-bundle: bundle ## The OLM bundle is in sync with config/ and passes operato
 .PHONY: test-e2e
 test-e2e: cluster-tools ## End to end on a local control plane of its own: the conformance packages, plans, failures.
 	ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go test ./test/e2e/... -count=1 -timeout 30m -v -ginkgo.v
+
+.PHONY: test-packages
+test-packages: cluster-tools kuttl ## The conformance packages' own kuttl tests with kubectl kudo test, on a local control plane of their own (test/packages/expected-failures.txt).
+	KUBECTL="$(KUBECTL)" KUSTOMIZE="$(KUSTOMIZE)" KUTTL="$(KUTTL)" hack/test-packages.sh
 
 .PHONY: test-update-golden
 test-update-golden: ## Rewrite the renderer's golden files and the bad-package corpus's expected errors (review the diff).
@@ -205,7 +210,7 @@ demo-down: cluster-down ## Stop the demo: the manager and the local control plan
 ##@ Offline toolchain (built from the Go module proxy, cached under bin/)
 
 .PHONY: toolchain
-toolchain: envtest-assets cluster-tools controller-gen kustomize ginkgo golangci-lint operator-sdk ## Build every tool.
+toolchain: envtest-assets cluster-tools controller-gen kustomize ginkgo golangci-lint operator-sdk kuttl ## Build every tool.
 
 .PHONY: envtest-assets
 envtest-assets: kubernetes etcd ## kube-apiserver, etcd and kubectl for envtest.
@@ -253,3 +258,10 @@ helm: ## helm, for the benchmarks' comparison (make bench builds it).
 operator-sdk:
 	LDFLAGS="$(foreach v,Version GitVersion ImageVersion,-X github.com/operator-framework/operator-sdk/internal/version.$(v)=v$(OPERATOR_SDK_VERSION))" \
 	hack/tools/gobuild.sh operator-sdk $(OPERATOR_SDK_VERSION) github.com/operator-framework/operator-sdk github.com/operator-framework/operator-sdk/cmd/operator-sdk -tags containers_image_openpgp
+
+# kubectl-kuttl, the test harness `kubectl kudo test` runs, next to bin/kubectl-kudo.
+.PHONY: kuttl
+kuttl:
+	GOTOOLCHAIN=$(KUTTL_GO_TOOLCHAIN) \
+	LDFLAGS="-X github.com/kudobuilder/kuttl/pkg/version.gitVersion=v$(KUTTL_VERSION) -X github.com/kudobuilder/kuttl/pkg/version.gitCommit=v$(KUTTL_VERSION)" \
+	hack/tools/gobuild.sh kubectl-kuttl $(KUTTL_VERSION) github.com/kudobuilder/kuttl github.com/kudobuilder/kuttl/cmd/kubectl-kuttl

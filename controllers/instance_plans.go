@@ -212,8 +212,14 @@ func (p *planRun) warnMigrations(uid types.UID, res task.Result) {
 		if _, seen := p.r.warned.LoadOrStore(key, true); seen {
 			continue
 		}
-		p.r.Recorder.Eventf(p.instance, corev1.EventTypeWarning, "APIVersionMigrated",
-			"%s: the server no longer serves %s, applied as %s", m.Template, m.From, m.To)
+		reason, message := "APIVersionMigrated", fmt.Sprintf("%s: the server no longer serves %s, applied as %s", m.Template, m.From, m.To)
+		switch {
+		case m.Dropped != "":
+			reason, message = "FieldDropped", m.String()
+		case len(m.Changes) > 0:
+			message += "; " + strings.Join(m.Changes, "; ")
+		}
+		p.r.Recorder.Event(p.instance, corev1.EventTypeWarning, reason, message)
 	}
 }
 

@@ -26,6 +26,16 @@ func TestProgressWait(t *testing.T) {
 		}
 	}
 	running := instance(kudov1beta1.ExecutionInProgress, "run-1", 1)
+	withSteps := func(i *kudov1beta1.Instance, first kudov1beta1.ExecutionStatus, message string) *kudov1beta1.Instance {
+		i = i.DeepCopy()
+		ps := i.Status.PlanStatus["deploy"]
+		ps.Phases = []kudov1beta1.PhaseStatus{{Name: "main", Status: kudov1beta1.ExecutionInProgress, Steps: []kudov1beta1.StepStatus{
+			{Name: "validation", Status: first, Message: message}, {Name: "cleanup", Status: kudov1beta1.ExecutionPending},
+		}}}
+		i.Status.PlanStatus["deploy"] = ps
+		return i
+	}
+	validating := withSteps(running, kudov1beta1.ExecutionInProgress, "waiting for Job validation")
 	tests := []struct {
 		name    string
 		before  *kudov1beta1.Instance
@@ -42,6 +52,10 @@ func TestProgressWait(t *testing.T) {
 		{"the first write of a run", instance(kudov1beta1.ExecutionPending, "run-1", 1), running, 0, 0},
 		{"a new spec", running, instance(kudov1beta1.ExecutionInProgress, "run-1", 2), 0, 0},
 		{"no plan ran yet", &kudov1beta1.Instance{}, running, 0, 0},
+		{"only what a step waits for changes", validating, withSteps(running, kudov1beta1.ExecutionInProgress, "waiting for Job validation: 1 active"),
+			500 * time.Millisecond, 1500 * time.Millisecond},
+		{"a step completes: written at once, so that it never runs again", validating,
+			withSteps(running, kudov1beta1.ExecutionComplete, ""), 500 * time.Millisecond, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -55,6 +55,21 @@ var _ = Describe("KUDO compatibility", func() {
 		}).Should(Succeed())
 	})
 
+	It("admits an Instance leaving unset a parameter whose required is unset, which renders as empty", func() {
+		ov := configMapsOperator(ns, "optional")
+		ov.Spec.Parameters = append(ov.Spec.Parameters, kudov1beta1.Parameter{Name: "NOTE"})
+		ov.Spec.Templates["a.yaml"] += "  note: \"{{ .Params.NOTE }}\"\n"
+		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+		i := newInstance(ns, "optional", ov.Name)
+		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(getInstance(ctx, g, client.ObjectKeyFromObject(i)).Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
+			cm := &corev1.ConfigMap{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "optional-a"}, cm)).To(Succeed())
+			g.Expect(cm.Data).To(HaveKeyWithValue("note", ""))
+		}).Should(Succeed())
+	})
+
 	It("records KUDO's PlanStarted and PlanFinished events on the Instance", func() {
 		_, key := deployDemo(ctx, ns)
 		Eventually(func(g Gomega) {

@@ -17,6 +17,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/cli/plan"
 	"github.com/kudo-ng/kudo/internal/cli/repo"
 	"github.com/kudo-ng/kudo/internal/cli/search"
+	"github.com/kudo-ng/kudo/internal/cli/testcmd"
 	"github.com/kudo-ng/kudo/internal/cli/uninstall"
 	"github.com/kudo-ng/kudo/internal/cli/update"
 	"github.com/kudo-ng/kudo/internal/cli/upgrade"
@@ -54,6 +55,7 @@ func newRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
 		packagecmd.NewCmd(streams),
 		repo.NewCmd(streams),
 		search.NewCmd(streams),
+		testcmd.NewCmd(streams, flags),
 		version.NewCmd(streams),
 	)
 	return root

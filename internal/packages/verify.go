@@ -386,7 +386,7 @@ func (v *verifier) templates(opts VerifyOptions) {
 			continue
 		}
 		for _, m := range result.Migrations {
-			v.r.warnf(file, "", "%s, which Kubernetes %s no longer serves: kudo-ng migrates it when it applies it", m.Migration, k8sVersion)
+			v.r.warnf(file, "", "%s", migrationWarning(m.Migration, k8sVersion))
 		}
 		for _, obj := range result.Objects {
 			if obj.GetKind() == "Namespace" && obj.GroupVersionKind().Group == "" && name != o.NamespaceManifest {
@@ -394,6 +394,20 @@ func (v *verifier) templates(opts VerifyOptions) {
 			}
 		}
 	}
+}
+
+// migrationWarning says what kudo-ng changes of an object when it applies it
+// to Kubernetes k8sVersion.
+func migrationWarning(m migrate.Migration, k8sVersion string) string {
+	if m.Dropped != "" {
+		return fmt.Sprintf("%s: kudo-ng drops it when it applies the object, as KUDO did; remove it from the template", m)
+	}
+	warning := fmt.Sprintf("%s %q: %s → %s, which Kubernetes %s no longer serves: kudo-ng migrates it when it applies it",
+		m.Kind, m.Name, m.From, m.To, k8sVersion)
+	if len(m.Changes) > 0 {
+		warning += "; the migration also: " + strings.Join(m.Changes, "; ")
+	}
+	return warning
 }
 
 // templateRoles sorts the templates by what becomes of them: objects are

@@ -1,11 +1,7 @@
 package render
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -32,9 +28,11 @@ const (
 
 // Metadata is what KUDO records on every object it applies.
 type Metadata struct {
-	InstanceName    string
-	Namespace       string
-	OperatorName    string
+	InstanceName string
+	Namespace    string
+	OperatorName string
+	// OperatorVersion is the OperatorVersion's spec.version (not its name),
+	// which KUDO records on pod templates.
 	OperatorVersion string
 	PlanName        string
 	PhaseName       string
@@ -75,13 +73,14 @@ var podTemplatePaths = map[schema.GroupKind][][]string{
 }
 
 // Enhance adds KUDO's metadata to objects rendered by one task: the
-// namespace and owner on namespaced objects, labels and annotations on every
-// object, the labels on pod templates and volumeClaimTemplates, and the
-// dependency hash on pod templates.
+// namespace and owner on namespaced objects, labels and the plan annotations
+// on every object, the labels on pod templates and volumeClaimTemplates, and
+// the operator version and dependency hash on pod templates, as KUDO's
+// enhancer did.
 //
-// Pod templates and volumeClaimTemplates get the labels but not the plan
-// annotations: those change with every plan run and would restart every pod
-// each time (and volumeClaimTemplates cannot be changed at all).
+// Pod templates and volumeClaimTemplates get no plan annotations: those
+// change with every plan run and would restart every pod each time (and
+// volumeClaimTemplates cannot be changed at all).
 func Enhance(objs []*unstructured.Unstructured, md *Metadata, scope Scope, deps Dependencies) error {
 	labels := map[string]string{
 		HeritageLabel: "kudo",
@@ -89,11 +88,10 @@ func Enhance(objs []*unstructured.Unstructured, md *Metadata, scope Scope, deps 
 		InstanceLabel: md.InstanceName,
 	}
 	annotations := map[string]string{
-		PlanAnnotation:            md.PlanName,
-		PhaseAnnotation:           md.PhaseName,
-		StepAnnotation:            md.StepName,
-		OperatorVersionAnnotation: md.OperatorVersion,
-		PlanUIDAnnotation:         string(md.PlanUID),
+		PlanAnnotation:    md.PlanName,
+		PhaseAnnotation:   md.PhaseName,
+		StepAnnotation:    md.StepName,
+		PlanUIDAnnotation: string(md.PlanUID),
 	}
 	for _, obj := range objs {
 		gvk := obj.GroupVersionKind()
@@ -110,8 +108,15 @@ func Enhance(objs []*unstructured.Unstructured, md *Metadata, scope Scope, deps 
 		obj.SetLabels(merge(obj.GetLabels(), labels))
 		obj.SetAnnotations(merge(obj.GetAnnotations(), annotations))
 
-		for _, path := range podTemplatePaths[gvk.GroupKind()] {
+		paths := podTemplatePaths[gvk.GroupKind()]
+		for _, path := range paths {
 			if err := mergeNested(obj, labels, append(path, "metadata", "labels")...); err != nil {
+				return err
+			}
+		}
+		if len(paths) > 0 {
+			podTemplate := append(paths[len(paths)-1], "metadata", "annotations")
+			if err := mergeNested(obj, map[string]string{OperatorVersionAnnotation: md.OperatorVersion}, podTemplate...); err != nil {
 				return err
 			}
 		}
@@ -120,7 +125,11 @@ func Enhance(objs []*unstructured.Unstructured, md *Metadata, scope Scope, deps 
 				return err
 			}
 		}
-		if err := hashDependencies(obj, objs, md.Namespace, deps); err != nil {
+	}
+	// Dependencies are hashed as the task applies them, labels included.
+	hasher := newDependencyHasher(objs, deps)
+	for _, obj := range objs {
+		if err := hashDependencies(obj, hasher); err != nil {
 			return err
 		}
 	}
@@ -184,107 +193,27 @@ func setController(obj *unstructured.Unstructured, owner metav1.OwnerReference) 
 	obj.SetOwnerReferences(append(refs, owner))
 }
 
-// hashDependencies sets the dependency hash on obj's pod template: a hash of
-// the ConfigMaps and Secrets it mounts or reads environment from, so that a
-// changed configuration changes the template and rolls the pods.
-func hashDependencies(obj *unstructured.Unstructured, rendered []*unstructured.Unstructured, namespace string, deps Dependencies) error {
+// hashDependencies sets the dependency hash on obj's pod template, so that
+// a changed ConfigMap or Secret that it mounts changes the template and rolls
+// the pods.
+func hashDependencies(obj *unstructured.Unstructured, hasher *dependencyHasher) error {
 	paths := podTemplatePaths[obj.GroupVersionKind().GroupKind()]
 	if len(paths) == 0 {
 		return nil
 	}
 	templatePath := paths[len(paths)-1]
-	podSpec, found, err := unstructured.NestedMap(obj.Object, append(templatePath, "spec")...)
+	podTemplate, found, err := unstructured.NestedMap(obj.Object, templatePath...)
 	if err != nil || !found {
 		return err
 	}
-	var parts []dependency
-	for _, ref := range dependencyRefs(podSpec) {
-		dep, found, err := findDependency(ref, rendered, namespace, deps)
-		if err != nil {
-			return fmt.Errorf("%s %q: reading %s %q: %w", obj.GetKind(), obj.GetName(), ref.kind, ref.name, err)
-		}
-		if !found || dep.GetAnnotations()[SkipHashAnnotation] != "" {
-			continue
-		}
-		parts = append(parts, dependency{
-			Kind: ref.kind, Name: ref.name,
-			Data: dep.Object["data"], BinaryData: dep.Object["binaryData"], StringData: dep.Object["stringData"],
-		})
-	}
-	if len(parts) == 0 {
-		return nil
-	}
-	// encoding/json sorts map keys, so equal data hashes equally.
-	b, err := json.Marshal(parts)
-	if err != nil {
-		return err
-	}
-	sum := sha256.Sum256(b)
-	path := append(templatePath, "metadata", "annotations")
-	existing, _, err := unstructured.NestedStringMap(obj.Object, path...)
+	hash, found, err := hasher.hash(podTemplate, obj.GetNamespace())
 	if err != nil {
 		return fmt.Errorf("%s %q: %w", obj.GetKind(), obj.GetName(), err)
 	}
-	return unstructured.SetNestedStringMap(obj.Object,
-		merge(existing, map[string]string{DependenciesHashAnnotation: hex.EncodeToString(sum[:])}), path...)
-}
-
-type dependency struct {
-	Kind       string
-	Name       string
-	Data       any `json:",omitempty"`
-	BinaryData any `json:",omitempty"`
-	StringData any `json:",omitempty"`
-}
-
-type dependencyRef struct{ kind, name string }
-
-// dependencyRefs lists, sorted and once each, the ConfigMaps and Secrets a pod
-// spec uses: volumes (also projected), envFrom and env valueFrom of every
-// container and init container.
-func dependencyRefs(podSpec map[string]any) []dependencyRef {
-	seen := map[dependencyRef]bool{}
-	add := func(kind string, m map[string]any, fields ...string) {
-		if name, _, _ := unstructured.NestedString(m, fields...); name != "" {
-			seen[dependencyRef{kind, name}] = true
-		}
+	if !found {
+		return nil
 	}
-	volumes, _, _ := unstructured.NestedSlice(podSpec, "volumes")
-	for _, v := range maps(volumes) {
-		add("ConfigMap", v, "configMap", "name")
-		add("Secret", v, "secret", "secretName")
-		sources, _, _ := unstructured.NestedSlice(v, "projected", "sources")
-		for _, s := range maps(sources) {
-			add("ConfigMap", s, "configMap", "name")
-			add("Secret", s, "secret", "name")
-		}
-	}
-	for _, field := range []string{"initContainers", "containers"} {
-		containers, _, _ := unstructured.NestedSlice(podSpec, field)
-		for _, c := range maps(containers) {
-			envFrom, _, _ := unstructured.NestedSlice(c, "envFrom")
-			for _, e := range maps(envFrom) {
-				add("ConfigMap", e, "configMapRef", "name")
-				add("Secret", e, "secretRef", "name")
-			}
-			env, _, _ := unstructured.NestedSlice(c, "env")
-			for _, e := range maps(env) {
-				add("ConfigMap", e, "valueFrom", "configMapKeyRef", "name")
-				add("Secret", e, "valueFrom", "secretKeyRef", "name")
-			}
-		}
-	}
-	refs := make([]dependencyRef, 0, len(seen))
-	for r := range seen {
-		refs = append(refs, r)
-	}
-	sort.Slice(refs, func(i, j int) bool {
-		if refs[i].kind != refs[j].kind {
-			return refs[i].kind < refs[j].kind
-		}
-		return refs[i].name < refs[j].name
-	})
-	return refs
+	return mergeNested(obj, map[string]string{DependenciesHashAnnotation: hash}, append(templatePath, "metadata", "annotations")...)
 }
 
 func maps(list []any) []map[string]any {
@@ -295,18 +224,4 @@ func maps(list []any) []map[string]any {
 		}
 	}
 	return out
-}
-
-func findDependency(
-	ref dependencyRef, rendered []*unstructured.Unstructured, namespace string, deps Dependencies,
-) (*unstructured.Unstructured, bool, error) {
-	for _, obj := range rendered {
-		if obj.GetKind() == ref.kind && obj.GroupVersionKind().Group == "" && obj.GetName() == ref.name {
-			return obj, true, nil
-		}
-	}
-	if deps == nil {
-		return nil, false, nil
-	}
-	return deps(ref.kind, namespace, ref.name)
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	// The scheme of the built-in kinds only, no client.
+	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/kudo-ng/kudo/internal/render/migrate"
 )
@@ -25,7 +27,8 @@ type Request struct {
 	Dependencies Dependencies
 }
 
-// Migration is an object of a template moved off a removed API version.
+// Migration is an object of a template moved off a removed API version, or
+// a field dropped from it because Kubernetes does not declare it.
 type Migration struct {
 	Template string
 	migrate.Migration
@@ -39,7 +42,9 @@ type Result struct {
 	Migrations []Migration
 }
 
-// Task renders, parses, migrates and enhances the templates of a task.
+// Task renders, parses, migrates and enhances the templates of a task:
+// migrating moves objects off removed API versions and drops the fields
+// Kubernetes does not declare, as KUDO's typed objects did.
 func Task(req *Request) (*Result, error) {
 	result := &Result{}
 	for _, name := range req.Resources {
@@ -65,6 +70,9 @@ func Task(req *Request) (*Result, error) {
 			}
 			if m != nil {
 				result.Migrations = append(result.Migrations, Migration{Template: name, Migration: *m})
+			}
+			for _, d := range migrate.Undeclared(obj, scheme.Scheme) {
+				result.Migrations = append(result.Migrations, Migration{Template: name, Migration: d})
 			}
 		}
 		result.Objects = append(result.Objects, objs...)

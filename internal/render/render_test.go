@@ -1,7 +1,6 @@
 package render
 
 import (
-	"fmt"
 	"reflect"
 	"testing"
 
@@ -161,7 +160,7 @@ spec:
 `)
 	owner := metav1.OwnerReference{APIVersion: "kudo.dev/v1beta1", Kind: "Instance", Name: "i", UID: "uid-1"}
 	md := &Metadata{
-		InstanceName: "i", Namespace: "ns", OperatorName: "op", OperatorVersion: "op-1.0.0",
+		InstanceName: "i", Namespace: "ns", OperatorName: "op", OperatorVersion: "1.0.0",
 		PlanName: "deploy", PhaseName: "main", StepName: "app", PlanUID: "plan-uid", Owner: &owner,
 	}
 	if err := Enhance(objs, md, BuiltinScope, nil); err != nil {
@@ -175,13 +174,14 @@ metadata:
   namespace: ns
   labels: {app: db, heritage: kudo, kudo.dev/operator: op, kudo.dev/instance: i}
   annotations: {note: kept, kudo.dev/plan: deploy, kudo.dev/phase: main, kudo.dev/step: app,
-    kudo.dev/operator-version: op-1.0.0, kudo.dev/last-plan-execution-uid: plan-uid}
+    kudo.dev/last-plan-execution-uid: plan-uid}
   ownerReferences:
   - {apiVersion: kudo.dev/v1beta1, kind: Instance, name: i, uid: uid-1, controller: true, blockOwnerDeletion: true}
 spec:
   template:
     metadata:
       labels: {app: db, heritage: kudo, kudo.dev/operator: op, kudo.dev/instance: i}
+      annotations: {kudo.dev/operator-version: 1.0.0}
     spec:
       containers: [{name: db, image: postgres}]
   volumeClaimTemplates:
@@ -196,7 +196,7 @@ metadata:
   name: reader
   labels: {heritage: kudo, kudo.dev/operator: op, kudo.dev/instance: i}
   annotations: {kudo.dev/plan: deploy, kudo.dev/phase: main, kudo.dev/step: app,
-    kudo.dev/operator-version: op-1.0.0, kudo.dev/last-plan-execution-uid: plan-uid}
+    kudo.dev/last-plan-execution-uid: plan-uid}
 ---
 apiVersion: batch/v1
 kind: CronJob
@@ -205,7 +205,7 @@ metadata:
   namespace: ns
   labels: {heritage: kudo, kudo.dev/operator: op, kudo.dev/instance: i}
   annotations: {kudo.dev/plan: deploy, kudo.dev/phase: main, kudo.dev/step: app,
-    kudo.dev/operator-version: op-1.0.0, kudo.dev/last-plan-execution-uid: plan-uid}
+    kudo.dev/last-plan-execution-uid: plan-uid}
   ownerReferences:
   - {apiVersion: kudo.dev/v1beta1, kind: Instance, name: i, uid: uid-1, controller: true, blockOwnerDeletion: true}
 spec:
@@ -216,6 +216,7 @@ spec:
       template:
         metadata:
           labels: {heritage: kudo, kudo.dev/operator: op, kudo.dev/instance: i}
+          annotations: {kudo.dev/operator-version: 1.0.0}
         spec:
           containers: [{name: b, image: busybox}]
 `
@@ -229,101 +230,6 @@ spec:
 	}
 }
 
-func TestDependencyHash(t *testing.T) {
-	const deployment = `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: app}
-spec:
-  template:
-    spec:
-      volumes:
-      - {name: a, configMap: {name: %s}}
-      - {name: b, secret: {secretName: %s}}
-      - name: c
-        projected: {sources: [{configMap: {name: %s}}, {secret: {name: %s}}]}
-      initContainers:
-      - name: init
-        envFrom: [{configMapRef: {name: %s}}]
-      containers:
-      - name: main
-        envFrom: [{secretRef: {name: %s}}]
-        env:
-        - {name: X, valueFrom: {configMapKeyRef: {name: %s, key: k}}}
-        - {name: Y, valueFrom: {secretKeyRef: {name: %s, key: k}}}
-`
-	cm := func(name, value string, annotations ...string) *unstructured.Unstructured {
-		o := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name}, "data": map[string]any{"k": value},
-		}}
-		if len(annotations) > 0 {
-			o.SetAnnotations(map[string]string{annotations[0]: "true"})
-		}
-		return o
-	}
-	secret := func(name, value string) *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": name}, "data": map[string]any{"k": value},
-		}}
-	}
-	hash := func(t *testing.T, refs []any, cluster ...*unstructured.Unstructured) string {
-		t.Helper()
-		objs := mustObjects(t, fmt.Sprintf(deployment, refs...))
-		deps := func(kind, namespace, name string) (*unstructured.Unstructured, bool, error) {
-			for _, o := range cluster {
-				if o.GetKind() == kind && o.GetName() == name {
-					return o, true, nil
-				}
-			}
-			return nil, false, nil
-		}
-		if err := Enhance(objs, &Metadata{Namespace: "ns"}, BuiltinScope, deps); err != nil {
-			t.Fatal(err)
-		}
-		h, _, _ := unstructured.NestedString(objs[0].Object, "spec", "template", "metadata", "annotations", DependenciesHashAnnotation)
-		return h
-	}
-	names := func(n ...string) []any {
-		out := make([]any, len(n))
-		for i := range n {
-			out[i] = n[i]
-		}
-		return out
-	}
-	// Each reference in turn points at the one dependency that exists.
-	positions := []struct {
-		desc string
-		kind string
-	}{
-		{"volume configMap", "ConfigMap"}, {"volume secret", "Secret"}, {"projected configMap", "ConfigMap"},
-		{"projected secret", "Secret"}, {"init container envFrom configMapRef", "ConfigMap"}, {"envFrom secretRef", "Secret"},
-		{"env configMapKeyRef", "ConfigMap"}, {"env secretKeyRef", "Secret"},
-	}
-	for i, pos := range positions {
-		refs := names("none", "none", "none", "none", "none", "none", "none", "none")
-		refs[i] = "dep"
-		dep := cm("dep", "v1")
-		changed := cm("dep", "v2")
-		if pos.kind == "Secret" {
-			dep, changed = secret("dep", "djE="), secret("dep", "djI=")
-		}
-		before, after := hash(t, refs, dep), hash(t, refs, changed)
-		if before == "" || before == after {
-			t.Errorf("%s: hash %q then %q: want a hash that changes with the data", pos.desc, before, after)
-		}
-		if again := hash(t, refs, dep); again != before {
-			t.Errorf("%s: the same data hashed differently", pos.desc)
-		}
-	}
-	all := names("dep", "none", "none", "none", "none", "none", "none", "none")
-	if h := hash(t, all); h != "" {
-		t.Errorf("a missing dependency must not be hashed, got %q", h)
-	}
-	if h := hash(t, all, cm("dep", "v1", SkipHashAnnotation)); h != "" {
-		t.Errorf("a dependency annotated %s must not be hashed, got %q", SkipHashAnnotation, h)
-	}
-}
-
 func TestResourcesRequireNames(t *testing.T) {
 	_, err := Task(&Request{
 		Templates: map[string]string{"t.yaml": "apiVersion: v1\nkind: ConfigMap\n"}, Resources: []string{"t.yaml"},
@@ -331,5 +237,54 @@ func TestResourcesRequireNames(t *testing.T) {
 	})
 	if err == nil || err.Error() != "t.yaml: object 1 (ConfigMap) has no metadata.name" {
 		t.Fatalf("error = %v", err)
+	}
+}
+
+// TestTaskDropsFieldsKubernetesDoesNotDeclare: a rendered object of a
+// built-in kind loses the fields its Go type does not declare, as with KUDO,
+// which wrote typed objects; server-side apply would refuse them. Each is
+// reported as a migration, which the controller and package verify show as
+// warnings; other objects are applied exactly as rendered.
+func TestTaskDropsFieldsKubernetesDoesNotDeclare(t *testing.T) {
+	const spark = `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: spark}
+spec:
+  selector: {matchLabels: {app: spark}}
+  template:
+    metadata:
+      labels: {app: spark}
+      initializers: {pending: []}
+    spec:
+      containers: [{name: spark, image: spark}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: conf}
+data: {a: "1"}
+immutable: false
+`
+	res, err := Task(&Request{
+		Templates: map[string]string{"spark.yaml": spark}, Resources: []string{"spark.yaml"},
+		Served: func(schema.GroupVersionKind) bool { return true }, Scope: BuiltinScope,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	for _, m := range res.Migrations {
+		warnings = append(warnings, m.String())
+	}
+	want := []string{`spark.yaml: Deployment "spark": dropped field spec.template.metadata.initializers, ` +
+		`which Kubernetes does not declare in apps/v1`}
+	if !reflect.DeepEqual(warnings, want) {
+		t.Errorf("migrations %q, want %q", warnings, want)
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(res.Objects[0].Object, "spec", "template", "metadata", "initializers"); found {
+		t.Errorf("spec.template.metadata.initializers is still there")
+	}
+	if v, found, _ := unstructured.NestedFieldNoCopy(res.Objects[1].Object, "immutable"); !found || v != false {
+		t.Errorf("the ConfigMap's declared immutable: false changed: %v, %t", v, found)
 	}
 }

@@ -35,7 +35,8 @@ func (s *Site) Variables() Variables {
 	return Variables{
 		Params: s.Params, Pipes: PipeNames(ov, s.Instance),
 		Name: s.Instance, Namespace: s.Namespace,
-		OperatorName: ov.Spec.Operator.Name, OperatorVersion: ov.Name, AppVersion: ov.Spec.AppVersion,
+		// As KUDO: .OperatorVersion is the version (0.1.0), not the object's name.
+		OperatorName: ov.Spec.Operator.Name, OperatorVersion: ov.Spec.Version, AppVersion: ov.Spec.AppVersion,
 		PlanName: s.Plan, PhaseName: s.Phase, StepName: s.Step,
 	}
 }
@@ -44,7 +45,7 @@ func (s *Site) Variables() Variables {
 func (s *Site) Metadata() Metadata {
 	ov := s.OperatorVersion
 	return Metadata{
-		InstanceName: s.Instance, Namespace: s.Namespace, OperatorName: ov.Spec.Operator.Name, OperatorVersion: ov.Name,
+		InstanceName: s.Instance, Namespace: s.Namespace, OperatorName: ov.Spec.Operator.Name, OperatorVersion: ov.Spec.Version,
 		PlanName: s.Plan, PhaseName: s.Phase, StepName: s.Step, PlanUID: s.PlanUID, Owner: s.Owner,
 	}
 }

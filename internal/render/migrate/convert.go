@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,15 +20,15 @@ var (
 )
 
 // identical is the mapping for kinds whose successor has the same fields.
-func identical(map[string]any, schema.GroupVersionKind) error { return nil }
+func identical(map[string]any, schema.GroupVersionKind) ([]string, error) { return nil, nil }
 
 // podDisruptionBudget refuses an empty selector: policy/v1beta1 matched no
 // pods with it, policy/v1 matches every pod in the namespace.
-func podDisruptionBudget(obj map[string]any, _ schema.GroupVersionKind) error {
+func podDisruptionBudget(obj map[string]any, _ schema.GroupVersionKind) ([]string, error) {
 	if selector, ok := nested(obj, "spec")["selector"].(map[string]any); ok && len(selector) == 0 {
-		return errors.New("spec.selector is empty, which matched no pods in policy/v1beta1 but matches every pod in policy/v1")
+		return nil, errors.New("spec.selector is empty, which matched no pods in policy/v1beta1 but matches every pod in policy/v1")
 	}
-	return nil
+	return nil, nil
 }
 
 // workload maps Deployment, StatefulSet, DaemonSet and ReplicaSet to apps/v1,
@@ -35,14 +36,14 @@ func podDisruptionBudget(obj map[string]any, _ schema.GroupVersionKind) error {
 // revisionHistoryLimit, progressDeadlineSeconds and the object's own labels are
 // harmless to lose: they change how many old ReplicaSets are kept and when a
 // stalled rollout is reported, not how pods are run or replaced.
-func workload(obj map[string]any, from schema.GroupVersionKind) error {
+func workload(obj map[string]any, from schema.GroupVersionKind) ([]string, error) {
 	if selector, _, _ := unstructured.NestedFieldNoCopy(obj, "spec", "selector"); selector == nil {
 		labels := nested(obj, "spec", "template", "metadata", "labels")
 		if len(labels) == 0 {
-			return errors.New("spec.selector is missing and spec.template.metadata.labels is empty")
+			return nil, errors.New("spec.selector is missing and spec.template.metadata.labels is empty")
 		}
 		if err := unstructured.SetNestedField(obj, labels, "spec", "selector", "matchLabels"); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	// apps/v1 has neither field.
@@ -53,23 +54,23 @@ func workload(obj map[string]any, from schema.GroupVersionKind) error {
 	switch {
 	case from.Kind == "DaemonSet" && (old == extensionsV1beta1 || old == appsV1beta1),
 		from.Kind == "StatefulSet" && old == appsV1beta1:
-		return setDefault(obj, "OnDelete", "spec", "updateStrategy", "type")
+		return nil, setDefault(obj, "OnDelete", "spec", "updateStrategy", "type")
 	case from.Kind == "Deployment" && old == extensionsV1beta1:
 		// extensions/v1beta1 replaced one pod at a time; apps/v1 replaces 25%.
 		if t, _, _ := unstructured.NestedString(obj, "spec", "strategy", "type"); t != "" && t != "RollingUpdate" {
-			return nil
+			return nil, nil
 		}
 		if err := setDefault(obj, int64(1), "spec", "strategy", "rollingUpdate", "maxUnavailable"); err != nil {
-			return err
+			return nil, err
 		}
-		return setDefault(obj, int64(1), "spec", "strategy", "rollingUpdate", "maxSurge")
+		return nil, setDefault(obj, int64(1), "spec", "strategy", "rollingUpdate", "maxSurge")
 	}
-	return nil
+	return nil, nil
 }
 
 // ingress maps an Ingress to networking.k8s.io/v1: the default backend is
 // renamed, service backends are nested, and every path needs a pathType.
-func ingress(obj map[string]any, _ schema.GroupVersionKind) error {
+func ingress(obj map[string]any, _ schema.GroupVersionKind) ([]string, error) {
 	spec := nested(obj, "spec")
 	if backend, ok := spec["backend"]; ok {
 		delete(spec, "backend")
@@ -77,7 +78,7 @@ func ingress(obj map[string]any, _ schema.GroupVersionKind) error {
 	}
 	if backend, ok := spec["defaultBackend"].(map[string]any); ok {
 		if err := ingressBackend(backend); err != nil {
-			return fmt.Errorf("spec.defaultBackend: %w", err)
+			return nil, fmt.Errorf("spec.defaultBackend: %w", err)
 		}
 	}
 	for i, rule := range maps(spec["rules"]) {
@@ -87,12 +88,12 @@ func ingress(obj map[string]any, _ schema.GroupVersionKind) error {
 			}
 			if backend, ok := path["backend"].(map[string]any); ok {
 				if err := ingressBackend(backend); err != nil {
-					return fmt.Errorf("spec.rules[%d].http.paths[%d].backend: %w", i, j, err)
+					return nil, fmt.Errorf("spec.rules[%d].http.paths[%d].backend: %w", i, j, err)
 				}
 			}
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // ingressBackend nests serviceName and servicePort; resource backends keep
@@ -136,16 +137,18 @@ func ingressPort(port any) (map[string]any, error) {
 
 // customResourceDefinition maps a CustomResourceDefinition to
 // apiextensions.k8s.io/v1, which keeps schema, subresources and printer
-// columns per version and requires a schema and a scope.
-func customResourceDefinition(obj map[string]any, _ schema.GroupVersionKind) error {
+// columns per version, requires a schema and a scope, requires schemas to be
+// structural, and requires an approval annotation for the groups of
+// Kubernetes itself.
+func customResourceDefinition(obj map[string]any, _ schema.GroupVersionKind) ([]string, error) {
 	spec := nested(obj, "spec")
 	if spec == nil {
-		return errors.New("spec is missing")
+		return nil, errors.New("spec is missing")
 	}
 	if spec["versions"] == nil {
 		name, _ := spec["version"].(string)
 		if name == "" {
-			return errors.New("spec.version and spec.versions are both missing")
+			return nil, errors.New("spec.version and spec.versions are both missing")
 		}
 		spec["versions"] = []any{map[string]any{"name": name, "served": true, "storage": true}}
 	}
@@ -160,6 +163,8 @@ func customResourceDefinition(obj map[string]any, _ schema.GroupVersionKind) err
 		delete(spec, field)
 	}
 
+	var changes []string
+	noted := map[string]bool{}
 	for _, version := range maps(spec["versions"]) {
 		for field, value := range shared {
 			if version[field] == nil && value != nil {
@@ -178,12 +183,58 @@ func customResourceDefinition(obj map[string]any, _ schema.GroupVersionKind) err
 		if preserveUnknown {
 			nested(version, "schema", "openAPIV3Schema")[preserveUnknownFields] = true
 		}
+		// Versions usually share one schema: say each change once.
+		for _, change := range structural(nested(version, "schema", "openAPIV3Schema")) {
+			if !noted[change] {
+				noted[change] = true
+				changes = append(changes, change)
+			}
+		}
 	}
 	if spec["scope"] == nil {
 		spec["scope"] = "Namespaced"
 	}
 	customResourceConversion(nested(spec, "conversion"))
-	return nil
+	if group, _ := spec["group"].(string); protectedGroup(group) {
+		if change := approve(obj, group); change != "" {
+			changes = append([]string{change}, changes...)
+		}
+	}
+	return changes, nil
+}
+
+// APIApprovedAnnotation is required by apiextensions.k8s.io/v1 on the
+// CustomResourceDefinitions of the groups of Kubernetes itself.
+const APIApprovedAnnotation = "api-approved.kubernetes.io"
+
+// Unapproved is the value the migration gives APIApprovedAnnotation: the API
+// server takes a value beginning with "unapproved" as a deliberate bypass.
+const Unapproved = "unapproved, migrated from apiextensions.k8s.io/v1beta1 by kudo-ng: https://github.com/kubernetes/enhancements/pull/1111"
+
+// protectedGroup tells whether v1 requires APIApprovedAnnotation for group.
+func protectedGroup(group string) bool {
+	return group == "k8s.io" || strings.HasSuffix(group, ".k8s.io") ||
+		group == "kubernetes.io" || strings.HasSuffix(group, ".kubernetes.io")
+}
+
+// approve sets APIApprovedAnnotation when it is absent (the API server takes
+// an empty value as absent) and says so.
+func approve(obj map[string]any, group string) string {
+	metadata, ok := obj["metadata"].(map[string]any)
+	if !ok {
+		metadata = map[string]any{}
+		obj["metadata"] = metadata
+	}
+	annotations, ok := metadata["annotations"].(map[string]any)
+	if !ok {
+		annotations = map[string]any{}
+		metadata["annotations"] = annotations
+	}
+	if value, _ := annotations[APIApprovedAnnotation].(string); value != "" {
+		return ""
+	}
+	annotations[APIApprovedAnnotation] = Unapproved
+	return fmt.Sprintf("added annotation %s %q, which apiextensions.k8s.io/v1 requires for group %s", APIApprovedAnnotation, Unapproved, group)
 }
 
 // customResourceConversion nests the webhook settings under webhook, keeping
@@ -209,7 +260,7 @@ func customResourceConversion(conversion map[string]any) {
 // webhookConfiguration maps a webhook configuration to
 // admissionregistration.k8s.io/v1, writing out the v1beta1 defaults that v1
 // changed or requires.
-func webhookConfiguration(obj map[string]any, from schema.GroupVersionKind) error {
+func webhookConfiguration(obj map[string]any, from schema.GroupVersionKind) ([]string, error) {
 	defaults := map[string]any{
 		"admissionReviewVersions": []any{"v1beta1"},
 		"failurePolicy":           "Ignore",
@@ -223,10 +274,10 @@ func webhookConfiguration(obj map[string]any, from schema.GroupVersionKind) erro
 		switch sideEffects := webhook["sideEffects"]; sideEffects {
 		case "None", "NoneOnDryRun":
 		case nil:
-			return fmt.Errorf("webhook %q has no sideEffects, which v1beta1 took as Unknown and v1 does not allow: "+
+			return nil, fmt.Errorf("webhook %q has no sideEffects, which v1beta1 took as Unknown and v1 does not allow: "+
 				"set sideEffects to None or NoneOnDryRun", webhook["name"])
 		default:
-			return fmt.Errorf("webhook %q has sideEffects %v, which v1 does not allow: set sideEffects to None or NoneOnDryRun",
+			return nil, fmt.Errorf("webhook %q has sideEffects %v, which v1 does not allow: set sideEffects to None or NoneOnDryRun",
 				webhook["name"], sideEffects)
 		}
 		for field, value := range defaults {
@@ -235,7 +286,7 @@ func webhookConfiguration(obj map[string]any, from schema.GroupVersionKind) erro
 			}
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // nested returns the map at path, or nil when there is none; reading a nil

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,16 +19,31 @@ import (
 // Served reports whether the target API server serves a kind at a group/version.
 type Served func(gvk schema.GroupVersionKind) bool
 
-// Migration records one object moved from a removed API version to its successor.
+// Migration records one object moved from a removed API version to its
+// successor, or one field dropped from an object because Kubernetes does not
+// declare it (any more).
 type Migration struct {
 	Kind string
 	Name string
 	From string // old apiVersion, e.g. "policy/v1beta1"
-	To   string // new apiVersion, e.g. "policy/v1"
+	To   string // new apiVersion, e.g. "policy/v1"; the same as From for a dropped field
+	// Dropped is the path of the field dropped, e.g.
+	// "spec.template.metadata.initializers"; empty for a version migration.
+	Dropped string
+	// Changes are what else a version migration changed that a user may
+	// notice, e.g. an annotation it added.
+	Changes []string
 }
 
 func (m Migration) String() string {
-	return fmt.Sprintf("%s %q: %s → %s", m.Kind, m.Name, m.From, m.To)
+	if m.Dropped != "" {
+		return fmt.Sprintf("%s %q: dropped field %s, which Kubernetes does not declare in %s", m.Kind, m.Name, m.Dropped, m.From)
+	}
+	s := fmt.Sprintf("%s %q: %s → %s", m.Kind, m.Name, m.From, m.To)
+	if len(m.Changes) > 0 {
+		s += " (" + strings.Join(m.Changes, "; ") + ")"
+	}
+	return s
 }
 
 // Object migrates obj in place when its kind is not served at its apiVersion
@@ -61,12 +77,13 @@ func Object(obj *unstructured.Unstructured, served Served) (*Migration, error) {
 
 	// Convert a copy so that a failure half way leaves obj as it was.
 	work := obj.DeepCopy()
-	if err := r.convert(work.Object, gvk); err != nil {
+	changes, err := r.convert(work.Object, gvk)
+	if err != nil {
 		return nil, fmt.Errorf("%s %q: cannot migrate %s to %s: %w", kind, name, from, r.to, err)
 	}
 	work.SetAPIVersion(r.to)
 	obj.Object = work.Object
-	return &Migration{Kind: kind, Name: name, From: from, To: r.to}, nil
+	return &Migration{Kind: kind, Name: name, From: from, To: r.to, Changes: changes}, nil
 }
 
 var kubernetesVersion = regexp.MustCompile(`^v?1\.(\d+)(\.\d+)?([-+].*)?$`)

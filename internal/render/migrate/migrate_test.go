@@ -795,9 +795,23 @@ webhooks:
 }
 
 func TestMigrationString(t *testing.T) {
-	m := Migration{Kind: "PodDisruptionBudget", Name: "zk-pdb", From: "policy/v1beta1", To: "policy/v1"}
-	if got, want := m.String(), `PodDisruptionBudget "zk-pdb": policy/v1beta1 → policy/v1`; got != want {
-		t.Errorf("got %s, want %s", got, want)
+	tests := []struct {
+		m    Migration
+		want string
+	}{
+		{Migration{Kind: "PodDisruptionBudget", Name: "zk-pdb", From: "policy/v1beta1", To: "policy/v1"},
+			`PodDisruptionBudget "zk-pdb": policy/v1beta1 → policy/v1`},
+		{Migration{Kind: "CustomResourceDefinition", Name: "x", From: "apiextensions.k8s.io/v1beta1", To: "apiextensions.k8s.io/v1",
+			Changes: []string{"schema .spec: type object added", "schema .spec.port: anyOf integer or string is now x-kubernetes-int-or-string"}},
+			`CustomResourceDefinition "x": apiextensions.k8s.io/v1beta1 → apiextensions.k8s.io/v1 ` +
+				`(schema .spec: type object added; schema .spec.port: anyOf integer or string is now x-kubernetes-int-or-string)`},
+		{Migration{Kind: "Deployment", Name: "spark", From: "apps/v1", To: "apps/v1", Dropped: "spec.template.metadata.initializers"},
+			`Deployment "spark": dropped field spec.template.metadata.initializers, which Kubernetes does not declare in apps/v1`},
+	}
+	for _, tt := range tests {
+		if got := tt.m.String(); got != tt.want {
+			t.Errorf("got %s, want %s", got, tt.want)
+		}
 	}
 }
 

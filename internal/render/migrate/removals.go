@@ -9,8 +9,9 @@ type removal struct {
 	kinds     []string
 	removedIn int    // first Kubernetes 1.x minor release that does not serve it
 	to        string // apiVersion to use instead; empty when there is none
-	// convert rewrites the object for to; nil when no safe mapping is known.
-	convert func(obj map[string]any, from schema.GroupVersionKind) error
+	// convert rewrites the object for to and says what else it changed that a
+	// user may notice; nil when no safe mapping is known.
+	convert func(obj map[string]any, from schema.GroupVersionKind) (changes []string, err error)
 	why     string // why there is no mapping, or what to do without a successor
 }
 
