@@ -144,11 +144,19 @@ func (r *InstanceReconciler) reconcileFinalizer(ctx context.Context, run *planRu
 	return r.patchFinalizers(ctx, run.instance, controllerutil.AddFinalizer)
 }
 
-// reconcilePlans runs the plans and derives the conditions from them.
+// reconcilePlans runs the plans and derives the conditions from them and,
+// once the last plan completed, from the Instance's workloads.
 func (r *InstanceReconciler) reconcilePlans(ctx context.Context, run *planRun) error {
-	err := run.plans(ctx)
-	setReadiness(run.instance, engine.InstanceReadiness(run.instance, run.selectionErr))
-	return err
+	if err := run.plans(ctx); err != nil {
+		setReadiness(run.instance, engine.InstanceReadiness(run.instance, run.selectionErr, nil))
+		return err
+	}
+	unready, err := r.unreadyWorkloads(ctx, run.instance)
+	if err != nil {
+		return err
+	}
+	setReadiness(run.instance, engine.InstanceReadiness(run.instance, run.selectionErr, unready))
+	return nil
 }
 
 // reconcileDelete runs the cleanup plan, if the OperatorVersion has one,
@@ -160,7 +168,7 @@ func (r *InstanceReconciler) reconcileDelete(ctx context.Context, run *planRun) 
 	}
 	if cleanup, ok := engine.PlanForDelete(run.ov.Spec.Plans); ok {
 		ended, err := run.cleanup(ctx, cleanup)
-		setReadiness(i, engine.InstanceReadiness(i, nil))
+		setReadiness(i, engine.InstanceReadiness(i, nil, nil))
 		if err != nil || !ended {
 			return err
 		}

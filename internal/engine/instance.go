@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"sort"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -151,7 +152,10 @@ func PlanNames(plans map[string]kudov1beta1.Plan) []string {
 const (
 	PlanInProgressReason = "PlanInProgress"
 	PlanFailedReason     = "PlanFailed"
-	PlanCompleteReason   = "PlanComplete"
+	// KUDO's reasons for an Instance whose plan completed: its workloads are
+	// all ready, or some are not.
+	ResourcesReadyReason   = "ResourcesReady"
+	ResourceNotReadyReason = "ResourceNotReady"
 	PlanCancelledReason  = "PlanCancelled"
 	InvalidRequestReason = "InvalidPlanRequest"
 )
@@ -166,11 +170,13 @@ type Readiness struct {
 	Message string
 }
 
-// InstanceReadiness derives an Instance's conditions from its plans: Ready
-// while nothing runs and the last plan completed; Reconciling, naming what
-// the running plan waits for; Stalled after a fatal error or a spec that
-// selects no valid plan (selectionErr).
-func InstanceReadiness(i *kudov1beta1.Instance, selectionErr error) Readiness {
+// InstanceReadiness derives an Instance's conditions from its plans and, as
+// KUDO did once the last plan completed, from its workloads (unready says
+// which are not ready): Ready while nothing runs, the last plan completed and
+// every workload is ready; Reconciling, naming what the running plan waits
+// for; Stalled after a fatal error or a spec that selects no valid plan
+// (selectionErr).
+func InstanceReadiness(i *kudov1beta1.Instance, selectionErr error, unready []string) Readiness {
 	if selectionErr != nil {
 		return Readiness{metav1.ConditionFalse, true, InvalidRequestReason, selectionErr.Error()}
 	}
@@ -181,7 +187,10 @@ func InstanceReadiness(i *kudov1beta1.Instance, selectionErr error) Readiness {
 	ps := i.Status.PlanStatus[a.Name]
 	switch ps.Status {
 	case kudov1beta1.ExecutionComplete:
-		return Readiness{metav1.ConditionTrue, false, PlanCompleteReason, fmt.Sprintf("Plan %s is complete", a.Name)}
+		if len(unready) > 0 {
+			return Readiness{metav1.ConditionFalse, false, ResourceNotReadyReason, strings.Join(unready, ", ")}
+		}
+		return Readiness{metav1.ConditionTrue, false, ResourcesReadyReason, fmt.Sprintf("Plan %s is complete", a.Name)}
 	case kudov1beta1.ExecutionCancelled:
 		return Readiness{metav1.ConditionFalse, false, PlanCancelledReason, fmt.Sprintf("Plan %s was cancelled", a.Name)}
 	case kudov1beta1.ExecutionFatalError:

@@ -206,26 +206,31 @@ func TestInstanceReadiness(t *testing.T) {
 		name         string
 		instance     *kudov1beta1.Instance
 		selectionErr error
+		unready      []string
 		want         Readiness
 	}{
-		{"no plan has run yet", instance("", "", ""), nil,
+		{"no plan has run yet", instance("", "", ""), nil, nil,
 			Readiness{metav1.ConditionUnknown, false, kudov1beta1.PlanPendingReason, "No plan has run yet"}},
-		{"a running plan names the step it waits for", running, nil,
+		{"a running plan names the step it waits for", running, nil, []string{"waiting for Deployment web"},
 			Readiness{metav1.ConditionUnknown, false, PlanInProgressReason, "Plan deploy is IN_PROGRESS: step main/app: waiting for Deployment web"}},
-		{"a plan that has not started a step yet", starting, nil,
+		{"a plan that has not started a step yet", starting, nil, nil,
 			Readiness{metav1.ConditionUnknown, false, PlanInProgressReason, "Plan deploy is PENDING: starting"}},
-		{"a complete plan is Ready", instance("deploy", complete, "u1"), nil,
-			Readiness{metav1.ConditionTrue, false, PlanCompleteReason, "Plan deploy is complete"}},
-		{"a cancelled plan is not Ready", instance("deploy", kudov1beta1.ExecutionCancelled, "u1"), nil,
+		{"a complete plan whose workloads are ready is Ready, as KUDO's ResourcesReady", instance("deploy", complete, "u1"), nil, nil,
+			Readiness{metav1.ConditionTrue, false, ResourcesReadyReason, "Plan deploy is complete"}},
+		{"a complete plan with a workload not ready is not Ready, as KUDO's ResourceNotReady", instance("deploy", complete, "u1"), nil,
+			[]string{"waiting for Deployment web: Available: 0/2", "waiting for Pod web-1: not ready"},
+			Readiness{metav1.ConditionFalse, false, ResourceNotReadyReason,
+				"waiting for Deployment web: Available: 0/2, waiting for Pod web-1: not ready"}},
+		{"a cancelled plan is not Ready", instance("deploy", kudov1beta1.ExecutionCancelled, "u1"), nil, nil,
 			Readiness{metav1.ConditionFalse, false, PlanCancelledReason, "Plan deploy was cancelled"}},
-		{"a fatal error stalls, leaving Ready Unknown as KUDO does", failed, nil,
+		{"a fatal error stalls, leaving Ready Unknown as KUDO does", failed, nil, nil,
 			Readiness{metav1.ConditionUnknown, true, PlanFailedReason, "Plan deploy failed: step main/app failed: boom"}},
-		{"a spec that selects no valid plan stalls", instance("deploy", complete, "u1"), errors.New("parameters that trigger different plans"),
+		{"a spec that selects no valid plan stalls", instance("deploy", complete, "u1"), errors.New("parameters that trigger different plans"), nil,
 			Readiness{metav1.ConditionFalse, true, InvalidRequestReason, "parameters that trigger different plans"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := InstanceReadiness(tt.instance, tt.selectionErr); got != tt.want {
+			if got := InstanceReadiness(tt.instance, tt.selectionErr, tt.unready); got != tt.want {
 				t.Errorf("got  %+v\nwant %+v", got, tt.want)
 			}
 		})

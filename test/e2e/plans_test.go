@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -85,6 +86,43 @@ var _ = Describe("Plans", func() {
 			ready := meta.FindStatusCondition(got.Status.Conditions, kudov1beta1.ReadyCondition)
 			g.Expect(ready).NotTo(BeNil())
 			g.Expect(ready.Message).To(ContainSubstring("ErrImagePull"))
+		}).Should(Succeed())
+	})
+
+	It("is not Ready, as in KUDO, while a workload of its completed plan is not, and Ready again after", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		i := install(ctx, ns, filepath.Join(conformance, "first-operator", "operator"), "first", nil)
+		planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
+		setImage := func(image string) {
+			GinkgoHelper()
+			d := &appsv1.Deployment{}
+			Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nginx-deployment"}, d)).To(Succeed())
+			patch := client.MergeFrom(d.DeepCopy())
+			d.Spec.Template.Spec.Containers[0].Image = image
+			Expect(k8sClient.Patch(ctx, d, patch)).To(Succeed())
+		}
+		ready := func(g Gomega) *metav1.Condition {
+			got := &kudov1beta1.Instance{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(i), got)).To(Succeed())
+			c := meta.FindStatusCondition(got.Status.Conditions, kudov1beta1.ReadyCondition)
+			g.Expect(c).NotTo(BeNil())
+			return c
+		}
+
+		setImage("nginx:does-not-exist")
+		Eventually(func(g Gomega) {
+			c := ready(g)
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(Equal("ResourceNotReady"))
+			g.Expect(c.Message).To(ContainSubstring("Deployment nginx-deployment"))
+		}).Should(Succeed())
+
+		setImage("nginx:1.7.9")
+		Eventually(func(g Gomega) {
+			c := ready(g)
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Reason).To(Equal("ResourcesReady"))
 		}).Should(Succeed())
 	})
 
