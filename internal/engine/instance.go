@@ -156,8 +156,8 @@ const (
 	// all ready, or some are not.
 	ResourcesReadyReason   = "ResourcesReady"
 	ResourceNotReadyReason = "ResourceNotReady"
-	PlanCancelledReason  = "PlanCancelled"
-	InvalidRequestReason = "InvalidPlanRequest"
+	PlanCancelledReason    = "PlanCancelled"
+	InvalidRequestReason   = "InvalidPlanRequest"
 )
 
 // Readiness is the kstatus trio an object shows: Ready with this status,
