@@ -9,6 +9,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 dir=$(dirname "$KUBECONFIG")
 kubectl() { "$KUBECTL" "$@"; }
 
+# shellcheck source=hack/lib/manager.sh
+source "$root/hack/lib/manager.sh"
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 step "Installing the kudo.dev CRDs"
@@ -18,19 +20,7 @@ step "Starting the manager (log: $dir/logs/manager.log)"
 if [[ -f $dir/pids/manager.pid ]] && kill -0 "$(cat "$dir/pids/manager.pid")" 2>/dev/null; then
   echo "already running"
 else
-  (cd "$root" && go build -o bin/manager .)
-  # The admission webhooks, on: the API server calls the manager on loopback.
-  webhook_port=$(sed -n 's/^WEBHOOK_PORT=//p' "$dir/ports.env")
-  WEBHOOK_DIR="$dir/webhook" WEBHOOK_PORT=$webhook_port "$root/hack/webhook-local.sh"
-  setsid "$root/bin/manager" --kubeconfig "$KUBECONFIG" --health-probe-bind-address=0 \
-    --webhook-cert-dir "$dir/webhook" --webhook-host 127.0.0.1 --webhook-port "$webhook_port" \
-    >"$dir/logs/manager.log" 2>&1 </dev/null &
-  echo $! >"$dir/pids/manager.pid"
-  # The API server calls the webhooks from the first write on: wait for them.
-  for _ in $(seq 300); do
-    curl -sk -o /dev/null "https://127.0.0.1:$webhook_port/" && break
-    sleep 0.2
-  done
+  start_manager "$root" "$dir" "$dir/logs/manager.log"
 fi
 
 package=$root/../shared/conformance/first-operator/operator

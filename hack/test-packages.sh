@@ -22,6 +22,9 @@ export KUBECONFIG=$CLUSTER_DIR/kubeconfig
 PATH=$root/bin:$(dirname "$KUBECTL"):$PATH
 export PATH
 
+# shellcheck source=hack/lib/manager.sh
+source "$root/hack/lib/manager.sh"
+
 # Each line of the file: package/test, then why it cannot pass here.
 declare -A expected
 while read -r id why; do
@@ -36,19 +39,8 @@ trap '"$root/hack/cluster/down.sh" >/dev/null 2>&1' EXIT
 "$root/hack/cluster/up.sh" >/dev/null
 
 "$KUSTOMIZE" build "$root/config/crd" | kubectl apply --server-side -f - >/dev/null
-(cd "$root" && go build -o bin/manager . && go build -o bin/kubectl-kudo ./cmd/kubectl-kudo)
-webhook_port=$(sed -n 's/^WEBHOOK_PORT=//p' "$CLUSTER_DIR/ports.env")
-WEBHOOK_DIR=$CLUSTER_DIR/webhook WEBHOOK_PORT=$webhook_port "$root/hack/webhook-local.sh" 2>/dev/null
-# Started as up.sh starts the control plane, so that down.sh stops it too.
-setsid "$root/bin/manager" --kubeconfig "$KUBECONFIG" --leader-elect=false --health-probe-bind-address=0 \
-  --webhook-cert-dir "$CLUSTER_DIR/webhook" --webhook-host 127.0.0.1 --webhook-port "$webhook_port" \
-  >"$logs/manager.log" 2>&1 </dev/null &
-echo $! >"$CLUSTER_DIR/pids/manager.pid"
-# The API server calls the webhooks from the first write on: wait for them.
-for _ in $(seq 300); do
-  curl -sk -o /dev/null "https://127.0.0.1:$webhook_port/" && break
-  sleep 0.2
-done
+(cd "$root" && go build -o bin/kubectl-kudo ./cmd/kubectl-kudo)
+start_manager "$root" "$CLUSTER_DIR" "$logs/manager.log" --leader-elect=false 2>/dev/null
 echo "test-packages: control plane, CRDs and manager ready in $((SECONDS - start))s" >&2
 
 failed=0 passed=0 xfailed=0
