@@ -72,6 +72,8 @@ func main() {
 		Mapper:                  mgr.GetRESTMapper(),
 		Files:                   &task.ExecCopier{Config: cfg, Clientset: clientset},
 		MaxConcurrentReconciles: opts.maxConcurrentReconciles,
+		DriftCorrection:         opts.driftCorrection,
+		APIReader:               mgr.GetAPIReader(),
 	}
 	if err := instances.SetupWithManager(ctx, mgr); err != nil {
 		setupLog.Error(err, "unable to create controller", "controller", "Instance")

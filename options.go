@@ -15,6 +15,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/controllers"
 )
 
@@ -31,6 +32,7 @@ type options struct {
 	kubeAPIQPS              float64
 	kubeAPIBurst            int
 	syncPeriod              time.Duration
+	driftCorrection         bool
 	enableWebhooks          bool
 	webhookCertDir          string
 	webhookHost             string
@@ -57,6 +59,8 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 0, "Requests to the API server in a burst, with --kube-api-qps.")
 	fs.DurationVar(&o.syncPeriod, "sync-period", 10*time.Hour,
 		"How often every Instance is reconciled even though nothing changed.")
+	fs.BoolVar(&o.driftCorrection, "drift-correction", false, "Apply again what an Instance's plans applied when someone "+
+		"else changes or deletes it, for Instances without the annotation "+kudov1beta1.DriftCorrectionAnnotation+" (\"true\" or \"false\").")
 	fs.BoolVar(&o.enableWebhooks, "enable-webhooks", true,
 		"Serve the Instance and OperatorVersion admission webhooks (they need a serving certificate in --webhook-cert-dir).")
 	fs.StringVar(&o.webhookCertDir, "webhook-cert-dir", "", "Directory with tls.crt and tls.key of the webhook server "+

@@ -29,6 +29,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/engine"
+	"github.com/kudo-ng/kudo/internal/inventory"
 	"github.com/kudo-ng/kudo/internal/task"
 )
 
@@ -51,11 +52,17 @@ type InstanceReconciler struct {
 	Clock clock.PassiveClock
 	// MaxConcurrentReconciles is how many Instances reconcile at once.
 	MaxConcurrentReconciles int
+	// DriftCorrection is whether objects someone else changed are applied
+	// again, for Instances that do not say (kudov1beta1.DriftCorrectionAnnotation).
+	DriftCorrection bool
+	// APIReader reads from the API server what the cache should not hold.
+	APIReader client.Reader
 
-	controller controller.Controller
-	cache      cache.Cache
-	mu         sync.Mutex
-	watched    map[schema.GroupVersionKind]bool
+	corrections *inventory.Limiter
+	controller  controller.Controller
+	cache       cache.Cache
+	mu          sync.Mutex
+	watched     map[schema.GroupVersionKind]bool
 	// warned remembers the API migrations already reported per plan run.
 	warned sync.Map
 	// notServed remembers kinds the server does not serve, until when.
@@ -120,47 +127,45 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 			return ctrl.Result{}, err
 		}
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: run.requeue}, nil
 }
 
 // instancePhase is one step of reconciling a live Instance; an error ends
 // the reconcile, and the deferred status patch still writes what it found.
 type instancePhase func(ctx context.Context, run *planRun) error
 
-// phases are the steps of reconciling a live Instance, in order. Keeping
-// what a plan applied in place (inventory, drift, pruning; see
-// docs/design/inventory.md) is to be a phase after reconcilePlans.
+// phases are the steps of reconciling a live Instance, in order.
 func (r *InstanceReconciler) phases() []instancePhase {
-	return []instancePhase{r.reconcileFinalizer, r.reconcilePlans}
+	return []instancePhase{r.reconcileFinalizer, r.reconcilePlans, r.reconcileInventory, r.reconcileFinalizer}
 }
 
-// reconcileFinalizer adds the cleanup finalizer when the OperatorVersion has
-// a cleanup plan, which must run before the Instance goes.
+// reconcileFinalizer adds the cleanup finalizer when the Instance needs the
+// manager before it goes: for the OperatorVersion's cleanup plan, and to
+// delete what it applied that owner references cannot reach (cluster-scoped
+// objects, or objects in other namespaces). It runs again after the plans,
+// which may have applied such objects.
 func (r *InstanceReconciler) reconcileFinalizer(ctx context.Context, run *planRun) error {
+	i := run.instance
 	_, hasCleanup := engine.PlanForDelete(run.ov.Spec.Plans)
-	if !hasCleanup || controllerutil.ContainsFinalizer(run.instance, kudov1beta1.InstanceCleanupFinalizer) {
+	if controllerutil.ContainsFinalizer(i, kudov1beta1.InstanceCleanupFinalizer) ||
+		(!hasCleanup && !inventory.OwnersCannotCover(i.Status.Inventory, i.Namespace)) {
 		return nil
 	}
-	return r.patchFinalizers(ctx, run.instance, controllerutil.AddFinalizer)
+	return r.patchFinalizers(ctx, i, controllerutil.AddFinalizer)
 }
 
-// reconcilePlans runs the plans and derives the conditions from them and,
-// once the last plan completed, from the Instance's workloads.
+// reconcilePlans runs the plans; while one runs, or when one fails, the
+// conditions come from them.
 func (r *InstanceReconciler) reconcilePlans(ctx context.Context, run *planRun) error {
 	if err := run.plans(ctx); err != nil {
 		setReadiness(run.instance, engine.InstanceReadiness(run.instance, run.selectionErr, nil))
 		return err
 	}
-	unready, err := r.unreadyWorkloads(ctx, run.instance)
-	if err != nil {
-		return err
-	}
-	setReadiness(run.instance, engine.InstanceReadiness(run.instance, run.selectionErr, unready))
 	return nil
 }
 
 // reconcileDelete runs the cleanup plan, if the OperatorVersion has one,
-// then lets the Instance go.
+// then deletes what the plans applied, then lets the Instance go.
 func (r *InstanceReconciler) reconcileDelete(ctx context.Context, run *planRun) error {
 	i := run.instance
 	if !controllerutil.ContainsFinalizer(i, kudov1beta1.InstanceCleanupFinalizer) {
@@ -172,6 +177,10 @@ func (r *InstanceReconciler) reconcileDelete(ctx context.Context, run *planRun) 
 		if err != nil || !ended {
 			return err
 		}
+	}
+	// The objects' deletion events wake the Instance until all are gone.
+	if gone, err := r.removeInventory(ctx, i); err != nil || !gone {
+		return err
 	}
 	return r.removeFinalizer(ctx, i)
 }
@@ -209,6 +218,7 @@ func (r *InstanceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 		r.Clock = clock.RealClock{}
 	}
 	r.watched = map[schema.GroupVersionKind]bool{}
+	r.corrections = inventory.NewLimiter()
 	r.cache = mgr.GetCache()
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&kudov1beta1.Instance{}, builder.WithPredicates(predicate.Or[client.Object](

@@ -15,6 +15,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/engine"
+	"github.com/kudo-ng/kudo/internal/inventory"
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/task"
@@ -32,6 +33,18 @@ type planRun struct {
 	writes   *task.Writes
 	// selectionErr says why no plan could be chosen for a changed spec.
 	selectionErr error
+	// requeue, when not zero, is when the Instance must be judged again.
+	requeue time.Duration
+	// intents are the tasks rendered for drift correction, by task name.
+	intents map[string]*task.Intent
+}
+
+// requeueAfter asks for the Instance to be reconciled again after d, at the
+// latest.
+func (p *planRun) requeueAfter(d time.Duration) {
+	if p.requeue == 0 || d < p.requeue {
+		p.requeue = d
+	}
 }
 
 // plans runs the active plan; when it ends, or none runs, it starts the
@@ -169,17 +182,23 @@ func (p *planRun) clearPlanExecution(ctx context.Context, uid types.UID) error {
 	return nil
 }
 
-// runStep runs every task of a step and sums up their outcomes.
-func (p *planRun) runStep(ctx context.Context, plan string, uid types.UID, values map[string]any, ref engine.StepRef) engine.StepResult {
+// env is what the tasks of a step of a plan run need.
+func (p *planRun) env(plan, phase, step string, uid types.UID, values map[string]any) *task.Env {
 	owner := task.OwnerReference(p.instance)
-	env := &task.Env{
+	return &task.Env{
 		Client: p.r.Client, Instance: p.instance,
 		Site: render.Site{
 			OperatorVersion: p.ov, Instance: p.instance.Name, Namespace: p.instance.Namespace,
-			Plan: plan, Phase: ref.Phase, Step: ref.Step, PlanUID: uid, Params: values, Owner: &owner,
+			Plan: plan, Phase: phase, Step: step, PlanUID: uid, Params: values, Owner: &owner,
 		},
 		Served: p.r.served, Scope: p.r.scope, Watch: p.r.watch, Files: p.r.Files, Writes: p.writes,
 	}
+}
+
+// runStep runs every task of a step, records what they applied in the
+// inventory and sums up their outcomes.
+func (p *planRun) runStep(ctx context.Context, plan string, uid types.UID, values map[string]any, ref engine.StepRef) engine.StepResult {
+	env := p.env(plan, ref.Phase, ref.Step, uid, values)
 	tasks := p.ov.Spec.TasksByName()
 	var waiting, notes []string
 	for _, name := range engine.StepTasks(p.ov.Spec.Plans[plan], ref) {
@@ -189,6 +208,10 @@ func (p *planRun) runStep(ctx context.Context, plan string, uid types.UID, value
 		}
 		res, err := task.Run(ctx, def, env)
 		p.warnMigrations(uid, res)
+		site := inventory.Site{Task: name, Plan: plan, Phase: ref.Phase, Step: ref.Step, PlanUID: uid}
+		if recordErr := p.record(site, &res); err == nil {
+			err = recordErr
+		}
 		if err != nil {
 			return engine.StepResult{Err: fmt.Errorf("task %s: %w", name, err), Fatal: task.IsFatal(err)}
 		}

@@ -158,7 +158,8 @@ func (r *InstanceReconciler) mayWatch(ctx context.Context, gvk schema.GroupVersi
 // ownerOf maps an object to its Instance: the controller owner of an
 // object the Instance applied; else the Instance its kudo.dev/instance label
 // names — in its namespace for the pods of the Instance's workloads, in any
-// namespace for a cluster-scoped object, which cannot have a namespaced owner.
+// namespace for a cluster-scoped object or one a template put in another
+// namespace, which cannot have an owner reference to it.
 func (r *InstanceReconciler) ownerOf(ctx context.Context, obj client.Object) []reconcile.Request {
 	if reqs := ownerInstance(ctx, obj); len(reqs) > 0 {
 		return reqs
@@ -167,7 +168,7 @@ func (r *InstanceReconciler) ownerOf(ctx context.Context, obj client.Object) []r
 	switch {
 	case name == "":
 		return nil
-	case obj.GetNamespace() != "":
+	case obj.GetNamespace() != "" && obj.GetAnnotations()[render.NamespaceAnnotation] == "":
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
 	}
 	instances := &kudov1beta1.InstanceList{}

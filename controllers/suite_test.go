@@ -77,7 +77,7 @@ var _ = BeforeSuite(func() {
 	Expect((&OperatorVersionReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)).To(Succeed())
 	instances := &InstanceReconciler{
 		Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorderFor("kudo-ng"),
-		Mapper: mgr.GetRESTMapper(), Files: files, MaxConcurrentReconciles: 4,
+		Mapper: mgr.GetRESTMapper(), Files: files, MaxConcurrentReconciles: 4, APIReader: mgr.GetAPIReader(),
 	}
 	Expect(instances.SetupWithManager(ctx, mgr)).To(Succeed())
 	Expect(kudowebhook.SetupWithManager(mgr)).To(Succeed())

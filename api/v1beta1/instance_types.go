@@ -93,6 +93,12 @@ type InstanceStatus struct {
 	// ObservedGeneration is the generation the conditions describe.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Inventory lists what the plans applied, by the task that applied it
+	// last (kudo-ng): what pruning, drift detection, readiness and uninstall
+	// work from.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Inventory"
+	Inventory []TaskInventory `json:"inventory,omitempty"`
 	// Conditions are Ready, Reconciling and Stalled.
 	// +optional
 	// +listType=map
@@ -125,6 +131,49 @@ type PlanStatus struct {
 	// UID is the planExecution uid of this run.
 	// +optional
 	UID types.UID `json:"uid,omitempty"`
+	// Pruned lists what this run deleted once it completed: objects its tasks
+	// applied before and no longer render (kudo-ng).
+	// +optional
+	Pruned []ObjectRef `json:"pruned,omitempty"`
+}
+
+// TaskInventory is what one task applied, and where in which plan run it
+// last ran: drift correction renders the objects again there.
+type TaskInventory struct {
+	Task  string `json:"task"`
+	Plan  string `json:"plan"`
+	Phase string `json:"phase"`
+	Step  string `json:"step"`
+	// PlanUID is the plan run that ran the task last.
+	PlanUID types.UID `json:"planUID"`
+	// Objects are what that run applied, or applies while it runs.
+	// +optional
+	Objects []InventoryObject `json:"objects,omitempty"`
+	// Stale are objects an earlier run applied and the last one did not:
+	// pruned once a run of the task completes its plan.
+	// +optional
+	Stale []ObjectRef `json:"stale,omitempty"`
+}
+
+// ObjectRef names an object.
+type ObjectRef struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Namespace is empty for a cluster-scoped object.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// InventoryObject is an object a task applied, with what kudo-ng last saw of
+// it as applied: its generation or, for kinds without one, a hash of its
+// content. Another value in the cluster means someone else changed it.
+type InventoryObject struct {
+	ObjectRef `json:",inline"`
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
+	// +optional
+	Hash string `json:"hash,omitempty"`
 }
 
 // PhaseStatus is the status of a phase of a plan run.
@@ -156,6 +205,8 @@ type StepStatus struct {
 // +kubebuilder:printcolumn:name="Plan",type=string,JSONPath=`.status.activePlan.name`
 // +kubebuilder:printcolumn:name="Plan Status",type=string,JSONPath=`.status.activePlan.status`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +operator-sdk:csv:customresourcedefinitions:displayName="Instance"
 
@@ -208,3 +259,9 @@ func init() {
 // InstanceCleanupFinalizer holds a deleted Instance until its cleanup plan
 // has run.
 const InstanceCleanupFinalizer = "kudo.dev.instance.cleanup"
+
+// DriftCorrectionAnnotation on an Instance turns drift correction on
+// ("true") or off ("false") for it, whatever the manager's
+// --drift-correction default (kudo-ng): objects its plans applied and
+// someone else changed or deleted are applied again as the plan rendered them.
+const DriftCorrectionAnnotation = "kudo.dev/drift-correction"

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -158,7 +159,24 @@ const (
 	ResourceNotReadyReason = "ResourceNotReady"
 	PlanCancelledReason    = "PlanCancelled"
 	InvalidRequestReason   = "InvalidPlanRequest"
+	// kudo-ng's reasons for an Instance whose plan completed and whose
+	// objects are no longer as the plan applied them: one is gone, or someone
+	// else changed it, or changes it again each time kudo-ng corrects it.
+	MissingReason    = "Missing"
+	DriftedReason    = "Drifted"
+	DriftFightReason = "DriftFight"
 )
+
+// Problem is why an object of a completed plan keeps its Instance from
+// being Ready: a Reason of the Instance's, and a message naming the object.
+type Problem struct {
+	Reason  string
+	Message string
+}
+
+// severity orders the reasons of problems: the Ready condition carries the
+// gravest.
+var severity = map[string]int{DriftFightReason: 0, MissingReason: 1, DriftedReason: 2, ResourceNotReadyReason: 3}
 
 // Readiness is the kstatus trio an object shows: Ready with this status,
 // Stalled while Stalled holds, Reconciling while Ready is Unknown and it is
@@ -170,13 +188,13 @@ type Readiness struct {
 	Message string
 }
 
-// InstanceReadiness derives an Instance's conditions from its plans and, as
-// KUDO did once the last plan completed, from its workloads (unready says
-// which are not ready): Ready while nothing runs, the last plan completed and
-// every workload is ready; Reconciling, naming what the running plan waits
-// for; Stalled after a fatal error or a spec that selects no valid plan
-// (selectionErr).
-func InstanceReadiness(i *kudov1beta1.Instance, selectionErr error, unready []string) Readiness {
+// InstanceReadiness derives an Instance's conditions from its plans and,
+// once the last plan completed, from what it applied (problems, as KUDO
+// judged its workloads): Ready while nothing runs, the last plan completed
+// and every object is there, as applied and healthy; Reconciling, naming
+// what the running plan waits for; Stalled after a fatal error, a spec that
+// selects no valid plan (selectionErr) or a fight over an object.
+func InstanceReadiness(i *kudov1beta1.Instance, selectionErr error, problems []Problem) Readiness {
 	if selectionErr != nil {
 		return Readiness{metav1.ConditionFalse, true, InvalidRequestReason, selectionErr.Error()}
 	}
@@ -187,8 +205,8 @@ func InstanceReadiness(i *kudov1beta1.Instance, selectionErr error, unready []st
 	ps := i.Status.PlanStatus[a.Name]
 	switch ps.Status {
 	case kudov1beta1.ExecutionComplete:
-		if len(unready) > 0 {
-			return Readiness{metav1.ConditionFalse, false, ResourceNotReadyReason, strings.Join(unready, ", ")}
+		if len(problems) > 0 {
+			return notReady(problems)
 		}
 		return Readiness{metav1.ConditionTrue, false, ResourcesReadyReason, fmt.Sprintf("Plan %s is complete", a.Name)}
 	case kudov1beta1.ExecutionCancelled:
@@ -199,6 +217,18 @@ func InstanceReadiness(i *kudov1beta1.Instance, selectionErr error, unready []st
 	default:
 		return Readiness{metav1.ConditionUnknown, false, PlanInProgressReason, fmt.Sprintf("Plan %s is %s: %s", a.Name, ps.Status, blocking(&ps))}
 	}
+}
+
+// notReady: Ready False for the gravest problem, all of them in the message.
+func notReady(problems []Problem) Readiness {
+	problems = slices.Clone(problems)
+	slices.SortStableFunc(problems, func(a, b Problem) int { return severity[a.Reason] - severity[b.Reason] })
+	messages := make([]string, len(problems))
+	for n, p := range problems {
+		messages[n] = p.Message
+	}
+	reason := problems[0].Reason
+	return Readiness{metav1.ConditionFalse, reason == DriftFightReason, reason, strings.Join(messages, ", ")}
 }
 
 // blocking names what a running plan waits for: the first unfinished step

@@ -206,21 +206,30 @@ func TestInstanceReadiness(t *testing.T) {
 		name         string
 		instance     *kudov1beta1.Instance
 		selectionErr error
-		unready      []string
+		problems     []Problem
 		want         Readiness
 	}{
 		{"no plan has run yet", instance("", "", ""), nil, nil,
 			Readiness{metav1.ConditionUnknown, false, kudov1beta1.PlanPendingReason, "No plan has run yet"}},
-		{"a running plan names the step it waits for", running, nil, []string{"waiting for Deployment web"},
+		{"a running plan names the step it waits for", running, nil, []Problem{{ResourceNotReadyReason, "waiting for Deployment web"}},
 			Readiness{metav1.ConditionUnknown, false, PlanInProgressReason, "Plan deploy is IN_PROGRESS: step main/app: waiting for Deployment web"}},
 		{"a plan that has not started a step yet", starting, nil, nil,
 			Readiness{metav1.ConditionUnknown, false, PlanInProgressReason, "Plan deploy is PENDING: starting"}},
 		{"a complete plan whose workloads are ready is Ready, as KUDO's ResourcesReady", instance("deploy", complete, "u1"), nil, nil,
 			Readiness{metav1.ConditionTrue, false, ResourcesReadyReason, "Plan deploy is complete"}},
 		{"a complete plan with a workload not ready is not Ready, as KUDO's ResourceNotReady", instance("deploy", complete, "u1"), nil,
-			[]string{"waiting for Deployment web: Available: 0/2", "waiting for Pod web-1: not ready"},
+			[]Problem{{ResourceNotReadyReason, "waiting for Deployment web: Available: 0/2"}, {ResourceNotReadyReason, "waiting for Pod web-1: not ready"}},
 			Readiness{metav1.ConditionFalse, false, ResourceNotReadyReason,
 				"waiting for Deployment web: Available: 0/2, waiting for Pod web-1: not ready"}},
+		{"a complete plan with an object gone is not Ready, Missing naming it first", instance("deploy", complete, "u1"), nil,
+			[]Problem{{ResourceNotReadyReason, "waiting for Deployment web: Available: 0/2"}, {MissingReason, "ConfigMap conf was deleted"}},
+			Readiness{metav1.ConditionFalse, false, MissingReason, "ConfigMap conf was deleted, waiting for Deployment web: Available: 0/2"}},
+		{"a complete plan with an object someone else changed is not Ready: Drifted", instance("deploy", complete, "u1"), nil,
+			[]Problem{{DriftedReason, "Deployment web was changed"}},
+			Readiness{metav1.ConditionFalse, false, DriftedReason, "Deployment web was changed"}},
+		{"a fight over an object stalls the Instance", instance("deploy", complete, "u1"), nil,
+			[]Problem{{DriftedReason, "ConfigMap a was changed"}, {DriftFightReason, "ConfigMap b is changed again after each correction"}},
+			Readiness{metav1.ConditionFalse, true, DriftFightReason, "ConfigMap b is changed again after each correction, ConfigMap a was changed"}},
 		{"a cancelled plan is not Ready", instance("deploy", kudov1beta1.ExecutionCancelled, "u1"), nil, nil,
 			Readiness{metav1.ConditionFalse, false, PlanCancelledReason, "Plan deploy was cancelled"}},
 		{"a fatal error stalls, leaving Ready Unknown as KUDO does", failed, nil, nil,
@@ -230,7 +239,7 @@ func TestInstanceReadiness(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := InstanceReadiness(tt.instance, tt.selectionErr, tt.unready); got != tt.want {
+			if got := InstanceReadiness(tt.instance, tt.selectionErr, tt.problems); got != tt.want {
 				t.Errorf("got  %+v\nwant %+v", got, tt.want)
 			}
 		})

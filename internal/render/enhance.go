@@ -24,6 +24,12 @@ const (
 	// SkipHashAnnotation on a ConfigMap or Secret keeps it out of the
 	// dependency hash, so changing it does not restart the pods that mount it.
 	SkipHashAnnotation = "kudo.dev/skip-hash-calculation"
+	// NamespaceAnnotation on a namespaced object of a template keeps it in
+	// the namespace it names instead of the Instance's (kudo-ng: KUDO put
+	// every object in the Instance's namespace, and ignores it). Owner
+	// references cannot cross namespaces: the inventory deletes such objects
+	// on uninstall.
+	NamespaceAnnotation = "kudo.dev/namespace"
 )
 
 // Metadata is what KUDO records on every object it applies.
@@ -99,7 +105,9 @@ func Enhance(objs []*unstructured.Unstructured, md *Metadata, scope Scope, deps 
 		if err != nil {
 			return fmt.Errorf("%s %q: %w", gvk.Kind, obj.GetName(), err)
 		}
-		if namespaced {
+		if target := obj.GetAnnotations()[NamespaceAnnotation]; namespaced && target != "" && target != md.Namespace {
+			obj.SetNamespace(target)
+		} else if namespaced {
 			obj.SetNamespace(md.Namespace)
 			if md.Owner != nil {
 				setController(obj, *md.Owner)

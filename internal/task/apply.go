@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -77,7 +78,12 @@ func (a apply) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, 
 		}
 	}
 	for _, batch := range [][]*unstructured.Unstructured{first, rest} {
-		waiting, notes, err := applyAll(ctx, env, batch)
+		applied, err := applyInOrder(ctx, env, batch)
+		res.Applied = append(res.Applied, applied...)
+		if err != nil {
+			return res, err
+		}
+		waiting, notes, err := judge(ctx, env, applied)
 		if err != nil {
 			return res, err
 		}
@@ -96,29 +102,51 @@ func isFoundation(obj *unstructured.Unstructured) bool {
 	return gk == schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"} || gk == schema.GroupKind{Kind: "Namespace"}
 }
 
-// applyAll applies the objects that changed and judges all of them; it
-// returns what is not healthy yet and notes on the healthy ones.
-func applyAll(ctx context.Context, env *Env, objs []*unstructured.Unstructured) (waiting, notes []string, err error) {
-	applied, err := applyInOrder(ctx, env, objs)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, current := range applied {
-		verdict := health.Check(current)
+// judge judges the applied objects; it returns what is not healthy yet and
+// notes on the healthy ones.
+func judge(ctx context.Context, env *Env, applied []Applied) (waiting, notes []string, err error) {
+	for _, a := range applied {
+		verdict := health.Check(a.Object)
 		switch {
 		case verdict.Fatal:
 			return nil, nil, Fatalf("%s", verdict.Message)
 		case !verdict.Healthy:
-			msg := verdict.Message
-			if problem := podProblem(ctx, env, current); problem != "" {
-				msg += " (" + problem + ")"
-			}
-			waiting = append(waiting, msg)
+			waiting = append(waiting, Explain(ctx, env.Client, env.Watch, env.Instance.Name, a.Object, verdict.Message))
 		case verdict.Message != "":
 			notes = append(notes, verdict.Message)
 		}
 	}
 	return waiting, notes, nil
+}
+
+// Explain adds to the message of an unhealthy object why its pods are not
+// ready, from the cache; watch, if not nil, makes sure the pods are watched.
+// The pods carry the Instance's label: watching them wakes the Instance
+// when one of them gets stuck, which its workload's status does not show.
+func Explain(ctx context.Context, c client.Reader, watch func(context.Context, schema.GroupVersionKind) error,
+	instance string, obj *unstructured.Unstructured, message string) string {
+	if !hasPods(obj) {
+		return message
+	}
+	if watch != nil {
+		if err := watch(ctx, corev1.SchemeGroupVersion.WithKind("Pod")); err != nil {
+			return message
+		}
+	}
+	if problem := podProblem(ctx, c, instance, obj); problem != "" {
+		return message + " (" + problem + ")"
+	}
+	return message
+}
+
+// hasPods: workloads whose pods can say why they are not ready.
+func hasPods(obj *unstructured.Unstructured) bool {
+	switch obj.GroupVersionKind().GroupKind() {
+	case schema.GroupKind{Group: "apps", Kind: "Deployment"}, schema.GroupKind{Group: "apps", Kind: "StatefulSet"},
+		schema.GroupKind{Group: "apps", Kind: "DaemonSet"}, schema.GroupKind{Group: "batch", Kind: "Job"}:
+		return true
+	}
+	return false
 }
 
 // maxConcurrentApplies bounds the applies of one task in flight: a package of
@@ -128,8 +156,8 @@ const maxConcurrentApplies = 8
 // applyInOrder applies objects in the order the templates list them, and
 // each run of objects of one kind at once: an object may need one of another
 // kind listed before it (a Pod its ServiceAccount), hardly one of its own.
-func applyInOrder(ctx context.Context, env *Env, objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
-	applied := make([]*unstructured.Unstructured, len(objs))
+func applyInOrder(ctx context.Context, env *Env, objs []*unstructured.Unstructured) ([]Applied, error) {
+	applied := make([]Applied, len(objs))
 	for start := 0; start < len(objs); {
 		kind := objs[start].GroupVersionKind().GroupKind()
 		end := start + 1
@@ -145,7 +173,7 @@ func applyInOrder(ctx context.Context, env *Env, objs []*unstructured.Unstructur
 			})
 		}
 		if err := g.Wait(); err != nil {
-			return nil, err
+			return slices.DeleteFunc(applied[:end], func(a Applied) bool { return a.Object == nil }), err
 		}
 		start = end
 	}
@@ -154,25 +182,71 @@ func applyInOrder(ctx context.Context, env *Env, objs []*unstructured.Unstructur
 
 // applyOne applies obj unless the cluster already has what kudo-ng last
 // applied of it, and returns the object as the cluster has it.
-func applyOne(ctx context.Context, env *Env, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func applyOne(ctx context.Context, env *Env, obj *unstructured.Unstructured) (Applied, error) {
 	gvk := obj.GroupVersionKind()
 	if env.Watch != nil {
 		if err := env.Watch(ctx, gvk); err != nil {
-			return nil, env.classify(obj, fmt.Errorf("watching %s: %w", gvk.Kind, err))
+			return Applied{}, env.classify(obj, fmt.Errorf("watching %s: %w", gvk.Kind, err))
 		}
 	}
-	hash, err := hashOf(obj)
+	hash, err := withHash(obj)
 	if err != nil {
-		return nil, err
+		return Applied{}, err
 	}
 	current := &unstructured.Unstructured{}
 	current.SetGroupVersionKind(gvk)
 	err = env.Client.Get(ctx, client.ObjectKeyFromObject(obj), current)
 	switch {
 	case err == nil && current.GetAnnotations()[AppliedHashAnnotation] == hash:
-		return current, nil
+		return Applied{Object: current}, nil
 	case err != nil && !apierrors.IsNotFound(err):
-		return nil, env.classify(obj, fmt.Errorf("reading %s %s: %w", gvk.Kind, obj.GetName(), err))
+		return Applied{}, env.classify(obj, fmt.Errorf("reading %s %s: %w", gvk.Kind, obj.GetName(), err))
+	}
+	if err := serverSideApply(ctx, env, obj); err != nil {
+		return Applied{}, err
+	}
+	env.Writes.add(obj)
+	return Applied{Object: obj, Written: true}, nil
+}
+
+// Reapply applies an object as its task rendered it, though the cluster
+// may carry its applied hash: drift correction, of what someone else changed.
+func Reapply(ctx context.Context, env *Env, obj *unstructured.Unstructured) error {
+	if _, err := withHash(obj); err != nil {
+		return err
+	}
+	if err := serverSideApply(ctx, env, obj); err != nil {
+		return err
+	}
+	env.Writes.add(obj)
+	return nil
+}
+
+// DryRun returns what applying the object as its task rendered it would make
+// of it, changing nothing: whether someone changed what kudo-ng owns of it.
+func DryRun(ctx context.Context, env *Env, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if _, err := withHash(obj); err != nil {
+		return nil, err
+	}
+	return obj, serverSideApply(ctx, env, obj, client.DryRunAll)
+}
+
+// serverSideApply applies obj as field manager kudo-ng, taking over the
+// fields it sets from other managers; obj becomes the server's answer.
+func serverSideApply(ctx context.Context, env *Env, obj *unstructured.Unstructured, opts ...client.PatchOption) error {
+	opts = append(opts, client.FieldOwner(FieldOwner), client.ForceOwnership)
+	if err := env.Client.Patch(ctx, obj, client.Apply, opts...); err != nil {
+		return env.classify(obj, fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err))
+	}
+	return nil
+}
+
+// withHash records on obj, as rendered, its hash, which tells the next pass
+// whether it changed.
+func withHash(obj *unstructured.Unstructured) (string, error) {
+	hash, err := hashOf(obj)
+	if err != nil {
+		return "", err
 	}
 	annotations := obj.GetAnnotations()
 	if annotations == nil {
@@ -180,11 +254,7 @@ func applyOne(ctx context.Context, env *Env, obj *unstructured.Unstructured) (*u
 	}
 	annotations[AppliedHashAnnotation] = hash
 	obj.SetAnnotations(annotations)
-	if err := env.Client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-		return nil, env.classify(obj, fmt.Errorf("applying %s %s: %w", gvk.Kind, obj.GetName(), err))
-	}
-	env.Writes.add(obj)
-	return obj, nil
+	return hash, nil
 }
 
 // hashOf hashes the object as rendered, before the hash annotation is added.
@@ -210,28 +280,15 @@ func PodInstance(pod client.Object) []string {
 }
 
 // podProblem names why a workload's pods are not ready, from the cache.
-func podProblem(ctx context.Context, env *Env, obj *unstructured.Unstructured) string {
-	switch obj.GroupVersionKind().GroupKind() {
-	case schema.GroupKind{Group: "apps", Kind: "Deployment"}, schema.GroupKind{Group: "apps", Kind: "StatefulSet"},
-		schema.GroupKind{Group: "apps", Kind: "DaemonSet"}, schema.GroupKind{Group: "batch", Kind: "Job"}:
-	default:
-		return ""
-	}
+func podProblem(ctx context.Context, c client.Reader, instance string, obj *unstructured.Unstructured) string {
 	matchLabels, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "selector", "matchLabels")
 	if len(matchLabels) == 0 {
 		return ""
 	}
-	// The pods carry the Instance's label: watching them wakes the Instance
-	// when one of them gets stuck, which its workload's status does not show.
-	if env.Watch != nil {
-		if err := env.Watch(ctx, corev1.SchemeGroupVersion.WithKind("Pod")); err != nil {
-			return ""
-		}
-	}
 	pods := &unstructured.UnstructuredList{}
 	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-	if err := env.Client.List(ctx, pods, client.InNamespace(obj.GetNamespace()),
-		client.MatchingFields{PodInstanceIndex: env.Instance.Name}, client.MatchingLabels(matchLabels)); err != nil {
+	if err := c.List(ctx, pods, client.InNamespace(obj.GetNamespace()),
+		client.MatchingFields{PodInstanceIndex: instance}, client.MatchingLabels(matchLabels)); err != nil {
 		return ""
 	}
 	for i := range pods.Items {

@@ -49,7 +49,7 @@ func (d deletion) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Resul
 	if len(waiting) > 0 {
 		return Result{Message: strings.Join(waiting, "; "), Migrations: intent.Migrations}, nil
 	}
-	return Result{Done: true, Migrations: intent.Migrations}, nil
+	return Result{Done: true, Migrations: intent.Migrations, Deleted: intent.Objects}, nil
 }
 
 func deleteOne(ctx context.Context, env *Env, obj *unstructured.Unstructured) (bool, error) {

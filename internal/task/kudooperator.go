@@ -136,21 +136,26 @@ func (kudoOperator) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Res
 	obj := &unstructured.Unstructured{Object: u}
 	unstructured.RemoveNestedField(obj.Object, "status")
 	unstructured.RemoveNestedField(obj.Object, "metadata", "creationTimestamp")
-	current, err := applyOne(ctx, env, obj)
+	applied, err := applyOne(ctx, env, obj)
 	if err != nil {
 		return Result{}, err
 	}
+	res := Result{Applied: []Applied{applied}}
+	current := applied.Object
 	if current.GetGeneration() == 0 || observedGeneration(current) != current.GetGeneration() {
-		return Result{Message: fmt.Sprintf("waiting for Instance %s to take up its spec", c.name)}, nil
+		res.Message = fmt.Sprintf("waiting for Instance %s to take up its spec", c.name)
+		return res, nil
 	}
 	verdict := health.Check(current)
 	switch {
 	case verdict.Fatal:
-		return Result{}, &FatalError{Err: fmt.Errorf("%s", verdict.Message)}
+		return res, &FatalError{Err: fmt.Errorf("%s", verdict.Message)}
 	case !verdict.Healthy:
-		return Result{Message: verdict.Message}, nil
+		res.Message = verdict.Message
+		return res, nil
 	}
-	return Result{Done: true}, nil
+	res.Done = true
+	return res, nil
 }
 
 func observedGeneration(obj *unstructured.Unstructured) int64 {

@@ -140,19 +140,20 @@ func checkPipePod(pod *corev1.Pod) *field.Error {
 // Run stores the files once, and is done when all are stored.
 func (p pipe) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, error) {
 	names := render.PipeNames(env.Site.OperatorVersion, env.Site.Instance)
-	stored, err := stored(ctx, env, t.Spec.Pipe, names)
-	if err != nil || stored {
-		return Result{Done: stored}, err
+	files, err := stored(ctx, env, t.Spec.Pipe, names)
+	if err != nil || files != nil {
+		return Result{Done: files != nil, Applied: files}, err
 	}
 	intent, err := env.build(ctx, p, t)
 	if err != nil {
 		return Result{}, err
 	}
 	pod := intent.Objects[0]
-	current, err := applyOne(ctx, env, pod)
+	applied, err := applyOne(ctx, env, pod)
 	if err != nil {
 		return Result{}, err
 	}
+	current := applied.Object
 	if verdict := health.Check(current); !verdict.Healthy {
 		msg := fmt.Sprintf("waiting for pipe pod %s to run", pod.GetName())
 		if problem := health.PodProblem(current); problem != "" {
@@ -164,51 +165,59 @@ func (p pipe) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, e
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(current.Object, typed); err != nil {
 		return Result{}, err
 	}
+	// The pod is gone once the task is done: only the files it made are
+	// what the task applied.
+	res := Result{Done: true}
 	for _, spec := range t.Spec.Pipe {
-		if err := store(ctx, env, typed, spec, names[spec.Key]); err != nil {
-			return Result{}, err
+		file, err := store(ctx, env, typed, spec, names[spec.Key])
+		if err != nil {
+			return res, err
 		}
+		res.Applied = append(res.Applied, file)
 	}
 	if err := env.Client.Delete(ctx, current); client.IgnoreNotFound(err) != nil {
-		return Result{}, fmt.Errorf("deleting pipe pod %s: %w", pod.GetName(), err)
+		return Result{Applied: res.Applied}, fmt.Errorf("deleting pipe pod %s: %w", pod.GetName(), err)
 	}
-	return Result{Done: true}, nil
+	return res, nil
 }
 
-// stored reports whether every file was stored in this plan run already.
-func stored(ctx context.Context, env *Env, pipes []kudov1beta1.PipeSpec, names map[string]string) (bool, error) {
+// stored returns the files when every one was stored in this plan run
+// already, else nil.
+func stored(ctx context.Context, env *Env, pipes []kudov1beta1.PipeSpec, names map[string]string) ([]Applied, error) {
+	files := make([]Applied, 0, len(pipes))
 	for _, spec := range pipes {
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(spec.Kind))
 		err := env.Client.Get(ctx, client.ObjectKey{Namespace: env.Site.Namespace, Name: names[spec.Key]}, obj)
 		if apierrors.IsNotFound(err) {
-			return false, nil
+			return nil, nil
 		}
 		if err != nil {
-			return false, err
+			return nil, err
 		}
 		if obj.GetAnnotations()[render.PlanUIDAnnotation] != string(env.Site.PlanUID) {
-			return false, nil
+			return nil, nil
 		}
+		files = append(files, Applied{Object: obj})
 	}
-	return true, nil
+	return files, nil
 }
 
 // store copies one file out of the pod into its Secret or ConfigMap.
-func store(ctx context.Context, env *Env, pod *corev1.Pod, spec kudov1beta1.PipeSpec, name string) error {
+func store(ctx context.Context, env *Env, pod *corev1.Pod, spec kudov1beta1.PipeSpec, name string) (Applied, error) {
 	source := spec.File
 	if source == "" {
 		source = spec.EnvFile
 	}
 	if env.Files == nil {
-		return fmt.Errorf("copying %s out of pipe pod %s: no file copier configured", source, pod.Name)
+		return Applied{}, fmt.Errorf("copying %s out of pipe pod %s: no file copier configured", source, pod.Name)
 	}
 	data, err := env.Files.CopyFile(ctx, pod, pipeContainer, source)
 	if err != nil {
-		return fmt.Errorf("copying %s out of pipe pod %s (this needs a node that runs containers): %w", source, pod.Name, err)
+		return Applied{}, fmt.Errorf("copying %s out of pipe pod %s (this needs a node that runs containers): %w", source, pod.Name, err)
 	}
 	if len(data) > maxPipeFile {
-		return Fatalf("pipe file %s is %d bytes, more than a %s can hold (%d)", source, len(data), spec.Kind, maxPipeFile)
+		return Applied{}, Fatalf("pipe file %s is %d bytes, more than a %s can hold (%d)", source, len(data), spec.Kind, maxPipeFile)
 	}
 	entries := map[string]any{}
 	if spec.EnvFile != "" {
@@ -226,10 +235,9 @@ func store(ctx context.Context, env *Env, pod *corev1.Pod, spec kudov1beta1.Pipe
 	obj.Object[dataField] = entries
 	md := env.Site.Metadata()
 	if err := render.Enhance([]*unstructured.Unstructured{obj}, &md, env.Scope, nil); err != nil {
-		return err
+		return Applied{}, err
 	}
-	_, err = applyOne(ctx, env, obj)
-	return err
+	return applyOne(ctx, env, obj)
 }
 
 // parseEnvFile splits KEY=VALUE lines; blank lines and comments are skipped.

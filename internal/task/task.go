@@ -185,6 +185,16 @@ func (env *Env) build(ctx context.Context, kind Kind, t *kudov1beta1.Task) (*Int
 	return intent, err
 }
 
+// Render says what a task would do, against the cluster, as its run does:
+// drift correction applies again what it renders.
+func Render(ctx context.Context, t *kudov1beta1.Task, env *Env) (*Intent, error) {
+	kind, err := For(t.Kind)
+	if err != nil {
+		return nil, err
+	}
+	return env.build(ctx, kind, t)
+}
+
 // Run runs a task of any kind.
 func Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, error) {
 	kind, err := For(t.Kind)
@@ -200,6 +210,17 @@ type Result struct {
 	// Message says what the task waits for, or notes how it finished.
 	Message    string
 	Migrations []render.Migration
+	// Applied are the objects the run applied, or found applied: what the
+	// Instance's inventory records. Deleted are those it deleted, or found gone.
+	Applied []Applied
+	Deleted []*unstructured.Unstructured
+}
+
+// Applied is an object a task applied, as the cluster has it, and whether
+// this run wrote it.
+type Applied struct {
+	Object  *unstructured.Unstructured
+	Written bool
 }
 
 // FatalError is an error no retry can fix: it fails the plan.

@@ -91,8 +91,21 @@ func run(ctx context.Context, cfg *config) error {
 	if report.Latency, err = measureLatency(ctx, cluster, m, cfg); err != nil {
 		return fmt.Errorf("latency: %w", err)
 	}
-	if report.Scale, report.Idle, err = measureScale(ctx, cluster, m, cfg); err != nil {
+	if report.Scale, err = measureScale(ctx, cluster, m, cfg); err != nil {
 		return fmt.Errorf("scale: %w", err)
+	}
+	// With the scale runs' Instances still there, as a manager in use has
+	// them; its own are gone again before idle counts the manager's writes.
+	if report.Drift, err = measureRecreate(ctx, cluster, m); err != nil {
+		return fmt.Errorf("drift: %w", err)
+	}
+	if report.Idle, err = idleRun(ctx, m, scaled, cfg.syncPeriod); err != nil {
+		return fmt.Errorf("idle: %w", err)
+	}
+	// The floors go last, so that their objects are not in the manager's
+	// cache during its runs.
+	if err := measureScaleFloors(ctx, cluster, cfg, report.Scale); err != nil {
+		return fmt.Errorf("scale floor: %w", err)
 	}
 	if report.Render, err = readRenderBench(cfg.renderBench); err != nil {
 		return fmt.Errorf("render: %w", err)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,20 +79,19 @@ type Idle struct {
 	Requests   map[string]float64
 }
 
-func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg *config) ([]Scale, *Idle, error) {
+func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg *config) ([]Scale, error) {
 	pkg, err := packages.Read(filepath.Join(c.Root, scalePackage))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var results []Scale
-	total := 0
 	for i, n := range cfg.sizes {
 		runs := make([]*Scale, scaleRuns(n, cfg.scaleRuns))
 		for k := range runs {
 			// The last run of a size stays while the next size runs.
 			if k > 0 {
 				if err := deleteNamespace(ctx, c, scaleNamespace(n, k-1)); err != nil {
-					return nil, nil, err
+					return nil, err
 				}
 			}
 			profile := ""
@@ -100,34 +100,30 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 			}
 			s, err := scaleRun(ctx, c, m, pkg, n, k, profile)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			logf("scale %d, run %d: all COMPLETE in %.2fs, CPU %.1fs, peak RSS %.0f MiB, requests %v",
 				n, k+1, s.Seconds, s.CPUSeconds, s.PeakRSSMiB, s.Requests)
 			runs[k] = s
 		}
-		total += n
 		seconds := func(s *Scale) float64 { return s.Seconds }
 		median := medianRun(runs, seconds)
 		median.Runs = times(runs, seconds)
 		median.Profile = runs[len(runs)-1].Profile
 		results = append(results, *median)
 	}
-	// The scale runs leave the manager's resync period at its default (hours),
-	// as in production, rather than let resyncs land in them.
-	m.stop()
-	if err := m.start("--sync-period=" + cfg.syncPeriod.String()); err != nil {
-		return nil, nil, err
-	}
-	idle, err := idleRun(ctx, m, total, cfg.syncPeriod)
+	return results, nil
+}
+
+// measureScaleFloors adds to each size of the scale runs its floor.
+func measureScaleFloors(ctx context.Context, c *localcluster.Cluster, cfg *config, results []Scale) error {
+	pkg, err := packages.Read(filepath.Join(c.Root, scalePackage))
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	// The floors go last, so that their objects are not in the manager's
-	// cache during its runs.
 	dyn, err := dynamic.NewForConfig(c.Config)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	for i := range results {
 		n := results[i].Instances
@@ -135,12 +131,12 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 		for k := range runs {
 			if k > 0 {
 				if err := deleteNamespace(ctx, c, floorNamespace(n, k-1)); err != nil {
-					return nil, nil, err
+					return err
 				}
 			}
 			f, err := measureScaleFloor(ctx, c, dyn, pkg, n, k)
 			if err != nil {
-				return nil, nil, fmt.Errorf("floor: %w", err)
+				return err
 			}
 			logf("scale floor %d, run %d: all Current in %.2fs", n, k+1, f.seconds)
 			runs[k] = f
@@ -150,7 +146,7 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 		results[i].FloorSeconds, results[i].FloorRuns = median.seconds, times(runs, seconds)
 		results[i].FloorControlPlaneCPU, results[i].FloorServiceCreateMs = median.controlPlaneCPU, median.serviceCreateMs
 	}
-	return results, idle, nil
+	return nil
 }
 
 // scaleRuns is how many times a size of n Instances runs: as often as fits
@@ -262,13 +258,7 @@ func scaleRun(
 	if err != nil {
 		return nil, err
 	}
-	instances := &kudov1beta1.InstanceList{}
-	if err := c.Client.List(ctx, instances, client.InNamespace(ns)); err != nil {
-		return nil, err
-	}
-	w, err := resumingWatch(ctx, instances.ResourceVersion, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-		return c.Client.Watch(ctx, &kudov1beta1.InstanceList{}, client.InNamespace(ns), &client.ListOptions{Raw: &o})
-	})
+	w, err := listWatch(ctx, c, &kudov1beta1.InstanceList{}, ns)
 	if err != nil {
 		return nil, err
 	}
@@ -297,21 +287,7 @@ func scaleRun(
 	}
 
 	start := time.Now()
-	create, cctx := errgroup.WithContext(ctx)
-	create.SetLimit(32)
-	for i := range n {
-		create.Go(func() error {
-			return c.Client.Create(cctx, newInstance(ns, fmt.Sprintf("i-%04d", i), ov))
-		})
-	}
-	// The watch is read while the Instances are created: the API server
-	// closes a watch that falls behind.
-	complete := make(chan error, 1)
-	go func() { complete <- untilComplete(ctx, w, n, 10*time.Minute) }()
-	if err := create.Wait(); err != nil {
-		return nil, err
-	}
-	if err := <-complete; err != nil {
+	if err := createInstances(ctx, c, w, ns, ov, n, nil); err != nil {
 		return nil, err
 	}
 	s := &Scale{Instances: n, Seconds: time.Since(start).Seconds()}
@@ -344,9 +320,57 @@ func scaleRun(
 	return s, nil
 }
 
-// idleRun waits through one resync of the manager's cache, with nothing
-// changing, and counts what the manager did.
+// scaleInstanceName names the i-th Instance of a scale run, and of its floor.
+func scaleInstanceName(i int) string { return fmt.Sprintf("i-%04d", i) }
+
+// createInstances creates n Instances with the given annotations, 32 at a
+// time, and waits until w, a watch of the namespace's Instances, has seen all
+// their deploy plans COMPLETE.
+func createInstances(
+	ctx context.Context, c *localcluster.Cluster, w watch.Interface, ns, ov string, n int, annotations map[string]string,
+) error {
+	// The watch is read while the Instances are created: the API server
+	// closes a watch that falls behind.
+	complete := make(chan error, 1)
+	go func() { complete <- untilComplete(ctx, w, n, 10*time.Minute) }()
+	create, cctx := errgroup.WithContext(ctx)
+	create.SetLimit(32)
+	for i := range n {
+		create.Go(func() error {
+			inst := newInstance(ns, scaleInstanceName(i), ov)
+			// A map of its own: Create decodes the response into it.
+			inst.Annotations = maps.Clone(annotations)
+			return c.Client.Create(cctx, inst)
+		})
+	}
+	if err := create.Wait(); err != nil {
+		return err
+	}
+	return <-complete
+}
+
+// listWatch lists the objects of list's kind in namespace ns into list, and
+// watches them from there on.
+func listWatch(ctx context.Context, c *localcluster.Cluster, list client.ObjectList, ns string) (watch.Interface, error) {
+	kind := list.DeepCopyObject().(client.ObjectList)
+	if err := c.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	return resumingWatch(ctx, list.GetResourceVersion(), func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		return c.Client.Watch(ctx, kind, client.InNamespace(ns), &client.ListOptions{Raw: &o})
+	})
+}
+
+// idleRun restarts the manager with the given resync period, waits through
+// one resync of its cache, with nothing changing, and counts what the
+// manager did.
 func idleRun(ctx context.Context, m *manager, instances int, syncPeriod time.Duration) (*Idle, error) {
+	// The runs before leave the manager's resync period at its default
+	// (hours), as in production, rather than let resyncs land in them.
+	m.stop()
+	if err := m.start("--sync-period=" + syncPeriod.String()); err != nil {
+		return nil, err
+	}
 	// A manager that just started reconciles every Instance once first.
 	if err := m.reconciled(ctx, float64(instances), time.Minute); err != nil {
 		return nil, err
@@ -405,7 +429,7 @@ func scaleFloorRun(
 	apply.SetLimit(32)
 	for i := range n {
 		apply.Go(func() error {
-			steps, err := renderSteps(pkg, fmt.Sprintf("i-%04d", i), ns)
+			steps, err := renderSteps(pkg, scaleInstanceName(i), ns)
 			if err != nil {
 				return err
 			}
