@@ -73,17 +73,9 @@ var _ = Describe("KUDO compatibility", func() {
 	It("records KUDO's PlanStarted and PlanFinished events on the Instance", func() {
 		_, key := deployDemo(ctx, ns)
 		Eventually(func(g Gomega) {
-			events := &corev1.EventList{}
-			g.Expect(k8sClient.List(ctx, events, client.InNamespace(ns))).To(Succeed())
-			var seen []string
-			for _, e := range events.Items {
-				if e.InvolvedObject.Kind == "Instance" && e.InvolvedObject.Name == key.Name {
-					seen = append(seen, e.Reason+": "+e.Message)
-				}
-			}
-			g.Expect(seen).To(ContainElements(
-				"PlanStarted: Execution of plan deploy started",
-				"PlanFinished: Execution of plan deploy finished with status COMPLETE"))
+			g.Expect(instanceEvents(ctx, g, key)).To(SatisfyAll(
+				HaveKey("PlanStarted: Execution of plan deploy started"),
+				HaveKey("PlanFinished: Execution of plan deploy finished with status COMPLETE")))
 		}).Should(Succeed())
 	})
 

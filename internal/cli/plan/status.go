@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
 
@@ -51,8 +54,32 @@ func WriteStatus(w io.Writer, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorV
 			}
 		}
 	}
+	writeInventory(&b, i, names)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeInventory says, below KUDO's tree, what the tree does not show
+// (kudo-ng): why an Instance whose plan completed is not Ready — an object
+// missing, changed or unhealthy — and what the plans' last runs pruned.
+func writeInventory(b *strings.Builder, i *kudov1beta1.Instance, plans []string) {
+	if c := meta.FindStatusCondition(i.Status.Conditions, kudov1beta1.ReadyCondition); c != nil && c.Status == metav1.ConditionFalse {
+		fmt.Fprintf(b, "Not ready (%s): %s\n", c.Reason, c.Message)
+	}
+	for _, name := range plans {
+		pruned := i.Status.PlanStatus[name].Pruned
+		if len(pruned) == 0 {
+			continue
+		}
+		objects := make([]string, len(pruned))
+		for n, r := range pruned {
+			objects[n] = r.Kind + " " + r.Name
+			if r.Namespace != "" {
+				objects[n] = r.Kind + " " + r.Namespace + "/" + r.Name
+			}
+		}
+		fmt.Fprintf(b, "Plan %s pruned: %s\n", name, strings.Join(objects, ", "))
+	}
 }
 
 func phaseStatus(ps *kudov1beta1.PlanStatus, name string) kudov1beta1.ExecutionStatus {
