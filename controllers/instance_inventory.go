@@ -112,23 +112,34 @@ func (r *InstanceReconciler) judge(ctx context.Context, run *planRun) ([]engine.
 			problems = append(problems, p)
 			continue
 		}
+		drifted := false
 		if live.GetAnnotations()[inventory.ReconcileAnnotation] != inventory.Disabled {
-			changed, err := r.changed(ctx, run, e, live)
+			if drifted, err = r.changed(ctx, run, e, live); err != nil {
+				return nil, err
+			}
+		}
+		var p *engine.Problem
+		if drifted {
+			p = &engine.Problem{Reason: engine.DriftedReason, Message: ref + " was changed by another field manager"}
+		}
+		// An unhealthy object is reported as KUDO did, changed or not: an
+		// edit that breaks a workload is ResourceNotReady.
+		if verdict := health.Check(live); !verdict.Healthy {
+			msg := task.Explain(ctx, r.Client, r.watch, i.Name, live, verdict.Message)
+			if drifted {
+				msg += "; it was changed by another field manager"
+			}
+			p = &engine.Problem{Reason: engine.ResourceNotReadyReason, Message: msg}
+		}
+		if drifted {
+			corrected, err := r.drifted(ctx, run, e, *p)
 			if err != nil {
 				return nil, err
 			}
-			if changed {
-				p, err := r.drifted(ctx, run, e, engine.Problem{Reason: engine.DriftedReason, Message: ref + " was changed by another field manager"})
-				if err != nil {
-					return nil, err
-				}
-				problems = append(problems, p)
-				continue
-			}
+			p = &corrected
 		}
-		if verdict := health.Check(live); !verdict.Healthy {
-			problems = append(problems, engine.Problem{Reason: engine.ResourceNotReadyReason,
-				Message: task.Explain(ctx, r.Client, r.watch, i.Name, live, verdict.Message)})
+		if p != nil {
+			problems = append(problems, *p)
 		}
 	}
 	return problems, nil
@@ -356,8 +367,7 @@ func (r *InstanceReconciler) remove(ctx context.Context, i *kudov1beta1.Instance
 		if remaining, err := r.customResources(ctx, live); err != nil || remaining != "" {
 			if remaining != "" {
 				r.Recorder.Eventf(i, corev1.EventTypeWarning, "CustomResourceDefinitionKept",
-					"Kept %s (%s): custom resources of it remain, %s among them; delete them, then the CustomResourceDefinition",
-					describe(ref), why, remaining)
+					"Kept %s (%s): %s; delete them, then the CustomResourceDefinition", describe(ref), why, remaining)
 			}
 			return false, err
 		}
@@ -371,8 +381,8 @@ func (r *InstanceReconciler) remove(ctx context.Context, i *kudov1beta1.Instance
 	return true, nil
 }
 
-// customResources names a custom resource of the CRD, in any namespace, if
-// one remains; read from the API server, not to start an informer for it.
+// customResources says which custom resources of the CRD remain, in any
+// namespace, if any; read from the API server, not to start an informer.
 func (r *InstanceReconciler) customResources(ctx context.Context, crd *unstructured.Unstructured) (string, error) {
 	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
 	kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
@@ -385,37 +395,34 @@ func (r *InstanceReconciler) customResources(ctx context.Context, crd *unstructu
 		}
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(schema.GroupVersionKind{Group: group, Version: version, Kind: kind + "List"})
-		if err := r.APIReader.List(ctx, list, client.Limit(1)); err != nil {
-			if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
-				return "", nil
-			}
+		switch err := r.APIReader.List(ctx, list, client.Limit(1)); {
+		case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
+			return "", nil
+		case apierrors.IsForbidden(err):
+			// What cannot be counted may be someone's data: keep it.
+			return "the manager may not list its custom resources, which may remain", nil
+		case err != nil:
 			return "", fmt.Errorf("listing the custom resources of %s: %w", crd.GetName(), err)
 		}
 		if len(list.Items) > 0 {
-			return describeNamed(kind, list.Items[0].Namespace, list.Items[0].Name), nil
+			return "custom resources of it remain, " + describeNamed(kind, list.Items[0].Namespace, list.Items[0].Name) + " among them", nil
 		}
 		return "", nil
 	}
 	return "", nil
 }
 
-// removeInventory deletes what the plans applied, the custom resource
-// definitions last, and reports whether all of it is gone.
+// removeInventory deletes what the plans applied and reports whether all of
+// it is gone. It goes in tiers, each gone before the next: the objects,
+// then CustomResourceDefinitions (whose custom resources must be gone
+// first), then RBAC, which may be what lets the manager list and delete the
+// rest (a package's ClusterRole aggregated to the manager).
 func (r *InstanceReconciler) removeInventory(ctx context.Context, i *kudov1beta1.Instance) (bool, error) {
-	var crds, gone []kudov1beta1.ObjectRef
-	pending, why := false, fmt.Sprintf("Instance %s is uninstalled", i.Name)
-	for _, ref := range inventory.All(i.Status.Inventory) {
-		if inventory.IsCustomResourceDefinition(ref) {
-			crds = append(crds, ref)
-			continue
-		}
-		live, err := r.live(ctx, schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind), ref)
-		switch {
-		case err != nil:
-			return false, err
-		case live == nil:
-			gone = append(gone, ref)
-		default:
+	why := fmt.Sprintf("Instance %s is uninstalled", i.Name)
+	for _, tier := range inventory.RemovalTiers(inventory.All(i.Status.Inventory)) {
+		var gone []kudov1beta1.ObjectRef
+		pending := false
+		for _, ref := range tier {
 			deleted, err := r.remove(ctx, i, ref, why)
 			if err != nil {
 				return false, err
@@ -426,17 +433,11 @@ func (r *InstanceReconciler) removeInventory(ctx context.Context, i *kudov1beta1
 				gone = append(gone, ref)
 			}
 		}
-	}
-	i.Status.Inventory = inventory.Forget(i.Status.Inventory, gone...)
-	if pending {
-		return false, nil
-	}
-	for _, ref := range crds {
-		if _, err := r.remove(ctx, i, ref, why); err != nil {
-			return false, err
+		i.Status.Inventory = inventory.Forget(i.Status.Inventory, gone...)
+		if pending {
+			return false, nil
 		}
 	}
-	i.Status.Inventory = inventory.Forget(i.Status.Inventory, crds...)
 	return true, nil
 }
 

@@ -176,7 +176,7 @@ type Problem struct {
 
 // severity orders the reasons of problems: the Ready condition carries the
 // gravest.
-var severity = map[string]int{DriftFightReason: 0, MissingReason: 1, DriftedReason: 2, ResourceNotReadyReason: 3}
+var severity = map[string]int{DriftFightReason: 0, MissingReason: 1, ResourceNotReadyReason: 2, DriftedReason: 3}
 
 // Readiness is the kstatus trio an object shows: Ready with this status,
 // Stalled while Stalled holds, Reconciling while Ready is Unknown and it is

@@ -126,7 +126,7 @@ func Record(inv []kudov1beta1.TaskInventory, site Site, applied []Applied, done 
 			objects = append(objects, o)
 		}
 	}
-	t.Objects, t.Stale = sortObjects(objects), sortRefs(stale)
+	t.Objects, t.Stale = objects, stale
 	return tidy(inv)
 }
 
@@ -218,6 +218,25 @@ func IsCustomResourceDefinition(r kudov1beta1.ObjectRef) bool {
 		schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
 }
 
+// RemovalTiers splits what uninstall deletes into the order it goes in:
+// the objects, then CustomResourceDefinitions, whose custom resources must
+// be gone first, then RBAC, which may be what lets the manager delete the
+// rest.
+func RemovalTiers(refs []kudov1beta1.ObjectRef) [][]kudov1beta1.ObjectRef {
+	tiers := make([][]kudov1beta1.ObjectRef, 3)
+	for _, r := range refs {
+		switch {
+		case IsCustomResourceDefinition(r):
+			tiers[1] = append(tiers[1], r)
+		case schema.FromAPIVersionAndKind(r.APIVersion, r.Kind).Group == "rbac.authorization.k8s.io":
+			tiers[2] = append(tiers[2], r)
+		default:
+			tiers[0] = append(tiers[0], r)
+		}
+	}
+	return tiers
+}
+
 // RunsOnce reports whether objects of the kind run to an end and may go
 // away by design (a Job after its TTL): such an object missing is no drift,
 // and applying it again would run it again.
@@ -228,6 +247,9 @@ func RunsOnce(r kudov1beta1.ObjectRef) bool {
 // tidy drops tasks that hold nothing and sorts the rest, so that the same
 // inventory is always written the same.
 func tidy(inv []kudov1beta1.TaskInventory) []kudov1beta1.TaskInventory {
+	for i := range inv {
+		inv[i].Objects, inv[i].Stale = sortObjects(inv[i].Objects), sortRefs(inv[i].Stale)
+	}
 	inv = slices.DeleteFunc(inv, func(t kudov1beta1.TaskInventory) bool { return len(t.Objects) == 0 && len(t.Stale) == 0 })
 	slices.SortFunc(inv, func(a, b kudov1beta1.TaskInventory) int { return cmp.Compare(a.Task, b.Task) })
 	if len(inv) == 0 {

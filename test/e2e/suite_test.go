@@ -68,18 +68,39 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred(), string(out))
 
 	managerOutput = gbytes.NewBuffer()
-	cmd := exec.Command(manager, "--kubeconfig", managerKubeconfig(), "--leader-elect=false",
-		"--health-probe-bind-address=0", "--metrics-bind-address="+metricsAddress, "--metrics-secure=false",
-		"--webhook-cert-dir", webhooks, "--webhook-host", "127.0.0.1", "--webhook-port", webhookPort)
+	managerArgs = []string{manager, "--kubeconfig", managerKubeconfig(), "--leader-elect=false",
+		"--health-probe-bind-address=0", "--metrics-bind-address=" + metricsAddress, "--metrics-secure=false",
+		"--webhook-cert-dir", webhooks, "--webhook-host", "127.0.0.1", "--webhook-port", webhookPort}
+	startManager()
+	DeferCleanup(stopManager)
+})
+
+// managerArgs is the manager's command line; managerCmd the process.
+var (
+	managerArgs []string
+	managerCmd  *exec.Cmd
+)
+
+// startManager starts the manager and waits until its Instance workers run.
+func startManager() {
+	GinkgoHelper()
+	cmd := exec.Command(managerArgs[0], managerArgs[1:]...)
 	cmd.Stdout, cmd.Stderr = managerOutput, managerOutput
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	Expect(cmd.Start()).To(Succeed())
-	DeferCleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
+	managerCmd = cmd
 	Eventually(managerOutput, "1m").Should(gbytes.Say(`Starting workers.*"controller": "instance"`))
-})
+}
+
+// stopManager stops the manager as a rollout would, and waits for it.
+func stopManager() {
+	if managerCmd == nil {
+		return
+	}
+	_ = syscall.Kill(-managerCmd.Process.Pid, syscall.SIGTERM)
+	_ = managerCmd.Wait()
+	managerCmd = nil
+}
 
 // managerKubeconfig applies the manager's RBAC from config/rbac and returns
 // a kubeconfig that acts as its service account, as `make deploy` runs it.
