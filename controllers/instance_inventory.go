@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,6 +78,9 @@ func (r *InstanceReconciler) reconcileInventory(ctx context.Context, run *planRu
 	readyBefore := meta.FindStatusCondition(i.Status.Conditions, kudov1beta1.ReadyCondition).DeepCopy()
 	var problems []engine.Problem
 	if a := i.Status.ActivePlan; a != nil && a.Status == kudov1beta1.ExecutionComplete && run.selectionErr == nil {
+		if err := r.adopt(ctx, run); err != nil {
+			return err
+		}
 		var err error
 		if problems, err = r.judge(ctx, run); err != nil {
 			return err
@@ -84,6 +88,62 @@ func (r *InstanceReconciler) reconcileInventory(ctx context.Context, run *planRu
 	}
 	setReadiness(i, engine.InstanceReadiness(i, run.selectionErr, problems))
 	r.reportTransition(i, readyBefore)
+	return nil
+}
+
+// adopt fills the inventory of an Instance whose plans completed before
+// kudo-ng kept one (an earlier kudo-ng): the objects its completed plans'
+// Apply tasks render that exist, in the order the plans ran, taken as they
+// are now. Nothing becomes stale: adopting prunes nothing.
+func (r *InstanceReconciler) adopt(ctx context.Context, run *planRun) error {
+	i := run.instance
+	if i.Status.Inventory != nil {
+		return nil
+	}
+	var runs []kudov1beta1.PlanStatus
+	for _, ps := range i.Status.PlanStatus {
+		if ps.Status == kudov1beta1.ExecutionComplete && ps.LastUpdatedTimestamp != nil {
+			runs = append(runs, ps)
+		}
+	}
+	slices.SortFunc(runs, func(a, b kudov1beta1.PlanStatus) int {
+		return a.LastUpdatedTimestamp.Compare(b.LastUpdatedTimestamp.Time)
+	})
+	values, err := params.Values(run.ov.Spec.Parameters, i.Status.AppliedParameters)
+	if err != nil {
+		return nil
+	}
+	tasks := run.ov.Spec.TasksByName()
+	for _, ps := range runs {
+		for _, phase := range run.ov.Spec.Plans[ps.Name].Phases {
+			for _, step := range phase.Steps {
+				for _, name := range step.Tasks {
+					def, ok := tasks[name]
+					if !ok || (def.Kind != kudov1beta1.ApplyTaskKind && def.Kind != kudov1beta1.ToggleTaskKind) {
+						continue
+					}
+					intent, err := task.Render(ctx, def, run.env(ps.Name, phase.Name, step.Name, ps.UID, values))
+					if err != nil || intent.Action != task.ActionApply {
+						continue
+					}
+					res := task.Result{}
+					for _, obj := range intent.Objects {
+						live, err := r.live(ctx, obj.GroupVersionKind(), inventory.RefOf(obj))
+						if err != nil {
+							return err
+						}
+						if live != nil {
+							res.Applied = append(res.Applied, task.Applied{Object: live})
+						}
+					}
+					site := inventory.Site{Task: name, Plan: ps.Name, Phase: phase.Name, Step: step.Name, PlanUID: ps.UID}
+					if err := run.record(site, &res); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
 	return nil
 }
 

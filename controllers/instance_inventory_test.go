@@ -149,6 +149,22 @@ var _ = Describe("The inventory of an Instance", func() {
 		Expect(got.Status.Inventory[1].Objects).To(ConsistOf(HaveField("Name", "kept-b")))
 	})
 
+	It("fills the inventory of an Instance whose plans ran before kudo-ng kept one", func() {
+		key := deployKept(ctx, ns, nil)
+		recorded := getInstance(ctx, Default, key).Status.Inventory
+		Expect(k8sClient.Status().Patch(ctx, getInstance(ctx, Default, key),
+			client.RawPatch(types.MergePatchType, []byte(`{"status":{"inventory":null}}`)))).To(Succeed())
+		Expect(getInstance(ctx, Default, key).Status.Inventory).To(BeEmpty())
+		// A status change alone does not wake the Instance; a new annotation does.
+		i := getInstance(ctx, Default, key)
+		patch := client.MergeFrom(i.DeepCopy())
+		i.Annotations = map[string]string{"touched": "yes"}
+		Expect(k8sClient.Patch(ctx, i, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(getInstance(ctx, g, key).Status.Inventory).To(Equal(recorded))
+		}).Should(Succeed())
+	})
+
 	It("without correction, is not Ready with Missing naming a deleted object, and Ready again once a plan applies it", func() {
 		key := deployKept(ctx, ns, nil)
 		Expect(k8sClient.Delete(ctx, configMap(ctx, Default, ns, "kept-b"))).To(Succeed())

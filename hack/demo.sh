@@ -40,6 +40,21 @@ kudo plan status --instance first-operator-instance
 step "kubectl get kudo,deployments"
 kubectl get kudo,deployments
 
+instance=instance/first-operator-instance
+step "kubectl delete deployment nginx-deployment: the Instance is not Ready, naming it"
+kubectl annotate "$instance" kudo.dev/drift-correction=false --overwrite >/dev/null
+kubectl delete deployment nginx-deployment
+kubectl wait "$instance" --for=condition=Ready=false --timeout=60s
+kudo plan status --instance first-operator-instance | grep '^Not ready'
+kubectl get instances
+
+step "kubectl annotate $instance kudo.dev/drift-correction=true: it is applied again, Ready again"
+kubectl annotate "$instance" kudo.dev/drift-correction=true --overwrite
+kubectl wait "$instance" --for=condition=Ready --timeout=120s
+kubectl get instances,deployments
+kubectl get events --field-selector involvedObject.name=first-operator-instance \
+  -o custom-columns=REASON:.reason,MESSAGE:.message | grep -E 'REASON|Missing|DriftCorrected|ResourcesReady'
+
 cat <<MSG
 
 The manager keeps running against the local control plane:

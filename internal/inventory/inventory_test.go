@@ -18,7 +18,9 @@ func seen(kind, name, hash string) kudov1beta1.InventoryObject {
 	return kudov1beta1.InventoryObject{ObjectRef: ref(kind, name), Hash: hash}
 }
 
-func applied(o kudov1beta1.InventoryObject, written bool) Applied { return Applied{Object: o, Written: written} }
+func applied(o kudov1beta1.InventoryObject, written bool) Applied {
+	return Applied{Object: o, Written: written}
+}
 
 func TestRecord(t *testing.T) {
 	site := Site{Task: "app", Plan: "deploy", Phase: "main", Step: "app", PlanUID: "run-2"}
