@@ -111,6 +111,7 @@ func (r *InstanceReconciler) adopt(ctx context.Context, run *planRun) error {
 	})
 	values, err := params.Values(run.ov.Spec.Parameters, i.Status.AppliedParameters)
 	if err != nil {
+		// The next plan fails on such values; there is nothing to adopt.
 		return nil
 	}
 	tasks := run.ov.Spec.TasksByName()
@@ -118,33 +119,45 @@ func (r *InstanceReconciler) adopt(ctx context.Context, run *planRun) error {
 		for _, phase := range run.ov.Spec.Plans[ps.Name].Phases {
 			for _, step := range phase.Steps {
 				for _, name := range step.Tasks {
-					def, ok := tasks[name]
-					if !ok || (def.Kind != kudov1beta1.ApplyTaskKind && def.Kind != kudov1beta1.ToggleTaskKind) {
-						continue
-					}
-					intent, err := task.Render(ctx, def, run.env(ps.Name, phase.Name, step.Name, ps.UID, values))
-					if err != nil || intent.Action != task.ActionApply {
-						continue
-					}
-					res := task.Result{}
-					for _, obj := range intent.Objects {
-						live, err := r.live(ctx, obj.GroupVersionKind(), inventory.RefOf(obj))
-						if err != nil {
+					site := inventory.Site{Task: name, Plan: ps.Name, Phase: phase.Name, Step: step.Name, PlanUID: ps.UID}
+					if def, ok := tasks[name]; ok && appliesObjects(def) {
+						if err := r.adoptTask(ctx, run, def, site, values); err != nil {
 							return err
 						}
-						if live != nil {
-							res.Applied = append(res.Applied, task.Applied{Object: live})
-						}
-					}
-					site := inventory.Site{Task: name, Plan: ps.Name, Phase: phase.Name, Step: step.Name, PlanUID: ps.UID}
-					if err := run.record(site, &res); err != nil {
-						return err
 					}
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// adoptTask records the objects the task renders at site that exist.
+func (r *InstanceReconciler) adoptTask(
+	ctx context.Context, run *planRun, def *kudov1beta1.Task, site inventory.Site, values map[string]any,
+) error {
+	intent, err := task.Render(ctx, def, run.env(site.Plan, site.Phase, site.Step, site.PlanUID, values))
+	if err != nil || intent.Action != task.ActionApply {
+		return nil
+	}
+	res := task.Result{}
+	for _, obj := range intent.Objects {
+		live, err := r.live(ctx, obj.GroupVersionKind(), inventory.RefOf(obj))
+		if err != nil {
+			return err
+		}
+		if live != nil {
+			res.Applied = append(res.Applied, task.Applied{Object: live})
+		}
+	}
+	return run.record(site, &res)
+}
+
+// appliesObjects: the kinds of task whose objects a rendering says, which
+// drift correction and adoption render again. A Pipe's files, a child
+// Instance, come from a plan's run.
+func appliesObjects(def *kudov1beta1.Task) bool {
+	return def.Kind == kudov1beta1.ApplyTaskKind || def.Kind == kudov1beta1.ToggleTaskKind
 }
 
 // judge checks each object of the inventory from the cache; objects that
@@ -238,8 +251,14 @@ func (r *InstanceReconciler) changed(ctx context.Context, run *planRun, e invent
 		return false, err
 	}
 	obj, err := run.rendered(ctx, e)
-	if err != nil || obj == nil {
+	if err != nil {
 		return false, err
+	}
+	if obj == nil {
+		// Not rendered alone (a Pipe's file, a child Instance whose plans
+		// change its spec): nothing to compare with.
+		inventory.Update(run.instance.Status.Inventory, now)
+		return false, nil
 	}
 	env := run.taskEnv(e.Task)
 	would, err := task.DryRun(ctx, env, obj)
@@ -358,9 +377,7 @@ func (p *planRun) intent(ctx context.Context, def *kudov1beta1.Task, t *kudov1be
 	if intent, ok := p.intents[t.Task]; ok {
 		return intent, nil
 	}
-	switch def.Kind {
-	case kudov1beta1.ApplyTaskKind, kudov1beta1.ToggleTaskKind:
-	default:
+	if !appliesObjects(def) {
 		return &task.Intent{Action: task.ActionNone}, nil
 	}
 	intent, err := task.Render(ctx, def, p.taskEnv(t))

@@ -64,8 +64,9 @@ var _ = Describe("make install run", Ordered, func() {
 
 	It("shows the printer columns", func() {
 		instances := strings.Fields(strings.Split(kubectl("get", "instances", "-n", ns), "\n")[0])
-		Expect(instances).To(Equal([]string{"NAME", "OPERATOR", "VERSION", "PLAN", "PLAN", "STATUS", "READY", "AGE"}))
-		Expect(kubectl("get", "instances", "-n", ns)).To(MatchRegexp(`first-operator-instance\s+first-operator-0\.2\.0\s+deploy\s+COMPLETE\s+True`))
+		Expect(instances).To(Equal([]string{"NAME", "OPERATOR", "VERSION", "PLAN", "PLAN", "STATUS", "READY", "REASON", "AGE"}))
+		Expect(kubectl("get", "instances", "-n", ns)).To(MatchRegexp(`first-operator-instance\s+first-operator-0\.2\.0\s+deploy\s+COMPLETE\s+True\s+ResourcesReady`))
+		Expect(kubectl("get", "instances", "-n", ns, "-o", "wide")).To(MatchRegexp(`ResourcesReady\s+Plan deploy is complete`))
 
 		Expect(kubectl("get", "operatorversions", "-n", ns)).To(MatchRegexp(
 			`NAME\s+OPERATOR\s+VERSION\s+APP VERSION\s+READY\s+AGE\nfirst-operator-0\.2\.0\s+first-operator\s+0\.2\.0\s+True`))
