@@ -41,23 +41,6 @@ func TestWriteStatus(t *testing.T) {
 					}}},
 			},
 		},
-		"drifted": {
-			ObjectMeta: metav1.ObjectMeta{Name: "zk", Namespace: "default"},
-			Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: "zookeeper-3.6.2-0.3.3"}},
-			Status: kudov1beta1.InstanceStatus{
-				ActivePlan: &kudov1beta1.ActivePlanStatus{Name: "deploy", Status: kudov1beta1.ExecutionComplete},
-				PlanStatus: map[string]kudov1beta1.PlanStatus{"deploy": {Name: "deploy", Status: kudov1beta1.ExecutionComplete, LastUpdatedTimestamp: &updated,
-					Phases: []kudov1beta1.PhaseStatus{
-						{Name: "zookeeper", Status: kudov1beta1.ExecutionComplete, Steps: []kudov1beta1.StepStatus{{Name: "deploy", Status: kudov1beta1.ExecutionComplete}}},
-						{Name: "validation", Status: kudov1beta1.ExecutionComplete, Steps: []kudov1beta1.StepStatus{
-							{Name: "validation", Status: kudov1beta1.ExecutionComplete}, {Name: "cleanup", Status: kudov1beta1.ExecutionComplete}}},
-					},
-					Pruned: []kudov1beta1.ObjectRef{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "default", Name: "zk-old"},
-						{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "zk-reader"}}}},
-				Conditions: []metav1.Condition{{Type: kudov1beta1.ReadyCondition, Status: metav1.ConditionFalse, Reason: "Missing",
-					Message: "StatefulSet default/zk is missing"}},
-			},
-		},
 		"fatal": {
 			ObjectMeta: metav1.ObjectMeta{Name: "zk", Namespace: "prod"},
 			Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: "zookeeper-3.6.2-0.3.3"}},
@@ -75,6 +58,15 @@ func TestWriteStatus(t *testing.T) {
 			},
 		},
 	}
+	// A completed Instance whose object went, and whose plan pruned two.
+	drifted := tests["complete"].DeepCopy()
+	deploy := drifted.Status.PlanStatus["deploy"]
+	deploy.Pruned = []kudov1beta1.ObjectRef{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "default", Name: "zk-old"},
+		{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "zk-reader"}}
+	drifted.Status.PlanStatus["deploy"] = deploy
+	drifted.Status.Conditions = []metav1.Condition{{Type: kudov1beta1.ReadyCondition, Status: metav1.ConditionFalse, Reason: "Missing",
+		Message: "StatefulSet default/zk is missing"}}
+	tests["drifted"] = drifted
 	for name, i := range tests {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer
