@@ -158,6 +158,22 @@ var _ = Describe("What a plan applied stays as applied", func() {
 		}, "30s").Should(Succeed())
 	})
 
+	It("prunes the object of a conditional template that kubectl kudo update switched off", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		mustKudo(ns, "install", filepath.Join("testdata", "prune-v1"), "--instance", "cond", "--wait")
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cond-c"}, &corev1.ConfigMap{})).To(Succeed())
+
+		mustKudo(ns, "update", "--instance", "cond", "-p", "EXTRA=false", "--wait")
+		Eventually(func(g Gomega) {
+			g.Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cond-c"}, &corev1.ConfigMap{}))).To(BeTrue())
+		}).Should(Succeed())
+		for _, kept := range []string{"cond-a", "cond-b"} {
+			Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: kept}, &corev1.ConfigMap{})).To(Succeed())
+		}
+		Expect(mustKudo(ns, "plan", "status", "--instance", "cond")).To(ContainSubstring(fmt.Sprintf("Plan deploy pruned: ConfigMap %s/cond-c", ns)))
+	})
+
 	It("loses nothing when the manager restarts between an upgrade's apply and its prune", func() {
 		ctx := context.Background()
 		ns := newNamespace(ctx)
