@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -527,5 +526,5 @@ func describeNamed(kind, namespace, name string) string {
 	if namespace == "" {
 		return kind + " " + name
 	}
-	return kind + " " + strings.Join([]string{namespace, name}, "/")
+	return kind + " " + namespace + "/" + name
 }

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -90,12 +91,8 @@ func instanceEvents(ctx context.Context, g Gomega, key types.NamespacedName) map
 func reasons(ctx context.Context, g Gomega, key types.NamespacedName) map[string]int32 {
 	byReason := map[string]int32{}
 	for text, n := range instanceEvents(ctx, g, key) {
-		for i := range text {
-			if text[i] == ':' {
-				byReason[text[:i]] += n
-				break
-			}
-		}
+		reason, _, _ := strings.Cut(text, ":")
+		byReason[reason] += n
 	}
 	return byReason
 }
