@@ -1,22 +1,34 @@
 #!/usr/bin/env bash
 # Stops the local control plane of up.sh and removes its data, leaving no
-# process behind.
+# process, mount, network namespace or container behind.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${CLUSTER_DIR:-$root/bin/cluster}
 [[ -d $dir ]] || exit 0
 dir=$(cd "$dir" && pwd)
+# shellcheck source=../versions.env
+source "$root/hack/versions.env"
+assets=$root/bin/k8s/$KUBERNETES_VERSION-$(go env GOOS)-$(go env GOARCH)
+pids=$dir/pids
 
-# Stop the components before the API server and etcd, so they exit quietly.
-for name in manager provisioner kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do
-  pidfile=$dir/pids/$name.pid
-  [[ -f $pidfile ]] || continue
+stop_component() { # name
+  local pidfile=$pids/$1.pid pid
+  [[ -f $pidfile ]] || return 0
   pid=$(cat "$pidfile")
   kill "$pid" 2>/dev/null || true
   for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   kill -9 "$pid" 2>/dev/null || true
   rm -f "$pidfile"
+}
+
+# shellcheck source=node.sh
+source "$root/hack/cluster/node.sh"
+[[ -d $(node_dir) ]] && node_down
+
+# Stop the components before the API server and etcd, so they exit quietly.
+for name in manager provisioner kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do
+  stop_component "$name"
 done
 # Every component names a file under $dir on its command line: catch any
 # process whose pid file was lost.

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Starts a local control plane on loopback: etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, kwok with simulated nodes, and a
-# hostPath volume provisioner behind a default StorageClass. Writes
-# $CLUSTER_DIR/kubeconfig. Running it again on a running cluster does nothing.
+# Starts a local control plane: etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler, kwok with simulated nodes, a hostPath volume provisioner
+# behind a default StorageClass, and a real node that runs containers
+# (node.sh). Writes $CLUSTER_DIR/kubeconfig. Running it again on a running
+# cluster does nothing.
 #
 # Environment: CLUSTER_DIR (default bin/cluster), CLUSTER_PORT_BASE (default
-# 16440; the cluster uses the next 7 ports), CLUSTER_NODES (default 3),
-# CLUSTER_NODE_PODS (pods per node, default 110 as a kubelet's).
+# 16440; the cluster uses ports up to 23 above it), CLUSTER_NODES (simulated
+# nodes, default 3), CLUSTER_NODE_PODS (pods per simulated node, default 110
+# as a kubelet's), CLUSTER_REAL_NODE (default true; false for simulated nodes
+# only, which needs neither root nor containerd).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -22,13 +25,16 @@ etcd_port=$((base + 1)) etcd_peer_port=$((base + 2)) apiserver_port=$((base + 3)
 kcm_port=$((base + 4)) scheduler_port=$((base + 5)) kwok_port=$((base + 6))
 pki=$dir/pki logs=$dir/logs pids=$dir/pids
 kubeconfig=$dir/kubeconfig
+real_node=${CLUSTER_REAL_NODE:-true}
 start=$SECONDS
+# shellcheck source=node.sh
+source "$root/hack/cluster/node.sh"
 
 running() { [[ -f $pids/$1.pid ]] && kill -0 "$(cat "$pids/$1.pid")" 2>/dev/null; }
 
 usage() {
   cat <<MSG
-Local control plane is up ($nodes simulated nodes, Kubernetes v$KUBERNETES_VERSION).
+Local control plane is up ($nodes simulated nodes$([[ $real_node == true ]] && echo " and the real node $node_name"), Kubernetes v$KUBERNETES_VERSION).
   export KUBECONFIG=$kubeconfig
   $kubectl get nodes
 Logs: $logs   Stop it: make cluster-down
@@ -42,6 +48,17 @@ fi
 # A half-started or crashed cluster is cleaned up before starting again.
 CLUSTER_DIR=$dir "$root/hack/cluster/down.sh" 2>/dev/null
 mkdir -p "$pki" "$logs" "$pids" "$dir/etcd" "$dir/volumes"
+# The API server listens where pods reach it: on the real node's bridge, or
+# on loopback when there are only simulated nodes.
+address=127.0.0.1
+if [[ $real_node == true ]]; then
+  if ! why=$(node_preflight); then
+    echo "cluster-up: no cluster started: $why (CLUSTER_REAL_NODE=false starts one with simulated nodes only)" >&2
+    exit 1
+  fi
+  node_network_up
+  address=$node_ip
+fi
 
 # Certificates: one CA; a serving certificate for the API server; client
 # certificates for the admin (system:masters) and each component.
@@ -53,7 +70,7 @@ cert() { # name subject [extensions-file]
 openssl req -x509 -new -newkey rsa:2048 -nodes -keyout "$pki/ca.key" -subj "/CN=kudo-ng-local-ca" \
   -days 3650 -out "$pki/ca.crt" 2>/dev/null
 cat >"$pki/apiserver.ext" <<EXT
-subjectAltName = IP:127.0.0.1, IP:10.96.0.1, DNS:localhost, DNS:kubernetes, DNS:kubernetes.default, DNS:kubernetes.default.svc, DNS:kubernetes.default.svc.cluster.local
+subjectAltName = IP:127.0.0.1, IP:$address, IP:10.96.0.1, DNS:localhost, DNS:kubernetes, DNS:kubernetes.default, DNS:kubernetes.default.svc, DNS:kubernetes.default.svc.cluster.local
 extendedKeyUsage = serverAuth
 EXT
 cert apiserver "/CN=kube-apiserver" "$pki/apiserver.ext"
@@ -65,7 +82,7 @@ openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
 openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
 
 write_kubeconfig() { # file user
-  "$kubectl" config set-cluster local --server "https://127.0.0.1:$apiserver_port" \
+  "$kubectl" config set-cluster local --server "https://$address:$apiserver_port" \
     --certificate-authority "$pki/ca.crt" --embed-certs --kubeconfig "$1" >/dev/null
   "$kubectl" config set-credentials "$2" --client-certificate "$pki/$2.crt" --client-key "$pki/$2.key" \
     --embed-certs --kubeconfig "$1" >/dev/null
@@ -74,6 +91,7 @@ write_kubeconfig() { # file user
 }
 write_kubeconfig "$kubeconfig" admin
 for c in controller-manager scheduler kwok; do write_kubeconfig "$pki/$c.kubeconfig" "$c"; done
+[[ $real_node == true ]] && node_certs
 
 launch() { # name command...
   local name=$1
@@ -100,15 +118,25 @@ launch etcd "$assets/etcd" --name local --data-dir "$dir/etcd" \
   --listen-peer-urls "http://127.0.0.1:$etcd_peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer_port" \
   --initial-cluster "local=http://127.0.0.1:$etcd_peer_port" --unsafe-no-fsync=true
 
+# With no real node, the API server's only address is loopback, which the
+# kubernetes Service's endpoints may not hold.
+apiserver_flags=(--endpoint-reconciler-type none)
+if [[ $real_node == true ]]; then
+  # The kubernetes Service's endpoint is the bridge address; logs, exec and
+  # cp reach the kubelet at the node's InternalIP, not by its name in DNS.
+  apiserver_flags=(--kubelet-preferred-address-types InternalIP
+    --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt"
+    --kubelet-client-key "$pki/apiserver-kubelet-client.key")
+fi
 launch kube-apiserver "$assets/kube-apiserver" \
   --etcd-servers "http://127.0.0.1:$etcd_port" \
-  --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$apiserver_port" \
+  --bind-address "$address" --advertise-address "$address" --secure-port "$apiserver_port" \
   --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
   --client-ca-file "$pki/ca.crt" \
   --service-account-issuer https://kubernetes.default.svc.cluster.local \
   --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
   --service-cluster-ip-range 10.96.0.0/16 --authorization-mode Node,RBAC --allow-privileged=true \
-  --endpoint-reconciler-type none --profiling=false
+  --profiling=false "${apiserver_flags[@]}"
 wait_for kube-apiserver 60 "$kubectl" --kubeconfig "$kubeconfig" get --raw /readyz
 
 # Client limits and workers as a production control plane sets them, not the
@@ -163,6 +191,7 @@ metadata:
     kubernetes.io/os: linux
     kubernetes.io/arch: amd64
     type: kwok
+    kudo-ng.dev/simulated: "true"
 status:
   allocatable: {cpu: "32", memory: 256Gi, pods: "$node_pods", ephemeral-storage: 1Ti}
   capacity: {cpu: "32", memory: 256Gi, pods: "$node_pods", ephemeral-storage: 1Ti}
@@ -186,5 +215,6 @@ wait_for "simulated nodes" 60 "$kubectl" --kubeconfig "$kubeconfig" wait --for=c
 wait_for "the default ServiceAccount" 60 "$kubectl" --kubeconfig "$kubeconfig" get serviceaccount default
 # A port of the cluster's range for a manager that serves webhooks outside it.
 echo "WEBHOOK_PORT=$((base + 7))" >"$dir/ports.env"
+[[ $real_node == true ]] && node_start
 echo "cluster-up: ready in $((SECONDS - start))s" >&2
 usage

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kube-controller-manager, kube-scheduler and kubectl of
+# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, and
+# the real node's kubelet and kube-proxy, of
 # KUBERNETES_VERSION from the Go module proxy into bin/k8s/<version>-linux-amd64
 # (the setup-envtest store layout, so KUBEBUILDER_ASSETS can point there).
 # A cached build is not redone.
@@ -10,7 +11,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 source "$root/hack/versions.env"
 version=$KUBERNETES_VERSION
 assets=$root/bin/k8s/$version-$(go env GOOS)-$(go env GOARCH)
-commands=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+commands=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy)
 
 missing=0
 for c in "${commands[@]}"; do [[ -x $assets/$c ]] || missing=1; done

@@ -147,8 +147,9 @@ func instance(obj *unstructured.Unstructured, ref string) Result {
 }
 
 // PodProblem describes why a pod is not ready, naming the container and the
-// reason the kubelet gives (ErrImagePull, CrashLoopBackOff, ...); empty when
-// it has none to give.
+// reason the kubelet gives (ErrImagePull, CrashLoopBackOff, ...), or how it
+// failed (exit code and termination message); empty when it has none to
+// give.
 func PodProblem(pod *unstructured.Unstructured) string {
 	for _, field := range []string{"initContainerStatuses", "containerStatuses"} {
 		statuses, _, _ := unstructured.NestedSlice(pod.Object, "status", field)
@@ -157,18 +158,32 @@ func PodProblem(pod *unstructured.Unstructured) string {
 			if !ok {
 				continue
 			}
-			reason, _, _ := unstructured.NestedString(cs, "state", "waiting", "reason")
-			if reason == "" || reason == "ContainerCreating" || reason == "PodInitializing" {
-				continue
+			if problem := containerProblem(cs); problem != "" {
+				name, _, _ := unstructured.NestedString(cs, "name")
+				return fmt.Sprintf("pod %s: container %s: %s", pod.GetName(), name, problem)
 			}
-			name, _, _ := unstructured.NestedString(cs, "name")
-			msg, _, _ := unstructured.NestedString(cs, "state", "waiting", "message")
-			out := fmt.Sprintf("pod %s: container %s: %s", pod.GetName(), name, reason)
-			if msg != "" {
-				out += ": " + msg
-			}
-			return out
 		}
 	}
 	return ""
+}
+
+func containerProblem(status map[string]any) string {
+	reason, _, _ := unstructured.NestedString(status, "state", "waiting", "reason")
+	msg, _, _ := unstructured.NestedString(status, "state", "waiting", "message")
+	if reason == "" {
+		code, _, _ := unstructured.NestedInt64(status, "state", "terminated", "exitCode")
+		if code == 0 {
+			return ""
+		}
+		reason, _, _ = unstructured.NestedString(status, "state", "terminated", "reason")
+		reason = fmt.Sprintf("%s, exit code %d", reason, code)
+		msg, _, _ = unstructured.NestedString(status, "state", "terminated", "message")
+	}
+	if reason == "ContainerCreating" || reason == "PodInitializing" {
+		return ""
+	}
+	if msg = strings.TrimSpace(msg); msg != "" {
+		return reason + ": " + msg
+	}
+	return reason
 }

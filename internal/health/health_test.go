@@ -109,17 +109,34 @@ status: {observedGeneration: 1, replicas: 2, readyReplicas: 2, availableReplicas
 }
 
 func TestPodProblem(t *testing.T) {
-	pod := obj(t, `apiVersion: v1
-kind: Pod
-metadata: {name: web-1}
-status:
-  containerStatuses:
+	tests := []struct {
+		name, statuses, want string
+	}{
+		{"an image that cannot be pulled", `containerStatuses:
   - name: web
-    state: {waiting: {reason: ErrImagePull, message: not found}}`)
-	if got := PodProblem(pod); got != "pod web-1: container web: ErrImagePull: not found" {
-		t.Errorf("PodProblem = %q", got)
+    state: {waiting: {reason: ErrImagePull, message: not found}}`, "pod web-1: container web: ErrImagePull: not found"},
+		{"a container that exited 1, with its termination message", `containerStatuses:
+  - name: web
+    state: {terminated: {reason: Error, exitCode: 1, message: "the check failed\n"}}`, "pod web-1: container web: Error, exit code 1: the check failed"},
+		{"an init container that was killed", `initContainerStatuses:
+  - name: init
+    state: {terminated: {reason: OOMKilled, exitCode: 137}}`, "pod web-1: container init: OOMKilled, exit code 137"},
+		{"a container that exited 0", `containerStatuses:
+  - name: web
+    state: {terminated: {reason: Completed, exitCode: 0}}`, ""},
+		{"a container being created", `containerStatuses:
+  - name: web
+    state: {waiting: {reason: ContainerCreating}}`, ""},
+		{"a running container", `containerStatuses:
+  - name: web
+    state: {running: {}}`, ""},
 	}
-	if got := PodProblem(obj(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: ok}")); got != "" {
-		t.Errorf("PodProblem of a healthy pod = %q", got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := obj(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: web-1}\nstatus:\n  "+tt.statuses)
+			if got := PodProblem(pod); got != tt.want {
+				t.Errorf("PodProblem = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

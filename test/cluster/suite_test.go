@@ -1,11 +1,14 @@
 // Package cluster tests the local control plane of `make cluster-up`: that it
-// starts, that workloads progress on its simulated nodes, that claims bind,
-// that failures can be asked for, that `make install run` and `make deploy`
-// work against it, and that `make cluster-down` leaves no process behind.
+// starts, that workloads progress on its simulated nodes, that its real node
+// runs containers, that claims bind, that failures can be asked for, that
+// `make install run` works against it, and that `make cluster-down` leaves no
+// process, mount or bridge behind.
 package cluster
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -39,6 +42,10 @@ var _ = BeforeSuite(func() {
 		Expect(cluster.Stop()).To(Succeed())
 		Expect(localcluster.ProcessesUnder(cluster.Dir)).To(BeEmpty(), "make cluster-down left processes behind")
 		Expect(cluster.Dir).NotTo(BeADirectory())
+		mounts, err := os.ReadFile("/proc/self/mountinfo")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(mounts)).NotTo(ContainSubstring(cluster.Dir+"/"), "make cluster-down left mounts behind")
+		Expect(exec.Command("ip", "link", "show", "kudong0").Run()).To(HaveOccurred(), "make cluster-down left the bridge behind")
 	})
 	GinkgoWriter.Printf("cluster-up took %s\n", time.Since(start))
 	k8sClient = cluster.Client

@@ -1,0 +1,311 @@
+# shellcheck shell=bash
+# The local control plane's real node: containerd, the CNI bridge, kubelet and
+# kube-proxy, so that containers really run (the kwok nodes only pretend).
+# Sourced by up.sh and down.sh, which set root, dir, pki, logs, pids, assets,
+# base and kubectl.
+#
+# It is tainted kudo-ng.dev/real=true:NoSchedule, so that the workloads of
+# packages keep landing on the simulated nodes and only what tolerates the
+# taint runs here; and labelled kudo-ng.dev/real=true to be selected.
+#
+# Network safety, by construction: pods reach nothing off this machine. The
+# bridge has no masquerade; pods get routes to the pod and Service ranges
+# only, no default route; the filter table drops whatever would be forwarded
+# between the bridge and another interface; the pods' resolv.conf names no
+# resolver; and images are only those imported here (nothing can be pulled).
+#
+# One real node per machine: the bridge and kube-proxy's rules are the
+# machine's. The bridge's alias names the cluster directory that owns it.
+
+node_name=kudo-ng-node
+node_bridge=kudong0
+node_pod_cidr=10.244.0.0/24
+node_ip=10.244.0.1
+node_service_cidr=10.96.0.0/16
+node_taint=kudo-ng.dev/real
+node_packages=(containerd runc containernetworking-plugins busybox-static iptables conntrack)
+node_guard=KUDO-NG-NODE
+# The images every pod sandbox and our own test pods use, made by node_images
+# from Debian's busybox-static and the toolchain's kubectl.
+node_busybox_image=kudo-ng.local/busybox:1
+node_pause_image=kudo-ng.local/pause:1
+node_kubectl_image=kudo-ng.local/kubectl:v$KUBERNETES_VERSION
+
+node_dir() { echo "$dir/node"; }
+node_socket() { echo "$(node_dir)/containerd.sock"; }
+
+# node_preflight prints, in one line, why this machine cannot run the real
+# node, and fails; it installs the Debian packages it needs when missing.
+node_preflight() {
+  if [[ $(id -u) != 0 ]]; then
+    echo "the real node needs root (containerd, kubelet and the pod network)"
+    return 1
+  fi
+  if [[ ! -d /sys/fs/cgroup/memory && ! -f /sys/fs/cgroup/cgroup.controllers ]]; then
+    echo "the real node needs cgroups, and /sys/fs/cgroup has none"
+    return 1
+  fi
+  if ! grep -qw overlay /proc/filesystems; then
+    echo "the real node needs overlayfs, which this kernel lacks"
+    return 1
+  fi
+  local missing=()
+  for p in "${node_packages[@]}"; do
+    dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    echo "cluster-up: installing ${missing[*]} for the real node" >&2
+    if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"; } >"$logs/apt.log" 2>&1; then
+      echo "the real node needs the Debian packages ${missing[*]}, and apt-get could not install them (see $logs/apt.log)"
+      return 1
+    fi
+  fi
+  for c in kubelet kube-proxy; do
+    if [[ ! -x $assets/$c ]]; then
+      echo "the real node needs $assets/$c: run make cluster-tools"
+      return 1
+    fi
+  done
+  local owner
+  if owner=$(ip -o link show "$node_bridge" 2>/dev/null) && [[ $owner != *"alias $dir"* ]]; then
+    echo "another local cluster's real node runs on this machine (${owner##*alias }): stop it with make cluster-down first"
+    return 1
+  fi
+}
+
+# node_network_up makes the bridge with the node's address, before the API
+# server binds it, and the filter rules that keep pods on this machine.
+node_network_up() {
+  mkdir -p "$(node_dir)"
+  ip link add "$node_bridge" type bridge
+  ip link set "$node_bridge" alias "$dir"
+  ip addr add "$node_ip/${node_pod_cidr#*/}" dev "$node_bridge"
+  ip link set "$node_bridge" up
+  # The host reaches Service addresses through kube-proxy's rules on the
+  # bridge, never through the default route.
+  ip route add "$node_service_cidr" dev "$node_bridge" src "$node_ip"
+  # kube-proxy needs bridged traffic to pass iptables and forwarding on; both
+  # are put back by node_down.
+  echo "$(cat /proc/sys/net/ipv4/ip_forward) $(cat /proc/sys/net/bridge/bridge-nf-call-iptables)" >"$dir/sysctl.saved"
+  echo 1 >/proc/sys/net/bridge/bridge-nf-call-iptables
+  echo 1 >/proc/sys/net/ipv4/ip_forward
+  iptables -w -N "$node_guard"
+  iptables -w -A "$node_guard" -i "$node_bridge" ! -o "$node_bridge" -j DROP
+  iptables -w -A "$node_guard" -o "$node_bridge" ! -i "$node_bridge" -j DROP
+  iptables -w -I FORWARD -j "$node_guard"
+}
+
+# node_images writes a docker archive of the busybox, pause and kubectl
+# images: one busybox layer, and kubectl's on top of it for the last.
+node_images() { # archive
+  local work applet
+  work=$(mktemp -d)
+  mkdir -p "$work/busybox/bin" "$work/busybox/etc" "$work/busybox/tmp" "$work/kubectl/bin"
+  cp /bin/busybox "$work/busybox/bin/busybox"
+  for applet in $(/bin/busybox --list); do
+    [[ $applet == busybox ]] || ln -s busybox "$work/busybox/bin/$applet"
+  done
+  printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$work/busybox/etc/passwd"
+  printf 'root:x:0:\nnobody:x:65534:\n' >"$work/busybox/etc/group"
+  chmod 1777 "$work/busybox/tmp"
+  cp "$kubectl" "$work/kubectl/bin/kubectl"
+  local layer
+  for layer in busybox kubectl; do
+    tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$work/$layer" -cf "$work/$layer.tar" .
+  done
+  diff_id() { echo "\"sha256:$(sha256sum "$work/$1.tar" | cut -d' ' -f1)\""; }
+  image_config() { # name command-json layers...
+    local name=$1 command=$2 ids=()
+    shift 2
+    for layer in "$@"; do ids+=("$(diff_id "$layer")"); done
+    printf '{"architecture":"%s","os":"linux","created":"1970-01-01T00:00:00Z","config":{"Env":["PATH=/bin"],"Cmd":%s},"rootfs":{"type":"layers","diff_ids":[%s]}}' \
+      "$(go env GOARCH)" "$command" "$(IFS=,; echo "${ids[*]}")" >"$work/$name.json"
+  }
+  image_config busybox '["sh"]' busybox
+  # A sandbox only holds the pod's namespaces: it sleeps.
+  image_config pause '["sleep","inf"]' busybox
+  image_config kubectl '["kubectl"]' busybox kubectl
+  printf '[%s,%s,%s]' \
+    "{\"Config\":\"busybox.json\",\"RepoTags\":[\"$node_busybox_image\"],\"Layers\":[\"busybox.tar\"]}" \
+    "{\"Config\":\"pause.json\",\"RepoTags\":[\"$node_pause_image\"],\"Layers\":[\"busybox.tar\"]}" \
+    "{\"Config\":\"kubectl.json\",\"RepoTags\":[\"$node_kubectl_image\"],\"Layers\":[\"busybox.tar\",\"kubectl.tar\"]}" \
+    >"$work/manifest.json"
+  tar -C "$work" -cf "$1" manifest.json busybox.json pause.json kubectl.json busybox.tar kubectl.tar
+  rm -rf "$work"
+}
+
+node_certs() {
+  cat >"$pki/kubelet.ext" <<EXT
+extendedKeyUsage = clientAuth
+EXT
+  cert kubelet "/O=system:nodes/CN=system:node:$node_name"
+  cert kube-proxy "/CN=system:kube-proxy"
+  # The API server's client certificate for logs, exec and port-forward.
+  cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client"
+  write_kubeconfig "$pki/kubelet.kubeconfig" kubelet
+  write_kubeconfig "$pki/kube-proxy.kubeconfig" kube-proxy
+}
+
+# node_start starts containerd, kubelet and kube-proxy once the API server
+# is up, and waits for the node to be Ready.
+node_start() {
+  local nd sock
+  nd=$(node_dir)
+  sock=$(node_socket)
+  mkdir -p "$nd/cni" "$nd/kubelet" "$nd/pod-logs"
+  cat >"$nd/containerd.toml" <<TOML
+version = 2
+root = "$nd/containerd/root"
+state = "$nd/containerd/state"
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs"]
+[grpc]
+  address = "$sock"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$node_pause_image"
+  # Sessions here lack CAP_SYS_RESOURCE: a sandbox's oom_score_adj of -998
+  # would make runc fail.
+  restrict_oom_score_adj = true
+  # Pods' network namespaces live under the state directory, so that
+  # cluster-down finds and unmounts them.
+  netns_mounts_under_state_dir = true
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$nd/cni"
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+    runtime_type = "io.containerd.runc.v2"
+TOML
+  # Routes to the pod and Service ranges only: no default route, no
+  # masquerade.
+  cat >"$nd/cni/10-kudo-ng.conflist" <<JSON
+{
+  "cniVersion": "1.0.0",
+  "name": "kudo-ng",
+  "plugins": [{
+    "type": "bridge",
+    "bridge": "$node_bridge",
+    "isGateway": true,
+    "ipMasq": false,
+    "hairpinMode": true,
+    "ipam": {
+      "type": "host-local",
+      "dataDir": "$nd/ipam",
+      "ranges": [[{"subnet": "$node_pod_cidr", "gateway": "$node_ip"}]],
+      "routes": [{"dst": "$node_service_cidr", "gw": "$node_ip"}]
+    }
+  }, {"type": "loopback"}]
+}
+JSON
+  # The pods' own loopback, where nothing answers: they resolve no names,
+  # and a resolv.conf without a nameserver would make containerd copy the
+  # machine's.
+  echo "nameserver 127.0.0.1" >"$nd/resolv.conf"
+  launch containerd containerd --config "$nd/containerd.toml"
+  wait_for containerd 30 ctr --address "$sock" version
+  node_images "$nd/images.tar"
+  ctr --address "$sock" -n k8s.io images import "$nd/images.tar" >/dev/null
+
+  cat >"$nd/kubelet.yaml" <<YAML
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: $node_ip
+port: $((base + 20))
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: $((base + 21))
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+  x509: {clientCAFile: $pki/ca.crt}
+authorization: {mode: Webhook}
+containerRuntimeEndpoint: unix://$sock
+cgroupDriver: cgroupfs
+failCgroupV1: false
+failSwapOn: false
+resolvConf: $nd/resolv.conf
+clusterDomain: cluster.local
+podLogsDir: $nd/pod-logs
+registerWithTaints:
+- {key: $node_taint, value: "true", effect: NoSchedule}
+# Images cannot be pulled again here: never collect them.
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%}
+YAML
+  launch kubelet "$assets/kubelet" --config "$nd/kubelet.yaml" --kubeconfig "$pki/kubelet.kubeconfig" \
+    --root-dir "$nd/kubelet" --hostname-override "$node_name" --node-ip "$node_ip" \
+    --node-labels "$node_taint=true"
+
+  cat >"$nd/kube-proxy.yaml" <<YAML
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: $pki/kube-proxy.kubeconfig}
+mode: iptables
+hostnameOverride: $node_name
+bindAddress: $node_ip
+clusterCIDR: $node_pod_cidr
+healthzBindAddress: 127.0.0.1:$((base + 22))
+metricsBindAddress: 127.0.0.1:$((base + 23))
+nodePortAddresses: [$node_ip/32]
+iptables: {localhostNodePorts: false}
+# Leave the machine's conntrack settings as they are.
+conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+YAML
+  launch kube-proxy "$assets/kube-proxy" --config "$nd/kube-proxy.yaml"
+  wait_for "the real node" 90 "$kubectl" --kubeconfig "$kubeconfig" wait --for=condition=Ready "node/$node_name" --timeout=1s
+  wait_for "kube-proxy's rules for the kubernetes Service" 60 iptables -w -t nat -C KUBE-SERVICES -d 10.96.0.1/32 -p tcp \
+    -m comment --comment "default/kubernetes:https cluster IP" -m tcp --dport 443 -j KUBE-SVC-NPX46M4PTMTKRN6Y
+}
+
+# node_down stops the real node and removes what it made: containers,
+# mounts, network namespaces, cgroups, the bridge and the iptables rules.
+node_down() {
+  local nd
+  nd=$(node_dir)
+  stop_component kube-proxy
+  stop_component kubelet
+  # Every container's processes are in the kubepods cgroups: kill them, so
+  # that the shims exit.
+  local cg
+  for cg in /sys/fs/cgroup/*/kubepods; do
+    [[ -d $cg ]] || continue
+    find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+  done
+  stop_component containerd
+  pkill -9 -f -- "$nd/" 2>/dev/null || true
+  # Deepest first: rootfs overlays, pod volumes, network namespaces.
+  findmnt -rn -o TARGET | grep "^$nd/" | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  for cg in /sys/fs/cgroup/*/kubepods; do
+    [[ -d $cg ]] && find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null
+  done
+  find /var/log/containers -maxdepth 1 -lname "$nd/*" -delete 2>/dev/null || true
+  rm -f /var/lib/cni/results/kudo-ng-* 2>/dev/null || true
+  if [[ -x $assets/kube-proxy ]] && iptables -w -t nat -nL KUBE-SERVICES >/dev/null 2>&1; then
+    "$assets/kube-proxy" --cleanup >/dev/null 2>&1 || true
+  fi
+  # The kubelet's own chains, which it leaves behind.
+  local tool table chain
+  for tool in iptables ip6tables; do
+    for table in filter nat mangle; do
+      for chain in INPUT OUTPUT; do
+        while "$tool" -w -t "$table" -D "$chain" -j KUBE-FIREWALL 2>/dev/null; do :; done
+      done
+      for chain in KUBE-FIREWALL KUBE-KUBELET-CANARY KUBE-IPTABLES-HINT; do
+        "$tool" -w -t "$table" -F "$chain" 2>/dev/null && "$tool" -w -t "$table" -X "$chain"
+      done
+    done
+  done
+  if iptables -w -nL "$node_guard" >/dev/null 2>&1; then
+    iptables -w -D FORWARD -j "$node_guard"
+    iptables -w -F "$node_guard"
+    iptables -w -X "$node_guard"
+  fi
+  ip link del "$node_bridge" 2>/dev/null || true
+  if [[ -f $dir/sysctl.saved ]]; then
+    local forward bridged
+    read -r forward bridged <"$dir/sysctl.saved"
+    echo "$forward" >/proc/sys/net/ipv4/ip_forward
+    echo "$bridged" >/proc/sys/net/bridge/bridge-nf-call-iptables
+  fi
+}
