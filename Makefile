@@ -10,7 +10,7 @@ IMG ?= $(IMAGE_TAG_BASE):v$(VERSION)
 BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(VERSION)
 BUNDLE_CHANNELS ?= alpha
 BUNDLE_METADATA_OPTS ?= --channels=$(BUNDLE_CHANNELS) --default-channel=$(BUNDLE_CHANNELS)
-# Container tool for docker-build / docker-push; needs a running engine.
+# Container tool for bundle-build / bundle-push; needs a running engine.
 CONTAINER_TOOL ?= docker
 
 SHELL = /usr/bin/env bash -o pipefail
@@ -95,7 +95,7 @@ test-e2e: cluster-tools ## End to end on a local control plane of its own: the c
 
 .PHONY: test-packages
 test-packages: cluster-tools kuttl ## The conformance packages' own kuttl tests with kubectl kudo test, on a local control plane of their own (test/packages/expected-failures.txt).
-	KUBECTL="$(KUBECTL)" KUSTOMIZE="$(KUSTOMIZE)" KUTTL="$(KUTTL)" hack/test-packages.sh
+	CLUSTER_REAL_NODE=false KUBECTL="$(KUBECTL)" KUSTOMIZE="$(KUSTOMIZE)" KUTTL="$(KUTTL)" hack/test-packages.sh
 
 .PHONY: test-update-golden
 test-update-golden: ## Rewrite the renderer's golden files and the bad-package corpus's expected errors (review the diff).
@@ -107,7 +107,7 @@ BENCH_ARGS ?=
 .PHONY: bench
 bench: cluster-tools helm ## Benchmarks on a fresh local control plane: plan latency vs floor and helm, scale, API requests, render; writes docs/benchmarks.md and bin/bench.json.
 	go test ./internal/... -run '^$$' -bench . -benchmem -count 6 | tee bin/bench-render.txt
-	ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go run ./test/bench -helm $(HELM) -render bin/bench-render.txt $(BENCH_ARGS)
+	CLUSTER_REAL_NODE=false ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go run ./test/bench -helm $(HELM) -render bin/bench-render.txt $(BENCH_ARGS)
 
 FUZZTIME ?= 2m
 .PHONY: fuzz
@@ -142,13 +142,20 @@ undeploy-local-webhook: kubectl ## Remove the webhook configuration `make run` p
 	$(KUBECTL) delete mutatingwebhookconfiguration/kudo-mutating-webhook-configuration \
 		validatingwebhookconfiguration/kudo-validating-webhook-configuration --ignore-not-found
 
+# The image is built from the Dockerfile with no container engine (hack/image):
+# its builder stage is this host's Go build, with the same flags.
+MANAGER_LINUX ?= $(LOCALBIN)/manager-linux-$(GOARCH)
+IMAGE_TAR ?= $(LOCALBIN)/image/manager.tar
+IMAGE_TOOL = go run ./hack/image --dockerfile Dockerfile --binary $(MANAGER_LINUX) --arch $(GOARCH) --tag $(IMG)
+
 .PHONY: docker-build
-docker-build: ## Build the manager image (needs a container engine; none runs on the offline dev machine).
-	$(CONTAINER_TOOL) build -t $(IMG) .
+docker-build: ## Build the manager image IMG from the Dockerfile into IMAGE_TAR, reproducibly; needs no container engine.
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH) go build -trimpath -buildvcs=false -ldflags="-s -w -buildid=" -o $(MANAGER_LINUX) .
+	$(IMAGE_TOOL) --output $(IMAGE_TAR)
 
 .PHONY: docker-push
-docker-push: ## Push the manager image.
-	$(CONTAINER_TOOL) push $(IMG)
+docker-push: docker-build ## Push the manager image IMG with the Docker config's credentials; needs no container engine.
+	$(IMAGE_TOOL) --push
 
 .PHONY: bundle
 bundle: kustomize operator-sdk ## Generate the OLM bundle (bundle/, bundle.Dockerfile) from config/manifests and validate it; IMG becomes the release image.
@@ -190,19 +197,23 @@ deploy: manifests kustomize kubectl ## Deploy the manager (image IMG) to the clu
 undeploy: kustomize kubectl ## Remove the manager, its RBAC and webhooks; the CRDs stay (make uninstall). ignore-not-found=true ignores missing objects.
 	KUBECTL="$(KUBECTL)" KUSTOMIZE="$(KUSTOMIZE)" IMG="$(IMG)" IGNORE_NOT_FOUND=$(ignore-not-found) hack/deploy.sh delete
 
-##@ Local control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)
+##@ Local control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok; a real node: containerd, kubelet, kube-proxy)
 
 .PHONY: cluster-up
-cluster-up: cluster-tools ## Start the local control plane; writes bin/cluster/kubeconfig.
+cluster-up: cluster-tools ## Start the local control plane; writes bin/cluster/kubeconfig (CLUSTER_REAL_NODE=false: simulated nodes only).
 	CLUSTER_DIR="$(CLUSTER_DIR)" hack/cluster/up.sh
+
+.PHONY: cluster-load-image
+cluster-load-image: ## Import the image make docker-build wrote (IMAGE_TAR) into the local control plane's real node.
+	ctr --address "$(CLUSTER_DIR)/node/containerd.sock" -n k8s.io images import "$(IMAGE_TAR)"
 
 .PHONY: cluster-down
 cluster-down: ## Stop the local control plane and remove its data.
 	CLUSTER_DIR="$(CLUSTER_DIR)" hack/cluster/down.sh
 
 .PHONY: demo
-demo: cluster-up ## Local control plane, CRDs, manager and first-operator's OperatorVersion and Instance.
-	KUBECONFIG="$(KUBECONFIG_LOCAL)" KUBECTL="$(KUBECTL)" KUSTOMIZE="$(KUSTOMIZE)" hack/demo.sh
+demo: cluster-up ## Local control plane, the manager's image run on its real node, first-operator's OperatorVersion and Instance.
+	KUBECONFIG="$(KUBECONFIG_LOCAL)" KUBECTL="$(KUBECTL)" KUSTOMIZE="$(KUSTOMIZE)" IMG="$(IMG)" MAKE="$(MAKE)" hack/demo.sh
 
 .PHONY: demo-down
 demo-down: cluster-down ## Stop the demo: the manager and the local control plane.

@@ -115,6 +115,9 @@ func (o *options) managerOptions(s *runtime.Scheme) ctrl.Options {
 		LeaderElection:          o.enableLeaderElection,
 		LeaderElectionID:        "manager.kudo.dev",
 		LeaderElectionNamespace: leaderElectionNamespace,
+		// The process exits once the manager stops, so the lease can go at
+		// once: a rollout's new pod leads without waiting for it to expire.
+		LeaderElectionReleaseOnCancel: true,
 		// Objects that packages apply are read as unstructured, from the cache too.
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		// Cached objects keep what plans read: no managed fields, pod templates nor pod specs.

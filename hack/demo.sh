@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The demo of `make demo`, on the running local control plane: installs the
-# CRDs, starts the manager in the background (stopped by `make cluster-down`),
-# installs KUDO's first-operator and shows what the controllers made of it.
-# Environment (set by the Makefile): KUBECONFIG, KUBECTL, KUSTOMIZE.
+# The demo of `make demo`, on the running local control plane: builds the
+# manager's image and runs it as a pod on the real node with `kubectl kudo
+# init` (or, on a cluster with simulated nodes only, as a process beside it,
+# stopped by `make cluster-down`), installs KUDO's first-operator and shows
+# what the controllers made of it.
+# Environment (set by the Makefile): KUBECONFIG, KUBECTL, KUSTOMIZE, IMG, MAKE.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,19 +15,29 @@ kubectl() { "$KUBECTL" "$@"; }
 source "$root/hack/lib/manager.sh"
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-step "Installing the kudo.dev CRDs"
-"$KUSTOMIZE" build "$root/config/crd" | kubectl apply --server-side -f -
+(cd "$root" && go build -o bin/kubectl-kudo ./cmd/kubectl-kudo)
+kudo() { "$root/bin/kubectl-kudo" --kubeconfig "$KUBECONFIG" "$@"; }
 
-step "Starting the manager (log: $dir/logs/manager.log)"
-if [[ -f $dir/pids/manager.pid ]] && kill -0 "$(cat "$dir/pids/manager.pid")" 2>/dev/null; then
-  echo "already running"
+if kubectl get node kudo-ng-node >/dev/null 2>&1; then
+  step "make docker-build cluster-load-image IMG=$IMG: the manager's image, built with no container engine, on the real node"
+  "$MAKE" --no-print-directory -C "$root" docker-build cluster-load-image IMG="$IMG" CLUSTER_DIR="$dir"
+
+  step "kubectl kudo init --unsafe-self-signed-webhook-ca --kudo-image $IMG --kudo-image-pull-policy Never --wait"
+  kudo init --unsafe-self-signed-webhook-ca --kudo-image "$IMG" --kudo-image-pull-policy Never --wait | tail -n 3
+  kubectl get pods -n kudo-system -o wide
 else
-  start_manager "$root" "$dir" "$dir/logs/manager.log"
+  step "Installing the kudo.dev CRDs"
+  "$KUSTOMIZE" build "$root/config/crd" | kubectl apply --server-side -f -
+
+  step "Starting the manager beside the cluster, which has no real node (log: $dir/logs/manager.log)"
+  if [[ -f $dir/pids/manager.pid ]] && kill -0 "$(cat "$dir/pids/manager.pid")" 2>/dev/null; then
+    echo "already running"
+  else
+    start_manager "$root" "$dir" "$dir/logs/manager.log"
+  fi
 fi
 
 package=$root/../shared/conformance/first-operator/operator
-(cd "$root" && go build -o bin/kubectl-kudo ./cmd/kubectl-kudo)
-kudo() { "$root/bin/kubectl-kudo" --kubeconfig "$KUBECONFIG" "$@"; }
 
 step "kubectl kudo install $package --wait"
 if kubectl get instance first-operator-instance >/dev/null 2>&1; then
@@ -57,7 +69,7 @@ kubectl get events --field-selector involvedObject.name=first-operator-instance 
 
 cat <<MSG
 
-The manager keeps running against the local control plane:
+The manager keeps running in the local control plane:
   export KUBECONFIG=$KUBECONFIG
   make cluster-down     # stops the manager and the control plane
 MSG

@@ -12,7 +12,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -22,9 +21,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
-)
 
-const injectCAAnnotation = "cert-manager.io/inject-ca-from"
+	"github.com/kudo-ng/kudo/internal/webhookcert"
+)
 
 func main() {
 	manifests := flag.String("manifests", "-", "Manifests to rewrite; - reads standard input.")
@@ -51,11 +50,12 @@ func run(manifests, url, caFile string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var objs []*unstructured.Unstructured
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for {
 		doc, err := reader.Read()
 		if errors.Is(err, io.EOF) {
-			return nil
+			break
 		}
 		if err != nil {
 			return err
@@ -64,12 +64,14 @@ func run(manifests, url, caFile string, out io.Writer) error {
 		if err := yaml.Unmarshal(doc, &obj.Object); err != nil {
 			return err
 		}
-		if obj.Object == nil || obj.GroupVersionKind().Group == "cert-manager.io" {
-			continue
+		if obj.Object != nil {
+			objs = append(objs, obj)
 		}
-		if err := trust(obj, url, base64.StdEncoding.EncodeToString(ca)); err != nil {
-			return err
-		}
+	}
+	if objs, err = webhookcert.Trust(objs, url, ca); err != nil {
+		return err
+	}
+	for _, obj := range objs {
 		b, err := yaml.Marshal(obj.Object)
 		if err != nil {
 			return err
@@ -77,35 +79,6 @@ func run(manifests, url, caFile string, out io.Writer) error {
 		if _, err := fmt.Fprintf(out, "---\n%s", b); err != nil {
 			return err
 		}
-	}
-}
-
-// trust sets the CA of every webhook of a webhook configuration, and points
-// them at url when one is given; other objects pass unchanged.
-func trust(obj *unstructured.Unstructured, url, caBundle string) error {
-	webhooks, found, _ := unstructured.NestedSlice(obj.Object, "webhooks")
-	if !found {
-		return nil
-	}
-	for _, w := range webhooks {
-		clientConfig := w.(map[string]any)["clientConfig"].(map[string]any)
-		if url != "" {
-			path, _, _ := unstructured.NestedString(clientConfig, "service", "path")
-			delete(clientConfig, "service")
-			clientConfig["url"] = url + path
-		}
-		clientConfig["caBundle"] = caBundle
-	}
-	if err := unstructured.SetNestedSlice(obj.Object, webhooks, "webhooks"); err != nil {
-		return err
-	}
-	annotations := obj.GetAnnotations()
-	delete(annotations, injectCAAnnotation)
-	obj.SetAnnotations(annotations)
-	if url != "" {
-		// The names config/default gives them, so that a local manager and a
-		// deployed one never both claim the same requests.
-		obj.SetName("kudo-" + obj.GetName())
 	}
 	return nil
 }

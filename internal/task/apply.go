@@ -109,7 +109,7 @@ func judge(ctx context.Context, env *Env, applied []Applied) (waiting, notes []s
 		verdict := health.Check(a.Object)
 		switch {
 		case verdict.Fatal:
-			return nil, nil, Fatalf("%s", verdict.Message)
+			return nil, nil, Fatalf("%s", Explain(ctx, env.Client, env.Watch, env.Instance.Name, a.Object, verdict.Message))
 		case !verdict.Healthy:
 			waiting = append(waiting, Explain(ctx, env.Client, env.Watch, env.Instance.Name, a.Object, verdict.Message))
 		case verdict.Message != "":

@@ -1,32 +1,283 @@
-package cluster
+package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
 
+// The names config/default gives the manager's objects, and the local
+// control plane's real node (hack/cluster/node.sh).
+const (
+	managerNamespace  = "kudo-system"
+	managerDeployment = "kudo-controller-manager"
+	realNode          = "kudo-ng-node"
+	// Two tags of one build: a rollout needs a new image reference.
+	managerImage     = "kudo-ng.local/kudo:e2e"
+	nextManagerImage = "kudo-ng.local/kudo:e2e-next"
+)
+
+// loadImage builds the manager's image (make docker-build, with no container
+// engine) and imports it into the real node's containerd.
+func loadImage(image string) {
+	GinkgoHelper()
+	tar := filepath.Join(cluster.Dir, "image", strings.ReplaceAll(image, "/", "_")+".tar")
+	Expect(cluster.Make("docker-build", "IMG="+image, "IMAGE_TAR="+tar)).To(Succeed())
+	Expect(cluster.Make("cluster-load-image", "IMAGE_TAR="+tar)).To(Succeed())
+}
+
+// managerPod returns the one running manager pod, inside an Eventually.
+func managerPod(ctx context.Context, g Gomega, image string) *corev1.Pod {
+	pods := &corev1.PodList{}
+	g.Expect(k8sClient.List(ctx, pods, client.InNamespace(managerNamespace),
+		client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+	g.Expect(pods.Items).To(HaveLen(1))
+	pod := &pods.Items[0]
+	g.Expect(pod.Spec.Containers[0].Image).To(Equal(image))
+	g.Expect(pod.Status.Conditions).To(ContainElement(And(
+		HaveField("Type", corev1.PodReady), HaveField("Status", corev1.ConditionTrue))))
+	return pod
+}
+
+// leader is the holder of the manager's leader election lease.
+func leader(ctx context.Context, g Gomega) string {
+	lease := &coordinationv1.Lease{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: managerNamespace, Name: "manager.kudo.dev"}, lease)).To(Succeed())
+	return ptr.Deref(lease.Spec.HolderIdentity, "")
+}
+
+// jobUIDs are the uids of the Jobs of a name that events were recorded for.
+func jobUIDs(ctx context.Context, g Gomega, ns, name string) map[string]bool {
+	events := &corev1.EventList{}
+	g.Expect(k8sClient.List(ctx, events, client.InNamespace(ns))).To(Succeed())
+	uids := map[string]bool{}
+	for _, e := range events.Items {
+		if e.InvolvedObject.Kind == "Job" && e.InvolvedObject.Name == name {
+			uids[string(e.InvolvedObject.UID)] = true
+		}
+	}
+	return uids
+}
+
+var _ = Describe("kudo-ng in the cluster, from its image, on the real node", Ordered, func() {
+	var ctx context.Context
+	BeforeAll(func() {
+		ctx = context.Background()
+		loadImage(managerImage)
+		loadImage(nextManagerImage)
+		DeferCleanup(handOverToClusterManager())
+	})
+
+	It("kubectl kudo init runs the manager as a pod on the real node: ready, leading, its webhooks called through their Service", func() {
+		start := time.Now()
+		out := mustKudo("default", "init", "--unsafe-self-signed-webhook-ca", "--wait",
+			"--kudo-image", managerImage, "--kudo-image-pull-policy", "Never")
+		Expect(out).To(ContainSubstring("kudo-ng is ready: deployment kudo-system/kudo-controller-manager rolled out, its webhooks answer"))
+		AddReportEntry("init --wait took", time.Since(start).String())
+		var pod *corev1.Pod
+		Eventually(func(g Gomega) {
+			pod = managerPod(ctx, g, managerImage)
+			g.Expect(leader(ctx, g)).To(HavePrefix(pod.Name + "_"))
+		}).Should(Succeed())
+		Expect(pod.Spec.NodeName).To(Equal(realNode))
+		Expect(pod.Status.ContainerStatuses[0].ImageID).NotTo(BeEmpty())
+
+		// The API server calls the validating webhook at its Service.
+		ns := newNamespace(ctx)
+		i := install(ctx, ns, filepath.Join("testdata", "admission"), "adm", nil)
+		planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
+		out, err := cluster.Kubectl("-n", ns, "patch", "instance", "adm", "--type", "merge", "-p", `{"spec":{"parameters":{"SIZE":"large"}}}`)
+		Expect(err).To(HaveOccurred())
+		Expect(out).To(ContainSubstring(`parameter SIZE is immutable`))
+		validating := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "kudo-validating-webhook-configuration"}, validating)).To(Succeed())
+		Expect(validating.Webhooks[0].ClientConfig.Service).NotTo(BeNil())
+		Expect(validating.Webhooks[0].ClientConfig.Service.Name).To(Equal("kudo-webhook-service"))
+	})
+
+	It("serves its metrics only to who may read them", func() {
+		svc := &corev1.Service{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: managerNamespace, Name: "kudo-controller-manager-metrics-service"}, svc)).To(Succeed())
+		url := fmt.Sprintf("https://%s:8443/metrics", svc.Spec.ClusterIP)
+		ns := newNamespace(ctx)
+		token := func(sa string, reader bool) string {
+			GinkgoHelper()
+			Expect(k8sClient.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sa}})).To(Succeed())
+			if reader {
+				Expect(k8sClient.Create(ctx, &rbacv1.ClusterRoleBinding{
+					ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + sa},
+					RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "kudo-metrics-reader"},
+					Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: sa}},
+				})).To(Succeed())
+			}
+			clientset, err := kubernetes.NewForConfig(cluster.Config)
+			Expect(err).NotTo(HaveOccurred())
+			tr, err := clientset.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			return tr.Status.Token
+		}
+		// The manager's serving certificate is its own; what is checked is
+		// who it answers.
+		httpClient := &http.Client{Timeout: 5 * time.Second,
+			Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec
+		scrape := func(token string) (int, string) {
+			GinkgoHelper()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			Expect(err).NotTo(HaveOccurred())
+			if token != "" {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			resp, err := httpClient.Do(req)
+			Expect(err).NotTo(HaveOccurred())
+			defer func() { _ = resp.Body.Close() }()
+			body, err := io.ReadAll(resp.Body)
+			Expect(err).NotTo(HaveOccurred())
+			return resp.StatusCode, string(body)
+		}
+		reader, stranger := token("reader", true), token("stranger", false)
+		Eventually(func(g Gomega) {
+			code, body := scrape(reader)
+			g.Expect(code).To(Equal(http.StatusOK))
+			g.Expect(body).To(ContainSubstring(`controller_runtime_reconcile_total{controller="instance"`))
+		}).Should(Succeed())
+		code, _ := scrape(stranger)
+		Expect(code).To(Equal(http.StatusForbidden))
+		code, _ = scrape("")
+		Expect(code).To(Equal(http.StatusUnauthorized))
+	})
+
+	It("installs, updates and uninstalls every conformance package that completes", func() {
+		names := []string{"first-operator", "zookeeper", "redis", "mysql", "flink", "rabbitmq", "confluent-rest-proxy", "confluent-schema-registry"}
+		instances := map[string]*kudov1beta1.Instance{}
+		for _, name := range names {
+			instances[name] = install(ctx, newNamespace(ctx), filepath.Join(conformance, name, "operator"), name+"-instance", nil)
+		}
+		var wg sync.WaitGroup
+		for _, name := range names {
+			wg.Go(func() {
+				defer GinkgoRecover()
+				i := instances[name]
+				got := planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
+				Expect(meta.IsStatusConditionTrue(got.Status.Conditions, kudov1beta1.ReadyCondition)).To(BeTrue(), name)
+				Eventually(func(g Gomega) { workloadsReady(ctx, g, i.Namespace) }).Should(Succeed(), name)
+			})
+		}
+		wg.Wait()
+
+		first := instances["first-operator"]
+		mustKudo(first.Namespace, "update", "--instance", first.Name, "-p", "REPLICAS=3", "--wait")
+		Eventually(func(g Gomega) {
+			g.Expect(deployment(ctx, g, first.Namespace, "nginx-deployment").Status.AvailableReplicas).To(BeEquivalentTo(3))
+		}).Should(Succeed())
+
+		for _, name := range names {
+			i := instances[name]
+			mustKudo(i.Namespace, "uninstall", "--instance", i.Name, "--wait")
+			Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(i), &kudov1beta1.Instance{}))).To(BeTrue(), name)
+		}
+	})
+
+	It("runs a Pipe task's pod on the real node, stores its file, and a later step's Job reads it and succeeds", func() {
+		ns := newNamespace(ctx)
+		i := install(ctx, ns, filepath.Join("testdata", "realnode"), "real", nil)
+		planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
+		configMaps := &corev1.ConfigMapList{}
+		Expect(k8sClient.List(ctx, configMaps, client.InNamespace(ns))).To(Succeed())
+		var greeting string
+		for _, cm := range configMaps.Items {
+			if strings.HasSuffix(cm.Name, ".greeting") {
+				greeting = cm.Data["greeting.txt"]
+			}
+		}
+		Expect(greeting).To(MatchRegexp(`^hello from real-deploy-main-greet-greet on the real node\n$`))
+		job := &batchv1.Job{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "real-check"}, job)).To(Succeed())
+		Expect(job.Status.Succeeded).To(BeEquivalentTo(1))
+		pods := &corev1.PodList{}
+		Expect(k8sClient.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"job-name": "real-check"})).To(Succeed())
+		Expect(pods.Items).To(HaveLen(1))
+		Expect(pods.Items[0].Spec.NodeName).To(Equal(realNode))
+		Expect(pods.Items[0].Status.ContainerStatuses[0].State.Terminated.ExitCode).To(BeZero())
+	})
+
+	It("fails the step of a Job that really exits 1, with its pod's message", func() {
+		ns := newNamespace(ctx)
+		i := install(ctx, ns, filepath.Join("testdata", "realnode"), "real", map[string]string{"EXIT_CODE": "1"})
+		got := planStatus(ctx, i, "deploy", kudov1beta1.ExecutionFatalError)
+		step := got.Status.PlanStatus["deploy"].Phases[0].Steps[1]
+		Expect(step.Name).To(Equal("check"))
+		Expect(step.Status).To(Equal(kudov1beta1.ExecutionFatalError))
+		Expect(step.Message).To(MatchRegexp(
+			`Job \S*real-check failed: BackoffLimitExceeded: .* \(pod real-check-\w+: container check: Error, exit code 1: the check failed on purpose\)`))
+	})
+
+	It("rolls the manager to a new image with kubectl kudo init --upgrade while a plan runs, which completes once", func() {
+		ns := newNamespace(ctx)
+		i := install(ctx, ns, filepath.Join("testdata", "realnode"), "slow", map[string]string{"SLEEP": "15"})
+		Eventually(func(g Gomega) {
+			_, step := firstDeployStep(ctx, g, i)
+			g.Expect(step.Status).To(Equal(kudov1beta1.ExecutionComplete))
+			g.Expect(jobUIDs(ctx, g, ns, "slow-check")).To(HaveLen(1))
+		}).Should(Succeed())
+
+		out, err := kudo("default", "init", "--unsafe-self-signed-webhook-ca", "--kudo-image", nextManagerImage, "--kudo-image-pull-policy", "Never")
+		Expect(err).To(HaveOccurred())
+		Expect(out).To(ContainSubstring("kudo-ng is already installed with image kudo-ng.local/kudo:e2e: pass --upgrade to change it to kudo-ng.local/kudo:e2e-next"))
+
+		start := time.Now()
+		mustKudo("default", "init", "--upgrade", "--unsafe-self-signed-webhook-ca", "--wait",
+			"--kudo-image", nextManagerImage, "--kudo-image-pull-policy", "Never")
+		AddReportEntry("init --upgrade --wait took", time.Since(start).String())
+		Eventually(func(g Gomega) {
+			pod := managerPod(ctx, g, nextManagerImage)
+			g.Expect(leader(ctx, g)).To(HavePrefix(pod.Name + "_"))
+		}).Should(Succeed())
+		got := planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
+		AddReportEntry("the plan completed after", time.Since(start).String())
+
+		Expect(jobUIDs(ctx, Default, ns, "slow-check")).To(HaveLen(1), "the check Job ran more than once")
+		events := &corev1.EventList{}
+		Expect(k8sClient.List(ctx, events, client.InNamespace(ns), client.MatchingFields{"involvedObject.name": "slow"})).To(Succeed())
+		started := 0
+		for _, e := range events.Items {
+			if e.Reason == "PlanStarted" {
+				started += int(e.Count)
+			}
+		}
+		Expect(started).To(Equal(1), "plan deploy started %d times", started)
+		Expect(got.Status.PlanStatus["deploy"].Phases[0].Steps[1].Status).To(Equal(kudov1beta1.ExecutionComplete))
+	})
+})
+
 // The cluster has no cert-manager: `make deploy` takes its self-signed path.
-// Its nodes are simulated, so "Available" means the pod was scheduled and
-// reported ready — the manager's own container does not run here.
 var _ = Describe("make deploy", Ordered, func() {
-	const (
-		namespace = "kudo-system"
-		image     = "ghcr.io/kudo-ng/kudo:v0.0.0-test"
-	)
 	var (
 		ctx       context.Context
 		deployDir string
@@ -34,22 +285,29 @@ var _ = Describe("make deploy", Ordered, func() {
 	BeforeAll(func() {
 		ctx = context.Background()
 		deployDir = filepath.Join(cluster.Dir, "deploy")
-		Expect(cluster.Make("deploy", "IMG="+image, "DEPLOY_DIR="+deployDir)).To(Succeed())
+		loadImage(managerImage)
+		DeferCleanup(handOverToClusterManager())
+		Expect(cluster.Make("deploy", "IMG="+managerImage, "DEPLOY_DIR="+deployDir)).To(Succeed())
 	})
 
-	It("runs the manager Deployment, with the image asked for, until it is Available", func() {
+	It("runs the manager from the image asked for as a pod on the real node, ready and leading", func() {
 		Eventually(func(g Gomega) {
-			deployment := &appsv1.Deployment{}
-			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "kudo-controller-manager"}, deployment)).To(Succeed())
-			g.Expect(deployment.Spec.Template.Spec.Containers[0].Image).To(Equal(image))
-			g.Expect(deployment.Spec.Template.Spec.ServiceAccountName).To(Equal("kudo-controller-manager"))
-			g.Expect(deployment.Status.AvailableReplicas).To(BeEquivalentTo(1))
+			d := &appsv1.Deployment{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: managerNamespace, Name: managerDeployment}, d)).To(Succeed())
+			g.Expect(d.Spec.Template.Spec.ServiceAccountName).To(Equal("kudo-controller-manager"))
+			g.Expect(d.Status.AvailableReplicas).To(BeEquivalentTo(1))
+			pod := managerPod(ctx, g, managerImage)
+			g.Expect(pod.Spec.NodeName).To(Equal(realNode))
+			g.Expect(leader(ctx, g)).To(HavePrefix(pod.Name + "_"))
 		}).Should(Succeed())
+		ns := newNamespace(ctx)
+		i := install(ctx, ns, filepath.Join(conformance, "first-operator", "operator"), "first", nil)
+		planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
 	})
 
 	It("makes the webhooks trust the CA that signed the serving certificate the manager mounts", func() {
 		secret := &corev1.Secret{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "webhook-server-cert"}, secret)).To(Succeed())
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: managerNamespace, Name: "webhook-server-cert"}, secret)).To(Succeed())
 		ca, err := os.ReadFile(filepath.Join(deployDir, "certs", "ca.crt"))
 		Expect(err).NotTo(HaveOccurred())
 		roots := x509.NewCertPool()
@@ -91,10 +349,10 @@ var _ = Describe("make deploy", Ordered, func() {
 	})
 
 	It("is removed by make undeploy, which keeps the CRDs and so every Instance", func() {
-		Expect(cluster.Make("undeploy", "IMG="+image, "DEPLOY_DIR="+deployDir)).To(Succeed())
+		Expect(cluster.Make("undeploy", "IMG="+managerImage, "DEPLOY_DIR="+deployDir)).To(Succeed())
 		Eventually(func(g Gomega) {
-			err := k8sClient.Get(ctx, client.ObjectKey{Name: namespace}, &corev1.Namespace{})
-			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "namespace %s: %v", namespace, err)
+			err := k8sClient.Get(ctx, client.ObjectKey{Name: managerNamespace}, &corev1.Namespace{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "namespace %s: %v", managerNamespace, err)
 		}).Should(Succeed())
 		roles := &rbacv1.ClusterRoleList{}
 		Expect(k8sClient.List(ctx, roles, client.MatchingLabels{"app.kubernetes.io/name": "kudo-ng"})).To(Succeed())

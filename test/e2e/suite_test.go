@@ -1,5 +1,6 @@
 // Package e2e runs kudo-ng end to end on the local control plane: the
-// manager as its own process, real KUDO packages, simulated nodes.
+// manager as its own process or, built into its image, as a pod on the real
+// node; real KUDO packages, on simulated nodes; our own on the real one.
 package e2e
 
 import (
@@ -16,6 +17,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -59,13 +61,8 @@ var _ = BeforeSuite(func() {
 	out, err := build.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), string(out))
 
-	// The admission webhooks are on, served by the manager on loopback.
 	webhooks := filepath.Join(cluster.Dir, "webhook")
-	setup := exec.Command(filepath.Join(cluster.Root, "hack", "webhook-local.sh"))
-	setup.Env = append(cluster.Env(), "WEBHOOK_DIR="+webhooks, "WEBHOOK_PORT="+webhookPort,
-		"KUBECTL="+filepath.Join(os.Getenv("ENVTEST_ASSETS"), "kubectl"))
-	out, err = setup.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), string(out))
+	serveWebhooksLocally()
 
 	managerOutput = gbytes.NewBuffer()
 	managerArgs = []string{manager, "--kubeconfig", managerKubeconfig(), "--leader-elect=false",
@@ -102,15 +99,52 @@ func stopManager() {
 	managerCmd = nil
 }
 
-// managerKubeconfig applies the manager's RBAC from config/rbac and returns
-// a kubeconfig that acts as its service account, as `make deploy` runs it.
-func managerKubeconfig() string {
+// serveWebhooksLocally points the admission webhooks at the manager on
+// loopback.
+func serveWebhooksLocally() {
+	GinkgoHelper()
+	setup := exec.Command(filepath.Join(cluster.Root, "hack", "webhook-local.sh"))
+	setup.Env = append(cluster.Env(), "WEBHOOK_DIR="+filepath.Join(cluster.Dir, "webhook"), "WEBHOOK_PORT="+webhookPort,
+		"KUBECTL="+filepath.Join(os.Getenv("ENVTEST_ASSETS"), "kubectl"))
+	out, err := setup.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), string(out))
+}
+
+// grantManager applies the manager's RBAC from config/rbac, in its
+// namespace.
+func grantManager() {
 	GinkgoHelper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kudo-system"}}
-	Expect(k8sClient.Create(context.Background(), ns)).To(Succeed())
+	Expect(client.IgnoreAlreadyExists(k8sClient.Create(context.Background(), ns))).To(Succeed())
 	_, err := cluster.Kubectl("apply", "--server-side", "-k", filepath.Join(cluster.Root, "test", "e2e", "testdata", "rbac"))
 	Expect(err).NotTo(HaveOccurred())
+}
 
+// handOverToClusterManager stops the manager process, so that one in the
+// cluster takes over, and removes what points the webhooks at it; the
+// returned function removes the one in the cluster and starts the process
+// again.
+func handOverToClusterManager() func() {
+	GinkgoHelper()
+	stopManager()
+	Expect(cluster.Make("undeploy-local-webhook")).To(Succeed())
+	return func() {
+		Expect(cluster.Make("undeploy", "ignore-not-found=true")).To(Succeed())
+		Eventually(func() bool {
+			err := k8sClient.Get(context.Background(), client.ObjectKey{Name: "kudo-system"}, &corev1.Namespace{})
+			return apierrors.IsNotFound(err)
+		}).Should(BeTrue(), "make undeploy left namespace kudo-system")
+		grantManager()
+		serveWebhooksLocally()
+		startManager()
+	}
+}
+
+// managerKubeconfig applies the manager's RBAC and returns a kubeconfig that
+// acts as its service account, as `make deploy` runs it.
+func managerKubeconfig() string {
+	GinkgoHelper()
+	grantManager()
 	config, err := clientcmd.LoadFromFile(cluster.Kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
 	for _, user := range config.AuthInfos {

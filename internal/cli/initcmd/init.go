@@ -1,25 +1,48 @@
 // Package initcmd is `kubectl kudo init`: install kudo-ng — its CRDs, or
-// everything `make deploy` installs — into a cluster, or print it.
+// everything `make deploy` installs — into a cluster, or print it, and
+// upgrade an installed manager.
 package initcmd
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/config"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+	"github.com/kudo-ng/kudo/internal/webhookcert"
+)
+
+// The names config/default gives the manager's objects.
+const (
+	namespace      = "kudo-system"
+	deploymentName = "kudo-controller-manager"
+	webhookService = "kudo-webhook-service"
+	webhookSecret  = "webhook-server-cert"
+	managerName    = "manager"
+	fieldOwner     = "kubectl-kudo"
 )
 
 // Options are the flags of init.
@@ -27,18 +50,37 @@ type Options struct {
 	DryRun  bool
 	Output  string
 	CRDOnly bool
+	// Image and ImagePullPolicy replace the manager container's.
+	Image           string
+	ImagePullPolicy string
+	// SelfSignedCA makes the webhooks trust a CA of init's own rather than
+	// cert-manager's.
+	SelfSignedCA bool
+	// Upgrade allows changing the image of an installed manager.
+	Upgrade     bool
+	Wait        bool
+	WaitTimeout time.Duration
 }
 
 // NewCmd returns the init command.
 func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
 	opts := &Options{}
+	var waitSeconds int64
 	cmd := &cobra.Command{
 		Use:   "init",
-		Short: "Install kudo-ng's CRDs, RBAC, webhooks and manager (needs cert-manager), or print them",
-		Example: `  kubectl kudo init --dry-run -o yaml
+		Short: "Install kudo-ng's CRDs, RBAC, webhooks and manager, or print them",
+		Long: `Install kudo-ng's CRDs, RBAC, webhooks and manager into the cluster.
+
+The admission webhooks need a serving certificate: cert-manager issues it where
+it is installed; --unsafe-self-signed-webhook-ca makes one here instead, signed
+by a CA of its own that the webhooks trust.`,
+		Example: `  kubectl kudo init --unsafe-self-signed-webhook-ca --wait
+  kubectl kudo init --upgrade --kudo-image ghcr.io/kudo-ng/kudo:v0.2.0 --wait
+  kubectl kudo init --dry-run -o yaml
   kubectl kudo init --crd-only`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.WaitTimeout = time.Duration(waitSeconds) * time.Second
 			var c client.Client
 			if !opts.DryRun {
 				var err error
@@ -49,9 +91,18 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 			return Run(cmd.Context(), c, streams, opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "Print the manifests instead of applying them (with -o yaml)")
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "Output format of --dry-run: yaml")
-	cmd.Flags().BoolVar(&opts.CRDOnly, "crd-only", false, "Only the CustomResourceDefinitions")
+	f := cmd.Flags()
+	f.BoolVar(&opts.DryRun, "dry-run", false, "Print the manifests instead of applying them (with -o yaml)")
+	f.StringVarP(&opts.Output, "output", "o", "", "Output format of --dry-run: yaml")
+	f.BoolVar(&opts.CRDOnly, "crd-only", false, "Only the CustomResourceDefinitions")
+	f.StringVar(&opts.Image, "kudo-image", "", "Override the manager's image")
+	f.StringVar(&opts.ImagePullPolicy, "kudo-image-pull-policy", string(corev1.PullAlways),
+		"Override the manager image's pull policy: Always, IfNotPresent or Never")
+	f.BoolVar(&opts.SelfSignedCA, "unsafe-self-signed-webhook-ca", false,
+		"Serve the webhooks with a certificate signed by a self-signed CA instead of cert-manager's")
+	f.BoolVar(&opts.Upgrade, "upgrade", false, "Upgrade an installed manager, to the image of --kudo-image")
+	f.BoolVar(&opts.Wait, "wait", false, "Wait until the manager is rolled out and ready")
+	f.Int64Var(&waitSeconds, "wait-timeout", 300, "How many seconds --wait waits")
 	return cmd
 }
 
@@ -60,9 +111,19 @@ func Run(ctx context.Context, c client.Client, streams genericiooptions.IOStream
 	if opts.DryRun && opts.Output != "yaml" {
 		return fmt.Errorf("--dry-run prints the manifests: add -o yaml")
 	}
+	switch corev1.PullPolicy(opts.ImagePullPolicy) {
+	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever, "":
+	default:
+		return fmt.Errorf("--kudo-image-pull-policy %q is not Always, IfNotPresent or Never", opts.ImagePullPolicy)
+	}
 	objs, err := manifests(opts.CRDOnly)
 	if err != nil {
 		return err
+	}
+	if !opts.CRDOnly {
+		if objs, err = prepare(ctx, c, objs, opts); err != nil {
+			return err
+		}
 	}
 	for _, obj := range objs {
 		if opts.DryRun {
@@ -73,11 +134,151 @@ func Run(ctx context.Context, c client.Client, streams genericiooptions.IOStream
 			_, _ = fmt.Fprintf(streams.Out, "---\n%s", b)
 			continue
 		}
-		if err := c.Patch(ctx, obj, client.Apply, client.FieldOwner("kubectl-kudo"), client.ForceOwnership); err != nil {
+		if err := c.Patch(ctx, obj, client.Apply, client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
 			return fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
 		}
 		_, _ = fmt.Fprintf(streams.Out, "%s/%s applied\n", obj.GetKind(), obj.GetName())
 	}
+	if opts.Wait && !opts.DryRun && !opts.CRDOnly {
+		return waitForManager(ctx, c, streams, opts.WaitTimeout)
+	}
+	return nil
+}
+
+// prepare sets the manager's image and the webhooks' certificate, and
+// refuses to change an installed manager without --upgrade.
+func prepare(ctx context.Context, c client.Client, objs []*unstructured.Unstructured, opts *Options) ([]*unstructured.Unstructured, error) {
+	var image string
+	for _, obj := range objs {
+		if obj.GetKind() != "Deployment" || obj.GetName() != deploymentName {
+			continue
+		}
+		var err error
+		if image, err = setImage(obj, opts.Image, opts.ImagePullPolicy); err != nil {
+			return nil, err
+		}
+	}
+	if c != nil && !opts.Upgrade {
+		installed := &appsv1.Deployment{}
+		err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: deploymentName}, installed)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, fmt.Errorf("looking for an installed manager: %w", err)
+		case len(installed.Spec.Template.Spec.Containers) > 0 && installed.Spec.Template.Spec.Containers[0].Image != image:
+			return nil, fmt.Errorf("kudo-ng is already installed with image %s: pass --upgrade to change it to %s",
+				installed.Spec.Template.Spec.Containers[0].Image, image)
+		}
+	}
+	if !opts.SelfSignedCA {
+		if c == nil {
+			return objs, nil
+		}
+		crd := &unstructured.Unstructured{}
+		crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+		err := c.Get(ctx, client.ObjectKey{Name: "certificates.cert-manager.io"}, crd)
+		if apierrors.IsNotFound(err) {
+			return nil, errors.New("cert-manager is not installed, and the webhooks need a certificate: install cert-manager, " +
+				"or pass --unsafe-self-signed-webhook-ca")
+		}
+		return objs, err
+	}
+	bundle, err := webhookBundle(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if objs, err = webhookcert.Trust(objs, "", bundle.CA); err != nil {
+		return nil, err
+	}
+	secret := &unstructured.Unstructured{}
+	secret.SetAPIVersion("v1")
+	secret.SetKind("Secret")
+	secret.SetNamespace(namespace)
+	secret.SetName(webhookSecret)
+	secret.Object["type"] = string(corev1.SecretTypeTLS)
+	secret.Object["data"] = map[string]any{
+		corev1.TLSCertKey:       base64.StdEncoding.EncodeToString(bundle.Cert),
+		corev1.TLSPrivateKeyKey: base64.StdEncoding.EncodeToString(bundle.Key),
+		"ca.crt":                base64.StdEncoding.EncodeToString(bundle.CA),
+	}
+	return append(objs, secret), nil
+}
+
+// setImage sets the manager container's image and pull policy, and returns
+// the image.
+func setImage(deployment *unstructured.Unstructured, image, pullPolicy string) (string, error) {
+	containers, _, err := unstructured.NestedSlice(deployment.Object, "spec", "template", "spec", "containers")
+	if err != nil {
+		return "", err
+	}
+	for _, item := range containers {
+		container, ok := item.(map[string]any)
+		if !ok || container["name"] != managerName {
+			continue
+		}
+		if image != "" {
+			container["image"] = image
+		}
+		if pullPolicy != "" {
+			container["imagePullPolicy"] = pullPolicy
+		}
+		image, _ = container["image"].(string)
+	}
+	return image, unstructured.SetNestedSlice(deployment.Object, containers, "spec", "template", "spec", "containers")
+}
+
+// webhookBundle keeps the certificate an earlier init made while it is
+// valid, so that the webhooks go on trusting the pods that serve it while a
+// new manager rolls out; otherwise it issues one.
+func webhookBundle(ctx context.Context, c client.Client) (*webhookcert.Bundle, error) {
+	now := time.Now()
+	if c != nil {
+		secret := &corev1.Secret{}
+		err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: webhookSecret}, secret)
+		if client.IgnoreNotFound(err) != nil {
+			return nil, fmt.Errorf("reading the webhooks' certificate: %w", err)
+		}
+		kept := &webhookcert.Bundle{CA: secret.Data["ca.crt"], Cert: secret.Data[corev1.TLSCertKey], Key: secret.Data[corev1.TLSPrivateKeyKey]}
+		if err == nil && kept.Verify(webhookService, namespace, now) == nil {
+			return kept, nil
+		}
+	}
+	return webhookcert.Issue(webhookService, namespace, now)
+}
+
+// waitForManager waits until the manager Deployment has rolled out: every
+// replica runs the current template and is available.
+func waitForManager(ctx context.Context, c client.Client, streams genericiooptions.IOStreams, timeout time.Duration) error {
+	key := client.ObjectKey{Namespace: namespace, Name: deploymentName}
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		d := &appsv1.Deployment{}
+		if err := c.Get(ctx, key, d); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		want := ptr.Deref(d.Spec.Replicas, 1)
+		st := d.Status
+		last = fmt.Sprintf("%d of %d replicas updated, %d available, %d in all", st.UpdatedReplicas, want, st.AvailableReplicas, st.Replicas)
+		return st.ObservedGeneration >= d.Generation && st.UpdatedReplicas == want && st.AvailableReplicas == want && st.Replicas == want, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the manager (deployment %s/%s) did not roll out in %s: %s", namespace, deploymentName, timeout, last)
+	}
+	// A ready pod is not yet an admission the API server can make: its
+	// Service's endpoints and the node's proxy rules follow it.
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		probe := &kudov1beta1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "kudo-init-probe"}}
+		err := c.Create(ctx, probe, client.DryRunAll)
+		if err != nil && strings.Contains(err.Error(), "failed calling webhook") {
+			last = err.Error()
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the manager's webhooks did not answer in %s: %s", timeout, last)
+	}
+	_, _ = fmt.Fprintf(streams.Out, "kudo-ng is ready: deployment %s/%s rolled out, its webhooks answer\n", namespace, deploymentName)
 	return nil
 }
 

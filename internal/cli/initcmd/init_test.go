@@ -30,3 +30,31 @@ func TestDryRun(t *testing.T) {
 		t.Error("--dry-run without -o yaml must be refused")
 	}
 }
+
+func TestDryRunWithASelfSignedCA(t *testing.T) {
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	opts := &Options{DryRun: true, Output: "yaml", SelfSignedCA: true, Image: "kudo-ng.local/kudo:test", ImagePullPolicy: "Never"}
+	if err := Run(context.Background(), nil, streams, opts); err != nil {
+		t.Fatal(err)
+	}
+	printed := out.String()
+	for _, want := range []string{"name: webhook-server-cert", "type: kubernetes.io/tls", "caBundle: ", "image: kudo-ng.local/kudo:test",
+		"imagePullPolicy: Never"} {
+		if !strings.Contains(printed, want) {
+			t.Errorf("init --unsafe-self-signed-webhook-ca --dry-run lacks %q", want)
+		}
+	}
+	for _, unwanted := range []string{"kind: Certificate", "kind: Issuer", "cert-manager.io/inject-ca-from"} {
+		if strings.Contains(printed, unwanted) {
+			t.Errorf("init --unsafe-self-signed-webhook-ca --dry-run prints %q", unwanted)
+		}
+	}
+}
+
+func TestAnUnknownPullPolicyIsRefused(t *testing.T) {
+	streams, _, _, _ := genericiooptions.NewTestIOStreams()
+	err := Run(context.Background(), nil, streams, &Options{DryRun: true, Output: "yaml", ImagePullPolicy: "Sometimes"})
+	if err == nil || !strings.Contains(err.Error(), `--kudo-image-pull-policy "Sometimes"`) {
+		t.Errorf("err = %v, want one naming --kudo-image-pull-policy", err)
+	}
+}
