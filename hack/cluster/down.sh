@@ -10,17 +10,6 @@ dir=$(cd "$dir" && pwd)
 # shellcheck source=../versions.env
 source "$root/hack/versions.env"
 assets=$root/bin/k8s/$KUBERNETES_VERSION-$(go env GOOS)-$(go env GOARCH)
-pids=$dir/pids
-
-stop_component() { # name
-  local pidfile=$pids/$1.pid pid
-  [[ -f $pidfile ]] || return 0
-  pid=$(cat "$pidfile")
-  kill "$pid" 2>/dev/null || true
-  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -9 "$pid" 2>/dev/null || true
-  rm -f "$pidfile"
-}
 
 # shellcheck source=node.sh
 source "$root/hack/cluster/node.sh"

@@ -32,6 +32,17 @@ node_pause_image=kudo-ng.local/pause:1
 node_kubectl_image=kudo-ng.local/kubectl:v$KUBERNETES_VERSION
 
 node_dir() { echo "$dir/node"; }
+
+# stop_component stops a process of the cluster by its pid file.
+stop_component() { # name
+  local pidfile=$dir/pids/$1.pid pid
+  [[ -f $pidfile ]] || return 0
+  pid=$(cat "$pidfile")
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null || true
+  rm -f "$pidfile"
+}
 node_socket() { echo "$(node_dir)/containerd.sock"; }
 
 # node_preflight prints, in one line, why this machine cannot run the real
@@ -67,9 +78,17 @@ node_preflight() {
     fi
   done
   local owner
-  if owner=$(ip -o link show "$node_bridge" 2>/dev/null) && [[ $owner != *"alias $dir"* ]]; then
-    echo "another local cluster's real node runs on this machine (${owner##*alias }): stop it with make cluster-down first"
-    return 1
+  if owner=$(ip -o link show "$node_bridge" 2>/dev/null); then
+    owner=${owner##*alias }
+    if [[ -f $owner/pids/kubelet.pid ]] && kill -0 "$(cat "$owner/pids/kubelet.pid")" 2>/dev/null; then
+      [[ $owner == "$dir" ]] && return 0
+      echo "another local cluster's real node runs on this machine ($owner): stop it with make cluster-down first"
+      return 1
+    fi
+    # A cluster whose processes were killed (a session that ended, a
+    # reboot's leftovers) leaves its network behind.
+    echo "cluster-up: removing what the stopped real node of $owner left" >&2
+    (dir=$owner && node_down)
   fi
 }
 

@@ -167,17 +167,17 @@ func PodProblem(pod *unstructured.Unstructured) string {
 	return ""
 }
 
-func containerProblem(status map[string]any) string {
-	reason, _, _ := unstructured.NestedString(status, "state", "waiting", "reason")
-	msg, _, _ := unstructured.NestedString(status, "state", "waiting", "message")
+func containerProblem(cs map[string]any) string {
+	reason, _, _ := unstructured.NestedString(cs, "state", "waiting", "reason")
+	msg, _, _ := unstructured.NestedString(cs, "state", "waiting", "message")
 	if reason == "" {
-		code, _, _ := unstructured.NestedInt64(status, "state", "terminated", "exitCode")
+		code, _, _ := unstructured.NestedInt64(cs, "state", "terminated", "exitCode")
 		if code == 0 {
 			return ""
 		}
-		reason, _, _ = unstructured.NestedString(status, "state", "terminated", "reason")
+		reason, _, _ = unstructured.NestedString(cs, "state", "terminated", "reason")
 		reason = fmt.Sprintf("%s, exit code %d", reason, code)
-		msg, _, _ = unstructured.NestedString(status, "state", "terminated", "message")
+		msg, _, _ = unstructured.NestedString(cs, "state", "terminated", "message")
 	}
 	if reason == "ContainerCreating" || reason == "PodInitializing" {
 		return ""

@@ -147,29 +147,34 @@ var _ = Describe("kudo-ng in the cluster, from its image, on the real node", Ord
 		// who it answers.
 		httpClient := &http.Client{Timeout: 5 * time.Second,
 			Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec
-		scrape := func(token string) (int, string) {
-			GinkgoHelper()
+		scrape := func(token string) (int, string, error) {
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-			Expect(err).NotTo(HaveOccurred())
+			if err != nil {
+				return 0, "", err
+			}
 			if token != "" {
 				req.Header.Set("Authorization", "Bearer "+token)
 			}
 			resp, err := httpClient.Do(req)
-			Expect(err).NotTo(HaveOccurred())
+			if err != nil {
+				return 0, "", err
+			}
 			defer func() { _ = resp.Body.Close() }()
 			body, err := io.ReadAll(resp.Body)
-			Expect(err).NotTo(HaveOccurred())
-			return resp.StatusCode, string(body)
+			return resp.StatusCode, string(body), err
 		}
 		reader, stranger := token("reader", true), token("stranger", false)
 		Eventually(func(g Gomega) {
-			code, body := scrape(reader)
+			code, body, err := scrape(reader)
+			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(code).To(Equal(http.StatusOK))
 			g.Expect(body).To(ContainSubstring(`controller_runtime_reconcile_total{controller="instance"`))
 		}).Should(Succeed())
-		code, _ := scrape(stranger)
+		code, _, err := scrape(stranger)
+		Expect(err).NotTo(HaveOccurred())
 		Expect(code).To(Equal(http.StatusForbidden))
-		code, _ = scrape("")
+		code, _, err = scrape("")
+		Expect(err).NotTo(HaveOccurred())
 		Expect(code).To(Equal(http.StatusUnauthorized))
 	})
 
@@ -192,7 +197,7 @@ var _ = Describe("kudo-ng in the cluster, from its image, on the real node", Ord
 		wg.Wait()
 
 		first := instances["first-operator"]
-		mustKudo(first.Namespace, "update", "--instance", first.Name, "-p", "REPLICAS=3", "--wait")
+		mustKudo(first.Namespace, "update", "--instance", first.Name, "-p", "replicas=3", "--wait")
 		Eventually(func(g Gomega) {
 			g.Expect(deployment(ctx, g, first.Namespace, "nginx-deployment").Status.AvailableReplicas).To(BeEquivalentTo(3))
 		}).Should(Succeed())
@@ -299,6 +304,13 @@ var _ = Describe("make deploy", Ordered, func() {
 			pod := managerPod(ctx, g, managerImage)
 			g.Expect(pod.Spec.NodeName).To(Equal(realNode))
 			g.Expect(leader(ctx, g)).To(HavePrefix(pod.Name + "_"))
+		}).Should(Succeed())
+		// Unlike kubectl kudo init --wait, make deploy does not wait for the
+		// Service's endpoints and the node's proxy rules to follow the pod.
+		Eventually(func(g Gomega) {
+			probe := &kudov1beta1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: managerNamespace, Name: "probe"}}
+			err := k8sClient.Create(ctx, probe, client.DryRunAll)
+			g.Expect(err).To(Or(Succeed(), Not(MatchError(ContainSubstring("failed calling webhook")))))
 		}).Should(Succeed())
 		ns := newNamespace(ctx)
 		i := install(ctx, ns, filepath.Join(conformance, "first-operator", "operator"), "first", nil)
