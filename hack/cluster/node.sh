@@ -154,9 +154,6 @@ node_images() { # archive
 }
 
 node_certs() {
-  cat >"$pki/kubelet.ext" <<EXT
-extendedKeyUsage = clientAuth
-EXT
   cert kubelet "/O=system:nodes/CN=system:node:$node_name"
   cert kube-proxy "/CN=system:kube-proxy"
   # The API server's client certificate for logs, exec and port-forward.
@@ -273,9 +270,10 @@ conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 YAML
   launch kube-proxy "$assets/kube-proxy" --config "$nd/kube-proxy.yaml"
   wait_for "the real node" 90 "$kubectl" --kubeconfig "$kubeconfig" wait --for=condition=Ready "node/$node_name" --timeout=1s
-  wait_for "kube-proxy's rules for the kubernetes Service" 60 iptables -w -t nat -C KUBE-SERVICES -d 10.96.0.1/32 -p tcp \
-    -m comment --comment "default/kubernetes:https cluster IP" -m tcp --dport 443 -j KUBE-SVC-NPX46M4PTMTKRN6Y
+  wait_for "kube-proxy's rules for the kubernetes Service" 60 node_proxies_kubernetes
 }
+
+node_proxies_kubernetes() { iptables -w -t nat -S KUBE-SERVICES | grep -q "default/kubernetes:https cluster IP"; }
 
 # node_down stops the real node and removes what it made: containers,
 # mounts, network namespaces, cgroups, the bridge and the iptables rules.
