@@ -62,16 +62,7 @@ var _ = Describe("The conformance packages, unchanged", func() {
 		ns := newNamespace(ctx)
 		i := install(ctx, ns, filepath.Join(conformance, "zookeeper", "operator"), "zk", nil)
 		planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
-		// Each Job the validation step created left events under its own uid.
-		events := &corev1.EventList{}
-		Expect(k8sClient.List(ctx, events, client.InNamespace(ns))).To(Succeed())
-		jobs := map[string]bool{}
-		for _, e := range events.Items {
-			if e.InvolvedObject.Kind == "Job" && e.InvolvedObject.Name == "zk-validation" {
-				jobs[string(e.InvolvedObject.UID)] = true
-			}
-		}
-		Expect(jobs).To(HaveLen(1), "the validation step ran its Job %d times", len(jobs))
+		Expect(jobUIDs(ctx, Default, ns, "zk-validation")).To(HaveLen(1), "the validation step ran its Job more than once")
 	})
 
 	// cowsay's Pipe pod fetches from the internet: it does not tolerate the

@@ -73,7 +73,8 @@ func leader(ctx context.Context, g Gomega) string {
 	return ptr.Deref(lease.Spec.HolderIdentity, "")
 }
 
-// jobUIDs are the uids of the Jobs of a name that events were recorded for.
+// jobUIDs are the uids of the Jobs of a name that events were recorded for:
+// each Job a step created left events under its own uid.
 func jobUIDs(ctx context.Context, g Gomega, ns, name string) map[string]bool {
 	events := &corev1.EventList{}
 	g.Expect(k8sClient.List(ctx, events, client.InNamespace(ns))).To(Succeed())
