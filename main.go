@@ -73,6 +73,7 @@ func main() {
 		Files:                   &task.ExecCopier{Config: cfg, Clientset: clientset},
 		MaxConcurrentReconciles: opts.maxConcurrentReconciles,
 		DriftCorrection:         opts.driftCorrection,
+		PlanTimeout:             opts.planTimeout,
 		APIReader:               mgr.GetAPIReader(),
 	}
 	if err := instances.SetupWithManager(ctx, mgr); err != nil {

@@ -33,6 +33,7 @@ type options struct {
 	kubeAPIBurst            int
 	syncPeriod              time.Duration
 	driftCorrection         bool
+	planTimeout             time.Duration
 	enableWebhooks          bool
 	webhookCertDir          string
 	webhookHost             string
@@ -61,6 +62,8 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"How often every Instance is reconciled even though nothing changed.")
 	fs.BoolVar(&o.driftCorrection, "drift-correction", false, "Apply again what an Instance's plans applied when someone "+
 		"else changes or deletes it, for Instances without the annotation "+kudov1beta1.DriftCorrectionAnnotation+" (\"true\" or \"false\").")
+	fs.DurationVar(&o.planTimeout, "plan-timeout", 0, "How long a plan run may take when its plan declares no timeout "+
+		"(past it, its running steps end in FATAL_ERROR); 0: no limit.")
 	fs.BoolVar(&o.enableWebhooks, "enable-webhooks", true,
 		"Serve the Instance and OperatorVersion admission webhooks (they need a serving certificate in --webhook-cert-dir).")
 	fs.StringVar(&o.webhookCertDir, "webhook-cert-dir", "", "Directory with tls.crt and tls.key of the webhook server "+

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -55,6 +56,9 @@ type InstanceReconciler struct {
 	// DriftCorrection is whether objects someone else changed are applied
 	// again, for Instances that do not say (kudov1beta1.DriftCorrectionAnnotation).
 	DriftCorrection bool
+	// PlanTimeout bounds the runs of plans that declare no timeout; zero:
+	// none, as KUDO.
+	PlanTimeout time.Duration
 	// APIReader reads from the API server what the cache should not hold.
 	APIReader client.Reader
 

@@ -8,9 +8,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -62,6 +64,12 @@ func (p *planRun) plans(ctx context.Context) error {
 		if uid, rerun := engine.RerunRequested(p.instance, name); running && rerun {
 			p.start(name, uid)
 		}
+		if !running && engine.RetryRequested(p.instance, name) {
+			if err := p.retry(ctx, name); err != nil {
+				return err
+			}
+			running = true
+		}
 		if !running {
 			if err := p.clearFinished(ctx); err != nil {
 				return err
@@ -97,6 +105,18 @@ func (p *planRun) start(name string, uid types.UID) {
 	p.r.Recorder.Eventf(p.instance, corev1.EventTypeNormal, "PlanStarted", "Execution of plan %s started", name)
 }
 
+// retry resumes the failed run of the plan from its failed steps. The
+// request becomes a plain one for the run at once, so that a run that fails
+// again is not retried again.
+func (p *planRun) retry(ctx context.Context, name string) error {
+	i := p.instance
+	ps := engine.Retry(ptr.To(i.Status.PlanStatus[name]), p.r.Clock.Now())
+	i.Status.PlanStatus[name] = ps
+	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
+	p.r.Recorder.Eventf(i, corev1.EventTypeNormal, "PlanRetried", "Plan %s resumed from its failed steps", name)
+	return p.patchPlanExecution(ctx, ps.UID, kudov1beta1.PlanExecution{PlanName: name, UID: ps.UID})
+}
+
 // cancel ends the running plan before it runs another task.
 func (p *planRun) cancel(ctx context.Context, name string) error {
 	i := p.instance
@@ -113,6 +133,9 @@ func (p *planRun) cancel(ctx context.Context, name string) error {
 func (p *planRun) advance(ctx context.Context, name string) (bool, error) {
 	i := p.instance
 	plan := p.ov.Spec.Plans[name]
+	if plan.Timeout == nil && p.r.PlanTimeout > 0 {
+		plan.Timeout = &metav1.Duration{Duration: p.r.PlanTimeout}
+	}
 	ps := i.Status.PlanStatus[name]
 	values, err := params.Values(p.ov.Spec.Parameters, i.Spec.Parameters)
 	for pass := 0; pass < maxPasses && err == nil; pass++ {
@@ -143,6 +166,9 @@ func (p *planRun) advance(ctx context.Context, name string) (bool, error) {
 		return false, fmt.Errorf("plan %s: %s", name, ps.Message)
 	}
 	if !ps.Status.IsTerminal() {
+		if at, ok := engine.NextDeadline(&plan, &ps); ok {
+			p.requeueAfter(max(at.Sub(p.r.Clock.Now()), time.Millisecond))
+		}
 		return false, nil
 	}
 	// KUDO's event, which users' scripts and tests match, for either end.
@@ -165,6 +191,12 @@ func (p *planRun) clearFinished(ctx context.Context) error {
 // clearPlanExecution empties spec.planExecution once the plan it asked for
 // ended, as KUDO does; a newer request in the meantime is kept.
 func (p *planRun) clearPlanExecution(ctx context.Context, uid types.UID) error {
+	return p.patchPlanExecution(ctx, uid, kudov1beta1.PlanExecution{})
+}
+
+// patchPlanExecution replaces spec.planExecution while it asks for the run
+// uid; a newer request in the meantime is kept.
+func (p *planRun) patchPlanExecution(ctx context.Context, uid types.UID, pe kudov1beta1.PlanExecution) error {
 	i := p.instance
 	if i.Spec.PlanExecution.UID != uid {
 		return nil
@@ -172,7 +204,7 @@ func (p *planRun) clearPlanExecution(ctx context.Context, uid types.UID) error {
 	// Patch a copy: the response would overwrite the status being built.
 	obj := i.DeepCopy()
 	patch := client.MergeFromWithOptions(obj.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	obj.Spec.PlanExecution = kudov1beta1.PlanExecution{}
+	obj.Spec.PlanExecution = pe
 	if err := p.r.Patch(ctx, obj, patch); err != nil {
 		return client.IgnoreNotFound(err)
 	}

@@ -26,7 +26,8 @@ type InstanceSpec struct {
 
 // PlanExecution is a request to run a plan. A new uid resets the plan's status
 // tree; the controller clears planExecution when the plan ends. Setting status
-// to CANCELLED (kudo-ng) cancels the running plan.
+// to CANCELLED (kudo-ng) cancels the running plan; to RETRY (kudo-ng), with
+// the uid of a failed run, resumes it from its failed steps.
 type PlanExecution struct {
 	// +optional
 	PlanName string `json:"planName,omitempty"`
@@ -51,6 +52,10 @@ const (
 	// ExecutionCancelled (kudo-ng) is terminal: the plan was cancelled by
 	// setting spec.planExecution.status to it; the next plan may start.
 	ExecutionCancelled ExecutionStatus = "CANCELLED"
+	// ExecutionRetry (kudo-ng) is only asked for, in spec.planExecution.status
+	// with the uid of a run that ended in FATAL_ERROR: the run resumes from
+	// its failed steps; the steps it completed do not run again.
+	ExecutionRetry ExecutionStatus = "RETRY"
 )
 
 // IsTerminal reports whether a plan in this state has ended.
@@ -131,6 +136,11 @@ type PlanStatus struct {
 	// UID is the planExecution uid of this run.
 	// +optional
 	UID types.UID `json:"uid,omitempty"`
+	// StartedAt (kudo-ng) is when this run started, or was last retried:
+	// what the plan's timeout counts from.
+	// +optional
+	// +nullable
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
 	// Pruned lists what this run deleted once it completed: objects its tasks
 	// applied before and no longer render (kudo-ng).
 	// +optional
@@ -196,6 +206,11 @@ type StepStatus struct {
 	Status ExecutionStatus `json:"status,omitempty"`
 	// +optional
 	Message string `json:"message,omitempty"`
+	// StartedAt (kudo-ng) is when the step first ran in this run: what its
+	// timeout counts from.
+	// +optional
+	// +nullable
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
 }
 
 // +kubebuilder:object:root=true

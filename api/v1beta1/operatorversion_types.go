@@ -60,6 +60,11 @@ type Plan struct {
 	// +optional
 	// +nullable
 	Phases []Phase `json:"phases,omitempty"`
+	// Timeout (kudo-ng) bounds a run of the plan: past it, the steps still
+	// running end in FATAL_ERROR, naming what they waited for. Unset: the
+	// manager's --plan-timeout, if any.
+	// +optional
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
 }
 
 // Phase is an ordered set of steps.
@@ -76,6 +81,10 @@ type Step struct {
 	Name string `json:"name"`
 	// +optional
 	Tasks []string `json:"tasks,omitempty"`
+	// Timeout (kudo-ng) bounds how long the step may run: past it, it ends
+	// in FATAL_ERROR, naming what it waited for.
+	// +optional
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
 }
 
 // TaskKind is the kind of work a task does.

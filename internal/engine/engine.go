@@ -54,7 +54,7 @@ func Start(name string, plan *kudov1beta1.Plan, uid types.UID, now time.Time) ku
 }
 
 func tree(name string, plan *kudov1beta1.Plan, status kudov1beta1.ExecutionStatus, uid types.UID, now *metav1.Time) kudov1beta1.PlanStatus {
-	ps := kudov1beta1.PlanStatus{Name: name, Status: status, UID: uid, LastUpdatedTimestamp: now}
+	ps := kudov1beta1.PlanStatus{Name: name, Status: status, UID: uid, LastUpdatedTimestamp: now, StartedAt: now}
 	for _, phase := range plan.Phases {
 		phs := kudov1beta1.PhaseStatus{Name: phase.Name, Status: status}
 		for _, step := range phase.Steps {
@@ -98,8 +98,9 @@ func Due(plan *kudov1beta1.Plan, status *kudov1beta1.PlanStatus) []StepRef {
 // Record writes the results of this pass into a copy of the status tree and
 // rolls the step statuses up into the phases and the plan. A step that is
 // not done stays IN_PROGRESS; an error makes it ERROR (retried on the next
-// pass) or FATAL_ERROR, which ends the plan. Timestamps change only when a
-// status or message does.
+// pass) or FATAL_ERROR, which ends the plan, and so does a step that is not
+// done past its deadline (Deadline). Timestamps change only when a status
+// or message does.
 func Record(plan *kudov1beta1.Plan, status *kudov1beta1.PlanStatus, results map[StepRef]StepResult, now time.Time) kudov1beta1.PlanStatus {
 	out := *status.DeepCopy()
 	changed := false
@@ -117,7 +118,14 @@ func Record(plan *kudov1beta1.Plan, status *kudov1beta1.PlanStatus, results map[
 				continue
 			}
 			s := &phs.Steps[j]
+			if s.StartedAt == nil {
+				t := metav1.NewTime(now)
+				s.StartedAt, changed = &t, true
+			}
 			next, msg := stepOutcome(r)
+			if at, timeout, ok := Deadline(plan, &out, step, s); ok && !next.IsTerminal() && !now.Before(at) {
+				next, msg = kudov1beta1.ExecutionFatalError, timedOut(timeout, msg)
+			}
 			if s.Status != next || s.Message != msg {
 				s.Status, s.Message, changed = next, msg, true
 			}
@@ -138,6 +146,75 @@ func Record(plan *kudov1beta1.Plan, status *kudov1beta1.PlanStatus, results map[
 		t := metav1.NewTime(now)
 		out.LastUpdatedTimestamp = &t
 	}
+	return out
+}
+
+// Deadline is when a started step must be done: its own timeout after it
+// started, or the plan's after the run started, whichever comes first; the
+// string says which, for the message.
+func Deadline(plan *kudov1beta1.Plan, ps *kudov1beta1.PlanStatus, step kudov1beta1.Step,
+	s *kudov1beta1.StepStatus) (time.Time, string, bool) {
+	var at time.Time
+	var which string
+	if step.Timeout != nil && s.StartedAt != nil {
+		at, which = s.StartedAt.Add(step.Timeout.Duration), fmt.Sprintf("step %s timed out after %s", step.Name, step.Timeout.Duration)
+	}
+	if plan.Timeout != nil && ps.StartedAt != nil {
+		if planAt := ps.StartedAt.Add(plan.Timeout.Duration); at.IsZero() || planAt.Before(at) {
+			at, which = planAt, fmt.Sprintf("plan %s timed out after %s", ps.Name, plan.Timeout.Duration)
+		}
+	}
+	return at, which, !at.IsZero()
+}
+
+func timedOut(timeout, waiting string) string {
+	if waiting == "" {
+		return timeout
+	}
+	return timeout + ": " + waiting
+}
+
+// NextDeadline is the first deadline of the steps that run, when one has
+// one: when the plan must be judged again though nothing else changed.
+func NextDeadline(plan *kudov1beta1.Plan, ps *kudov1beta1.PlanStatus) (time.Time, bool) {
+	var first time.Time
+	if ps.Status.IsTerminal() {
+		return first, false
+	}
+	for i, phase := range plan.Phases {
+		for j, step := range phase.Steps {
+			if i >= len(ps.Phases) || j >= len(ps.Phases[i].Steps) {
+				continue
+			}
+			s := &ps.Phases[i].Steps[j]
+			if s.StartedAt == nil || s.Status.IsTerminal() {
+				continue
+			}
+			if at, _, ok := Deadline(plan, ps, step, s); ok && (first.IsZero() || at.Before(first)) {
+				first = at
+			}
+		}
+	}
+	return first, !first.IsZero()
+}
+
+// Retry resumes a run that failed: its failed steps are PENDING again, with
+// their clocks reset, and so is the plan's timeout; the steps it completed
+// stay COMPLETE and do not run again.
+func Retry(status *kudov1beta1.PlanStatus, now time.Time) kudov1beta1.PlanStatus {
+	out := *status.DeepCopy()
+	for i := range out.Phases {
+		phase := &out.Phases[i]
+		for j := range phase.Steps {
+			if s := &phase.Steps[j]; s.Status == kudov1beta1.ExecutionFatalError || s.Status == kudov1beta1.ExecutionError {
+				s.Status, s.Message, s.StartedAt = kudov1beta1.ExecutionPending, "", nil
+			}
+		}
+		phase.Status, phase.Message = rollUp(stepStatuses(phase.Steps))
+	}
+	out.Status, out.Message = rollUp(phaseStatuses(out.Phases))
+	t := metav1.NewTime(now)
+	out.StartedAt, out.LastUpdatedTimestamp = &t, &t
 	return out
 }
 

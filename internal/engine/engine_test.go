@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -271,5 +272,96 @@ func TestAPlanWithNoPhasesCompletesAtOnce(t *testing.T) {
 	status := Start("deploy", &kudov1beta1.Plan{}, "uid-1", t0)
 	if status.Status != complete || status.UID != "uid-1" || len(Due(&kudov1beta1.Plan{}, &status)) != 0 {
 		t.Errorf("an empty plan starts as %+v", status)
+	}
+}
+
+func TestTimeouts(t *testing.T) {
+	minute := &metav1.Duration{Duration: time.Minute}
+	hour := &metav1.Duration{Duration: time.Hour}
+	tests := []struct {
+		name                    string
+		planTimeout, stepTimout *metav1.Duration
+		result                  StepResult
+		at                      time.Duration
+		wantStatus              kudov1beta1.ExecutionStatus
+		wantMessage             string
+	}{
+		{"no timeout waits on", nil, nil, StepResult{Message: "waiting for Deployment ns/web"}, 24 * time.Hour,
+			inProgress, "waiting for Deployment ns/web"},
+		{"a step within its timeout", nil, minute, StepResult{Message: "waiting for Deployment ns/web"}, 59 * time.Second,
+			inProgress, "waiting for Deployment ns/web"},
+		{"a step past its timeout fails, naming what it waited for", nil, minute, StepResult{Message: "waiting for Deployment ns/web"}, time.Minute,
+			fatal, "step a timed out after 1m0s: waiting for Deployment ns/web"},
+		{"a step that keeps failing past its timeout fails for good", nil, minute, StepResult{Err: errors.New("connection refused")}, 2 * time.Minute,
+			fatal, "step a timed out after 1m0s: connection refused"},
+		{"a step done at its deadline is done", nil, minute, StepResult{Done: true}, 2 * time.Minute, complete, ""},
+		{"the plan's timeout, when it comes first", minute, hour, StepResult{Message: "waiting"}, time.Minute,
+			fatal, "plan deploy timed out after 1m0s: waiting"},
+		{"the step's timeout, when it comes first", hour, minute, StepResult{Message: "waiting"}, time.Minute,
+			fatal, "step a timed out after 1m0s: waiting"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := twoByTwo(kudov1beta1.Serial, kudov1beta1.Serial)
+			plan.Timeout, plan.Phases[0].Steps[0].Timeout = tt.planTimeout, tt.stepTimout
+			status := Start("deploy", plan, "uid-1", t0)
+			status = Record(plan, &status, map[StepRef]StepResult{{"one", "a"}: {Message: "starting"}}, t0)
+			got := Record(plan, &status, map[StepRef]StepResult{{"one", "a"}: tt.result}, t0.Add(tt.at))
+			step := got.Phases[0].Steps[0]
+			if step.Status != tt.wantStatus || step.Message != tt.wantMessage {
+				t.Errorf("step = %s %q, want %s %q", step.Status, step.Message, tt.wantStatus, tt.wantMessage)
+			}
+			if !step.StartedAt.Time.Equal(t0) {
+				t.Errorf("the step started at %v, want %v", step.StartedAt, t0)
+			}
+		})
+	}
+}
+
+func TestNextDeadline(t *testing.T) {
+	plan := twoByTwo(kudov1beta1.Parallel, kudov1beta1.Parallel)
+	plan.Timeout = &metav1.Duration{Duration: time.Hour}
+	plan.Phases[1].Steps[0].Timeout = &metav1.Duration{Duration: time.Minute}
+	status := Start("deploy", plan, "uid-1", t0)
+	if at, ok := NextDeadline(plan, &status); ok {
+		t.Errorf("a plan whose steps have not started has a deadline %v", at)
+	}
+	status = withSteps(plan, inProgress, inProgress, inProgress, inProgress)
+	if at, ok := NextDeadline(plan, &status); !ok || !at.Equal(t0.Add(time.Minute)) {
+		t.Errorf("NextDeadline = %v, %v; want the step's, %v", at, ok, t0.Add(time.Minute))
+	}
+	status = withSteps(plan, inProgress, inProgress, complete, inProgress)
+	if at, ok := NextDeadline(plan, &status); !ok || !at.Equal(t0.Add(time.Hour)) {
+		t.Errorf("NextDeadline = %v, %v; want the plan's, %v", at, ok, t0.Add(time.Hour))
+	}
+	status = withSteps(plan, fatal)
+	if at, ok := NextDeadline(plan, &status); ok {
+		t.Errorf("a failed plan has a deadline %v", at)
+	}
+}
+
+func TestRetryResumesFromTheFailedSteps(t *testing.T) {
+	plan := twoByTwo(kudov1beta1.Serial, kudov1beta1.Serial)
+	failed := withSteps(plan, complete, fatal)
+	if failed.Status != fatal {
+		t.Fatalf("the plan is %s, want FATAL_ERROR", failed.Status)
+	}
+	later := t0.Add(time.Hour)
+	got := Retry(&failed, later)
+	if got.Status != inProgress || got.Message != "" || !got.StartedAt.Time.Equal(later) {
+		t.Errorf("the plan is %s %q since %v, want IN_PROGRESS since %v", got.Status, got.Message, got.StartedAt, later)
+	}
+	first, second := got.Phases[0].Steps[0], got.Phases[0].Steps[1]
+	if first.Status != complete || !first.StartedAt.Time.Equal(t0) {
+		t.Errorf("the completed step is %s since %v: it must stay as it was", first.Status, first.StartedAt)
+	}
+	if second.Status != pending || second.Message != "" || second.StartedAt != nil {
+		t.Errorf("the failed step is %+v, want PENDING with no message nor start", second)
+	}
+	if due := Due(plan, &got); !reflect.DeepEqual(due, []StepRef{{"one", "b"}}) {
+		t.Errorf("Due = %v, want the failed step only", due)
+	}
+	if failed.Phases[0].Steps[1].Status != fatal {
+		t.Error("Retry changed its input")
 	}
 }

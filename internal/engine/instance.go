@@ -70,6 +70,14 @@ func CancelRequested(i *kudov1beta1.Instance, plan string) bool {
 	return pe.Status == kudov1beta1.ExecutionCancelled && pe.PlanName == plan && pe.UID == i.Status.PlanStatus[plan].UID
 }
 
+// RetryRequested reports whether spec.planExecution asks to resume the run
+// of the plan that failed.
+func RetryRequested(i *kudov1beta1.Instance, plan string) bool {
+	pe := i.Spec.PlanExecution
+	ps := i.Status.PlanStatus[plan]
+	return pe.Status == kudov1beta1.ExecutionRetry && pe.PlanName == plan && pe.UID == ps.UID && ps.Status == kudov1beta1.ExecutionFatalError
+}
+
 // RerunRequested reports whether spec.planExecution asks for a new run of
 // the plan that runs, with the uid it asks for: the plan was triggered again,
 // by hand or by a change of the parameters that trigger it. As KUDO, the plan
@@ -98,7 +106,7 @@ func Requested(i *kudov1beta1.Instance) bool {
 func Settled(i *kudov1beta1.Instance) bool {
 	if pe := i.Spec.PlanExecution; pe.PlanName != "" {
 		ps, ok := i.Status.PlanStatus[pe.PlanName]
-		return ok && ps.UID == pe.UID && ps.Status.IsTerminal()
+		return ok && ps.UID == pe.UID && ps.Status.IsTerminal() && !RetryRequested(i, pe.PlanName)
 	}
 	return i.Status.ActivePlan != nil && i.Status.ActivePlan.Status.IsTerminal()
 }

@@ -10,6 +10,7 @@ import (
 	"text/template/parse"
 
 	"github.com/Masterminds/semver/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	fieldpath "k8s.io/apimachinery/pkg/util/validation/field"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -270,6 +271,7 @@ func (v *verifier) plans(needDeploy bool) {
 		plan := plans[name]
 		field := "plans." + name
 		v.strategy(field, plan.Strategy)
+		v.timeout(field, plan.Timeout)
 		phases := map[string]bool{}
 		for i, phase := range plan.Phases {
 			pf := fmt.Sprintf("%s.phases[%d]", field, i)
@@ -279,6 +281,7 @@ func (v *verifier) plans(needDeploy bool) {
 			for j, step := range phase.Steps {
 				sf := fmt.Sprintf("%s.steps[%d]", pf, j)
 				v.name(sf, step.Name, steps)
+				v.timeout(sf, step.Timeout)
 				for k, name := range step.Tasks {
 					if _, ok := v.taskByName[name]; !ok {
 						v.r.errorf(OperatorFileName, fmt.Sprintf("%s.tasks[%d]", sf, k), "task %q is not defined in tasks", name)
@@ -292,6 +295,12 @@ func (v *verifier) plans(needDeploy bool) {
 		if _, ok := plans[p.Trigger]; p.Trigger != "" && !ok {
 			v.r.errorf(ParamsFileName, fmt.Sprintf("parameters[%d] %s", i, p.Name), "trigger %q names no plan of %s", p.Trigger, OperatorFileName)
 		}
+	}
+}
+
+func (v *verifier) timeout(field string, timeout *metav1.Duration) {
+	if timeout != nil && timeout.Duration <= 0 {
+		v.r.errorf(OperatorFileName, field+".timeout", "timeout %s is not positive", timeout.Duration)
 	}
 }
 

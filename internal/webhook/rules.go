@@ -155,8 +155,11 @@ func checkPlanExecution(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVe
 				"and leave its planName and uid as they are")
 		}
 		return nil
+	case pe.Status == kudov1beta1.ExecutionRetry:
+		return checkRetry(old, pe)
 	case pe.Status != "" && pe.Status != oldPE.Status:
-		return fmt.Errorf("spec.planExecution.status %q cannot be set: only CANCELLED is allowed, to cancel the running plan", pe.Status)
+		return fmt.Errorf("spec.planExecution.status %q cannot be set: only CANCELLED, to cancel the running plan, "+
+			"or RETRY, to resume a failed one", pe.Status)
 	case pe.PlanName == "":
 		return nil // the controller clears it when the plan ends
 	}
@@ -173,6 +176,22 @@ func checkPlanExecution(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVe
 	if engine.Requested(old) && pe.PlanName != oldPE.PlanName {
 		return fmt.Errorf("plan %s is running: start %s when it has finished, or cancel it first (spec.planExecution.status: CANCELLED)",
 			oldPE.PlanName, pe.PlanName)
+	}
+	return nil
+}
+
+// checkRetry: only the last plan run, if it failed, can be resumed.
+func checkRetry(old *kudov1beta1.Instance, pe kudov1beta1.PlanExecution) error {
+	active := old.Status.ActivePlan
+	if active == nil || active.Name != pe.PlanName || active.Status != kudov1beta1.ExecutionFatalError {
+		last := "no plan has run"
+		if active != nil {
+			last = fmt.Sprintf("the last plan run, of %s, is %s", active.Name, active.Status)
+		}
+		return fmt.Errorf("plan %q cannot be retried: only the last plan run can, once it has failed, and %s", pe.PlanName, last)
+	}
+	if uid := old.Status.PlanStatus[pe.PlanName].UID; pe.UID != uid {
+		return fmt.Errorf("spec.planExecution.uid must be %s, the uid of the failed run of plan %s, to retry it", uid, pe.PlanName)
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ const (
 	complete   = kudov1beta1.ExecutionComplete
 	fatal      = kudov1beta1.ExecutionFatalError
 	cancelled  = kudov1beta1.ExecutionCancelled
+	retry      = kudov1beta1.ExecutionRetry
 )
 
 // operatorVersion is web-0.1.0: a parameter of every kind the rules look
@@ -137,6 +138,18 @@ func ran(plan string, uid types.UID, status kudov1beta1.ExecutionStatus) func(*k
 	return func(i *kudov1beta1.Instance) {
 		i.Status.PlanStatus[plan] = kudov1beta1.PlanStatus{Name: plan, Status: status, UID: uid}
 	}
+}
+
+// active makes plan the Instance's active plan, in status.
+func active(plan string, status kudov1beta1.ExecutionStatus) func(*kudov1beta1.Instance) {
+	return func(i *kudov1beta1.Instance) {
+		i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: plan, Status: status}
+	}
+}
+
+// failed: the last run of plan, as uid, ended in FATAL_ERROR.
+func failed(plan string, uid types.UID) func(*kudov1beta1.Instance) {
+	return edits(ran(plan, uid, fatal), active(plan, fatal))
 }
 
 // runs: plan was scheduled as uid-run and is in progress.
@@ -645,7 +658,31 @@ func TestValidateUpdate(t *testing.T) {
 			name:    "refuses a status other than CANCELLED",
 			old:     instance(runs("deploy")),
 			change:  scheduled("deploy", "uid-run", complete),
-			wantErr: `spec.planExecution.status "COMPLETE" cannot be set: only CANCELLED is allowed, to cancel the running plan`,
+			wantErr: `spec.planExecution.status "COMPLETE" cannot be set: only CANCELLED, to cancel the running plan, or RETRY, to resume a failed one`,
+		},
+		// Retry.
+		{
+			name:   "accepts a retry of the last run, which failed",
+			old:    instance(failed("mood", "uid-7")),
+			change: scheduled("mood", "uid-7", retry),
+		},
+		{
+			name:    "refuses a retry of a run that completed",
+			old:     instance(edits(ran("mood", "uid-7", complete), active("mood", complete))),
+			change:  scheduled("mood", "uid-7", retry),
+			wantErr: `plan "mood" cannot be retried: only the last plan run can, once it has failed, and the last plan run, of mood, is COMPLETE`,
+		},
+		{
+			name:    "refuses a retry of a plan that failed before the last run",
+			old:     instance(edits(failed("mood", "uid-7"), ran("deploy", "uid-8", complete), active("deploy", complete))),
+			change:  scheduled("mood", "uid-7", retry),
+			wantErr: `plan "mood" cannot be retried: only the last plan run can, once it has failed, and the last plan run, of deploy, is COMPLETE`,
+		},
+		{
+			name:    "refuses a retry of another run than the failed one",
+			old:     instance(failed("mood", "uid-7")),
+			change:  scheduled("mood", "uid-6", retry),
+			wantErr: "spec.planExecution.uid must be uid-7, the uid of the failed run of plan mood, to retry it",
 		},
 		// Acceptances.
 		{

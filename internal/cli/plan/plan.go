@@ -36,7 +36,7 @@ type verb func(context.Context, client.Client, string, genericiooptions.IOStream
 
 // NewCmd returns the plan command and its verbs.
 func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
-	cmd := &cobra.Command{Use: "plan", Short: "Show, trigger and cancel an Instance's plans"}
+	cmd := &cobra.Command{Use: "plan", Short: "Show, trigger, cancel and retry an Instance's plans"}
 	sub := func(use, short string, run verb, wait bool) (*cobra.Command, *Options) {
 		opts := &Options{Poll: 500 * time.Millisecond}
 		c := &cobra.Command{
@@ -63,6 +63,7 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	_ = trigger.MarkFlagRequired("name")
 	sub("history", "List the last run of each plan of an Instance", History, false)
 	sub("cancel", "Cancel the running plan of an Instance (kudo-ng)", Cancel, false)
+	sub("retry", "Resume the failed plan of an Instance from its failed steps (kudo-ng)", Retry, true)
 	return cmd
 }
 
@@ -208,4 +209,32 @@ func get(ctx context.Context, c client.Client, ns, name string) (*kudov1beta1.In
 		return nil, nil, fmt.Errorf("--instance is required")
 	}
 	return clientutil.GetInstance(ctx, c, ns, name)
+}
+
+// Retry resumes the last plan run, which failed, from its failed steps: the
+// steps it completed do not run again.
+func Retry(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
+	i, _, err := get(ctx, c, ns, opts.Instance)
+	if err != nil {
+		return err
+	}
+	active := i.Status.ActivePlan
+	if active == nil || active.Status != kudov1beta1.ExecutionFatalError {
+		last := "no plan has run"
+		if active != nil {
+			last = fmt.Sprintf("plan %s is %s", active.Name, active.Status)
+		}
+		return fmt.Errorf("only a failed plan can be retried, and %s", last)
+	}
+	ps := i.Status.PlanStatus[active.Name]
+	patch := client.MergeFromWithOptions(i.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	i.Spec.PlanExecution = kudov1beta1.PlanExecution{PlanName: active.Name, UID: ps.UID, Status: kudov1beta1.ExecutionRetry}
+	if err := c.Patch(ctx, i, patch); err != nil {
+		return fmt.Errorf("retrying plan %s: %w", active.Name, err)
+	}
+	_, _ = fmt.Fprintf(streams.Out, "Retrying plan %s of Instance %s from its failed steps\n", active.Name, i.Name)
+	if !opts.Wait {
+		return nil
+	}
+	return waitForPlan(ctx, c, ns, io.Discard, opts, i)
 }

@@ -83,3 +83,41 @@ func TestHistoryTriggerCancel(t *testing.T) {
 		t.Errorf("status of a missing Instance: %v", err)
 	}
 }
+
+func TestRetry(t *testing.T) {
+	ctx := context.Background()
+	c := fixture()
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	i := &kudov1beta1.Instance{}
+	key := client.ObjectKey{Namespace: "ns", Name: "web"}
+	if err := c.Get(ctx, key, i); err != nil {
+		t.Fatal(err)
+	}
+	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: "backup", Status: kudov1beta1.ExecutionComplete}
+	if err := c.Update(ctx, i); err != nil {
+		t.Fatal(err)
+	}
+	if err := Retry(ctx, c, "ns", streams, &Options{Instance: "web"}); err == nil ||
+		err.Error() != "only a failed plan can be retried, and plan backup is COMPLETE" {
+		t.Errorf("retrying a completed plan: %v", err)
+	}
+
+	i.Status.ActivePlan.Status = kudov1beta1.ExecutionFatalError
+	i.Status.PlanStatus["backup"] = kudov1beta1.PlanStatus{Name: "backup", Status: kudov1beta1.ExecutionFatalError, UID: "u2"}
+	if err := c.Update(ctx, i); err != nil {
+		t.Fatal(err)
+	}
+	if err := Retry(ctx, c, "ns", streams, &Options{Instance: "web"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, key, i); err != nil {
+		t.Fatal(err)
+	}
+	want := kudov1beta1.PlanExecution{PlanName: "backup", UID: "u2", Status: kudov1beta1.ExecutionRetry}
+	if i.Spec.PlanExecution != want {
+		t.Errorf("planExecution = %+v, want %+v", i.Spec.PlanExecution, want)
+	}
+	if out.String() != "Retrying plan backup of Instance web from its failed steps\n" {
+		t.Errorf("output %q", out)
+	}
+}

@@ -1,4 +1,5 @@
-// Package plan is `kubectl kudo plan`: status, trigger, history and cancel.
+// Package plan is `kubectl kudo plan`: status, trigger, history, cancel and
+// retry.
 package plan
 
 import (
