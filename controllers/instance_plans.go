@@ -160,12 +160,13 @@ func (p *planRun) advance(ctx context.Context, name string) (bool, error) {
 	}
 	i.Status.PlanStatus[name] = ps
 	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
-	if ps.Status == kudov1beta1.ExecutionError {
-		// Nothing may change in the cluster to wake the Instance again: the
-		// error puts it back in the work queue, with its backoff.
-		return false, fmt.Errorf("plan %s: %s", name, ps.Message)
-	}
 	if !ps.Status.IsTerminal() {
+		// Nothing may change in the cluster to wake the Instance again: a
+		// step in ERROR is tried again after its backoff, and one that waits
+		// is judged again at its deadline.
+		if backoff, ok := engine.NextRetry(&ps); ok {
+			p.requeueAfter(backoff)
+		}
 		if at, ok := engine.NextDeadline(&plan, &ps); ok {
 			p.requeueAfter(max(at.Sub(p.r.Clock.Now()), time.Millisecond))
 		}

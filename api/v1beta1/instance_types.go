@@ -211,6 +211,10 @@ type StepStatus struct {
 	// +optional
 	// +nullable
 	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// Attempts (kudo-ng) counts the tries in a row that failed with an
+	// error that may heal (ERROR): each waits twice as long as the one before.
+	// +optional
+	Attempts int32 `json:"attempts,omitempty"`
 }
 
 // +kubebuilder:object:root=true

@@ -126,8 +126,15 @@ func Record(plan *kudov1beta1.Plan, status *kudov1beta1.PlanStatus, results map[
 			if at, timeout, ok := Deadline(plan, &out, step, s); ok && !next.IsTerminal() && !now.Before(at) {
 				next, msg = kudov1beta1.ExecutionFatalError, timedOut(timeout, msg)
 			}
-			if s.Status != next || s.Message != msg {
-				s.Status, s.Message, changed = next, msg, true
+			attempts := int32(0)
+			if next == kudov1beta1.ExecutionError {
+				if attempts = 1; s.Status == kudov1beta1.ExecutionError {
+					attempts = s.Attempts + 1
+				}
+				msg = fmt.Sprintf("%s (attempt %d; next try in %s)", msg, attempts, RetryBackoff(attempts))
+			}
+			if s.Status != next || s.Message != msg || s.Attempts != attempts {
+				s.Status, s.Message, s.Attempts, changed = next, msg, attempts, true
 			}
 		}
 		next, msg := rollUp(stepStatuses(phs.Steps))
@@ -147,6 +154,37 @@ func Record(plan *kudov1beta1.Plan, status *kudov1beta1.PlanStatus, results map[
 		out.LastUpdatedTimestamp = &t
 	}
 	return out
+}
+
+// Backoffs between tries of a step that failed with an error that may heal:
+// from a second, doubling, to at most five minutes.
+const (
+	firstRetry = time.Second
+	maxRetry   = 5 * time.Minute
+)
+
+// RetryBackoff is how long a step waits after its attempts-th failed try.
+func RetryBackoff(attempts int32) time.Duration {
+	if attempts < 1 {
+		return 0
+	}
+	if attempts > 20 {
+		return maxRetry
+	}
+	return min(firstRetry<<(attempts-1), maxRetry)
+}
+
+// NextRetry is when the first step in ERROR is due to be tried again.
+func NextRetry(ps *kudov1beta1.PlanStatus) (time.Duration, bool) {
+	var first time.Duration
+	for _, phase := range ps.Phases {
+		for _, s := range phase.Steps {
+			if d := RetryBackoff(s.Attempts); s.Status == kudov1beta1.ExecutionError && (first == 0 || d < first) {
+				first = d
+			}
+		}
+	}
+	return first, first > 0
 }
 
 // Deadline is when a started step must be done: its own timeout after it
@@ -207,7 +245,7 @@ func Retry(status *kudov1beta1.PlanStatus, now time.Time) kudov1beta1.PlanStatus
 		phase := &out.Phases[i]
 		for j := range phase.Steps {
 			if s := &phase.Steps[j]; s.Status == kudov1beta1.ExecutionFatalError || s.Status == kudov1beta1.ExecutionError {
-				s.Status, s.Message, s.StartedAt = kudov1beta1.ExecutionPending, "", nil
+				s.Status, s.Message, s.StartedAt, s.Attempts = kudov1beta1.ExecutionPending, "", nil, 0
 			}
 		}
 		phase.Status, phase.Message = rollUp(stepStatuses(phase.Steps))

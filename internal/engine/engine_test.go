@@ -119,7 +119,7 @@ func TestRecordRollsUp(t *testing.T) {
 		{"all done", []kudov1beta1.ExecutionStatus{complete, complete, complete, complete},
 			tree{complete, []kudov1beta1.ExecutionStatus{complete, complete}, ""}},
 		{"a transient error", []kudov1beta1.ExecutionStatus{complete, errored},
-			tree{errored, []kudov1beta1.ExecutionStatus{errored, pending}, "phase one: step b: boom"}},
+			tree{errored, []kudov1beta1.ExecutionStatus{errored, pending}, "phase one: step b: boom (attempt 1; next try in 1s)"}},
 		{"a fatal error wins over a transient one", []kudov1beta1.ExecutionStatus{errored, fatal},
 			tree{fatal, []kudov1beta1.ExecutionStatus{fatal, pending}, "phase one failed: step b failed: fatal boom"}},
 	}
@@ -146,7 +146,8 @@ func TestStepTransitions(t *testing.T) {
 		{pending, StepResult{Message: "waiting for Deployment web: 1/3 available"}, inProgress, "waiting for Deployment web: 1/3 available"},
 		{pending, StepResult{Done: true}, complete, ""},
 		{inProgress, StepResult{Done: true}, complete, ""},
-		{inProgress, StepResult{Err: errors.New("conflict")}, errored, "conflict"},
+		{inProgress, StepResult{Err: errors.New("conflict")}, errored, "conflict (attempt 1; next try in 1s)"},
+		{errored, StepResult{Err: errors.New("conflict")}, errored, "conflict (attempt 2; next try in 2s)"},
 		{errored, StepResult{Message: "retrying"}, inProgress, "retrying"},
 		{errored, StepResult{Done: true}, complete, ""},
 		{inProgress, StepResult{Err: errors.New("job failed"), Fatal: true}, fatal, "job failed"},
@@ -363,5 +364,43 @@ func TestRetryResumesFromTheFailedSteps(t *testing.T) {
 	}
 	if failed.Phases[0].Steps[1].Status != fatal {
 		t.Error("Retry changed its input")
+	}
+}
+
+func TestRetryBackoff(t *testing.T) {
+	tests := []struct {
+		attempts int32
+		want     time.Duration
+	}{
+		{0, 0}, {1, time.Second}, {2, 2 * time.Second}, {3, 4 * time.Second}, {9, 256 * time.Second},
+		{10, 5 * time.Minute}, {100, 5 * time.Minute},
+	}
+	for _, tt := range tests {
+		if got := RetryBackoff(tt.attempts); got != tt.want {
+			t.Errorf("RetryBackoff(%d) = %s, want %s", tt.attempts, got, tt.want)
+		}
+	}
+}
+
+func TestAttemptsCountFailuresInARow(t *testing.T) {
+	plan := twoByTwo(kudov1beta1.Serial, kudov1beta1.Serial)
+	ref := StepRef{"one", "a"}
+	status := Start("deploy", plan, "uid-1", t0)
+	fail := map[StepRef]StepResult{ref: {Err: errors.New("connection refused")}}
+	for want := int32(1); want <= 3; want++ {
+		status = Record(plan, &status, fail, t0)
+		if got := status.Phases[0].Steps[0].Attempts; got != want {
+			t.Fatalf("after %d failures: attempts = %d", want, got)
+		}
+	}
+	if d, ok := NextRetry(&status); !ok || d != 4*time.Second {
+		t.Errorf("NextRetry = %s, %v; want 4s", d, ok)
+	}
+	status = Record(plan, &status, map[StepRef]StepResult{ref: {Message: "waiting"}}, t0)
+	if got := status.Phases[0].Steps[0].Attempts; got != 0 {
+		t.Errorf("a try that did not fail left attempts at %d", got)
+	}
+	if _, ok := NextRetry(&status); ok {
+		t.Error("a plan with no step in ERROR has a next try")
 	}
 }
