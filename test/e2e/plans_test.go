@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -72,6 +73,51 @@ var _ = Describe("Plans", func() {
 		Expect(step.Status).To(Equal(kudov1beta1.ExecutionFatalError))
 		Expect(step.Message).To(ContainSubstring("task job: Job failing-migrate failed"))
 		Expect(meta.IsStatusConditionTrue(got.Status.Conditions, kudov1beta1.StalledCondition)).To(BeTrue())
+	})
+
+	It("ends a step that waits past its timeout, naming what it waited for, and kubectl kudo plan retry resumes from it", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		i := install(ctx, ns, filepath.Join("testdata", "gated"), "gated", nil)
+		failed := planStatus(ctx, i, "deploy", kudov1beta1.ExecutionFatalError)
+		steps := failed.Status.PlanStatus["deploy"].Phases[0].Steps
+		Expect(steps[0].Status).To(Equal(kudov1beta1.ExecutionComplete))
+		Expect(steps[1].Message).To(HavePrefix("step web timed out after 5s: waiting for Deployment gated-web: "))
+		status := mustKudo(ns, "plan", "status", "--instance", "gated")
+		Expect(status).To(ContainSubstring("Step web [FATAL_ERROR]"))
+
+		// Retried while what it waits for is still missing, it times out again.
+		Expect(mustKudo(ns, "plan", "retry", "--instance", "gated")).To(Equal("Retrying plan deploy of Instance gated from its failed steps\n"))
+		Eventually(func(g Gomega) {
+			got := &kudov1beta1.Instance{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(i), got)).To(Succeed())
+			g.Expect(got.Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionFatalError))
+			g.Expect(got.Status.PlanStatus["deploy"].StartedAt.Time).To(BeTemporally(">", failed.Status.PlanStatus["deploy"].StartedAt.Time))
+			g.Expect(got.Spec.PlanExecution).To(Equal(kudov1beta1.PlanExecution{}))
+		}).Should(Succeed())
+
+		// Once a node may run its pod, a retry resumes the plan, which completes.
+		node := &corev1.Node{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "kwok-node-0"}, node)).To(Succeed())
+		patch := client.MergeFrom(node.DeepCopy())
+		node.Labels["gated.kudo-ng.dev/open"] = "true"
+		Expect(k8sClient.Patch(ctx, node, patch)).To(Succeed())
+		DeferCleanup(func() {
+			Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "kwok-node-0"}, node)).To(Succeed())
+			patch := client.MergeFrom(node.DeepCopy())
+			delete(node.Labels, "gated.kudo-ng.dev/open")
+			Expect(k8sClient.Patch(ctx, node, patch)).To(Succeed())
+		})
+		Eventually(func(g Gomega) { workloadsReady(ctx, g, ns) }).Should(Succeed())
+		mustKudo(ns, "plan", "retry", "--instance", "gated", "--wait")
+		got := planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
+		resumed := got.Status.PlanStatus["deploy"]
+		Expect(resumed.UID).To(Equal(failed.Status.PlanStatus["deploy"].UID))
+		Expect(resumed.Phases[0].Steps[0].StartedAt.Time).To(BeTemporally("==", steps[0].StartedAt.Time), "the completed step ran again")
+
+		out, err := kudo(ns, "plan", "retry", "--instance", "gated")
+		Expect(err).To(HaveOccurred())
+		Expect(out).To(ContainSubstring("only a failed plan can be retried, and plan deploy is COMPLETE"))
 	})
 
 	It("keeps the step of an unpullable image IN_PROGRESS, naming the pod", func() {
