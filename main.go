@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"os"
 
@@ -17,10 +18,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/controllers"
 	"github.com/kudo-ng/kudo/internal/apimetrics"
+	"github.com/kudo-ng/kudo/internal/planmetrics"
 	"github.com/kudo-ng/kudo/internal/task"
 	"github.com/kudo-ng/kudo/internal/version"
 	kudowebhook "github.com/kudo-ng/kudo/internal/webhook"
@@ -76,6 +79,11 @@ func main() {
 		PlanTimeout:             opts.planTimeout,
 		APIReader:               mgr.GetAPIReader(),
 	}
+	metrics.Registry.MustRegister(planmetrics.RunningSteps{List: func(ctx context.Context) ([]kudov1beta1.Instance, error) {
+		list := &kudov1beta1.InstanceList{}
+		err := mgr.GetClient().List(ctx, list)
+		return list.Items, err
+	}})
 	if err := instances.SetupWithManager(ctx, mgr); err != nil {
 		setupLog.Error(err, "unable to create controller", "controller", "Instance")
 		os.Exit(1)

@@ -20,6 +20,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/health"
 	"github.com/kudo-ng/kudo/internal/inventory"
 	"github.com/kudo-ng/kudo/internal/params"
+	"github.com/kudo-ng/kudo/internal/planmetrics"
 	"github.com/kudo-ng/kudo/internal/task"
 )
 
@@ -318,6 +319,7 @@ func (r *InstanceReconciler) drifted(ctx context.Context, run *planRun, e invent
 	inventory.Update(i.Status.Inventory, o)
 	r.Recorder.Eventf(i, corev1.EventTypeNormal, "DriftCorrected", "%s applied again as plan %s rendered it: %s",
 		describe(e.ObjectRef), e.Task.Plan, p.Message)
+	planmetrics.DriftCorrected(run.ov.Spec.Operator.Name)
 	p.Message += "; applied again"
 	run.requeueAfter(afterCorrection)
 	return p, nil

@@ -19,6 +19,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/inventory"
 	"github.com/kudo-ng/kudo/internal/params"
+	"github.com/kudo-ng/kudo/internal/planmetrics"
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/task"
 )
@@ -103,6 +104,7 @@ func (p *planRun) cleanup(ctx context.Context, name string) (bool, error) {
 func (p *planRun) start(name string, uid types.UID) {
 	engine.StartPlan(p.instance, p.ov, name, uid, p.r.Clock.Now())
 	p.r.Recorder.Eventf(p.instance, corev1.EventTypeNormal, "PlanStarted", "Execution of plan %s started", name)
+	planmetrics.PlanStarted(p.ov.Spec.Operator.Name, name)
 }
 
 // retry resumes the failed run of the plan from its failed steps. The
@@ -122,6 +124,7 @@ func (p *planRun) cancel(ctx context.Context, name string) error {
 	i := p.instance
 	ps := i.Status.PlanStatus[name]
 	ps = engine.Cancel(&ps, p.r.Clock.Now())
+	planmetrics.PlanFinished(p.ov.Spec.Operator.Name, &ps, p.r.Clock.Now())
 	i.Status.PlanStatus[name] = ps
 	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
 	p.r.Recorder.Eventf(i, corev1.EventTypeNormal, "PlanCancelled", "Plan %s cancelled", name)
@@ -149,7 +152,9 @@ func (p *planRun) advance(ctx context.Context, name string) (bool, error) {
 			results[ref] = p.runStep(ctx, name, ps.UID, values, ref)
 			progressed = progressed || results[ref].Done
 		}
+		before := ps
 		ps = engine.Record(&plan, &ps, results, p.r.Clock.Now())
+		planmetrics.StepsRecorded(p.ov.Spec.Operator.Name, &before, &ps, p.r.Clock.Now())
 		if !progressed {
 			break
 		}
@@ -174,6 +179,7 @@ func (p *planRun) advance(ctx context.Context, name string) (bool, error) {
 	}
 	// KUDO's event, which users' scripts and tests match, for either end.
 	p.r.Recorder.Eventf(i, corev1.EventTypeNormal, "PlanFinished", "Execution of plan %s finished with status %s", name, ps.Status)
+	planmetrics.PlanFinished(p.ov.Spec.Operator.Name, &ps, p.r.Clock.Now())
 	if ps.Status == kudov1beta1.ExecutionFatalError {
 		p.r.Recorder.Eventf(i, corev1.EventTypeWarning, "PlanFailed", "Plan %s failed: %s", name, ps.Message)
 	}

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"path/filepath"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -12,6 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -184,6 +188,53 @@ var _ = Describe("Plans", func() {
 			deployments := &appsv1.DeploymentList{}
 			g.Expect(k8sClient.List(ctx, deployments, client.InNamespace(ns))).To(Succeed())
 			g.Expect(deployments.Items).To(BeEmpty())
+		}).Should(Succeed())
+	})
+})
+
+// kstatusOf is what kstatus (Flux, Argo CD, cli-utils) reads of an Instance.
+func kstatusOf(ctx context.Context, ns, name string) kstatus.Status {
+	GinkgoHelper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(kudov1beta1.GroupVersion.WithKind("Instance"))
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u)).To(Succeed())
+	result, err := kstatus.Compute(u)
+	Expect(err).NotTo(HaveOccurred())
+	return result.Status
+}
+
+var _ = Describe("Observing plans", func() {
+	It("reads as kstatus says: Current once Ready, Failed once its plan failed; kubectl wait --for=condition=Ready works", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		install(ctx, ns, filepath.Join(conformance, "first-operator", "operator"), "watched", nil)
+		_, err := cluster.Kubectl("-n", ns, "wait", "--for=condition=Ready", "instance/watched", "--timeout=120s")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(kstatusOf(ctx, ns, "watched")).To(Equal(kstatus.CurrentStatus))
+
+		failing := install(ctx, ns, filepath.Join("testdata", "failing-job"), "failing", nil)
+		planStatus(ctx, failing, "deploy", kudov1beta1.ExecutionFatalError)
+		Expect(kstatusOf(ctx, ns, "failing")).To(Equal(kstatus.FailedStatus))
+	})
+
+	It("counts plan runs and their durations, scraped from the manager's metrics endpoint", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		i := install(ctx, ns, filepath.Join(conformance, "first-operator", "operator"), "counted", nil)
+		planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
+		Eventually(func(g Gomega) {
+			resp, err := http.Get("http://" + metricsAddress + "/metrics")
+			g.Expect(err).NotTo(HaveOccurred())
+			defer func() { _ = resp.Body.Close() }()
+			body, err := io.ReadAll(resp.Body)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(string(body)).To(MatchRegexp(`kudo_ng_plans_started_total\{operator="first-operator",plan="deploy"\} [1-9]`))
+			g.Expect(string(body)).To(MatchRegexp(
+				`kudo_ng_plans_finished_total\{operator="first-operator",plan="deploy",result="COMPLETE"\} [1-9]`))
+			g.Expect(string(body)).To(MatchRegexp(
+				`kudo_ng_plan_duration_seconds_count\{operator="first-operator",plan="deploy",result="COMPLETE"\} [1-9]`))
+			g.Expect(string(body)).To(MatchRegexp(
+				`kudo_ng_step_duration_seconds_count\{operator="first-operator",plan="deploy",result="COMPLETE",step="everything"\} [1-9]`))
 		}).Should(Succeed())
 	})
 })
