@@ -115,6 +115,7 @@ func (p *planRun) retry(ctx context.Context, name string) error {
 	ps := engine.Retry(ptr.To(i.Status.PlanStatus[name]), p.r.Clock.Now())
 	i.Status.PlanStatus[name] = ps
 	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
+	engine.UpdateRevision(i, &ps)
 	p.r.Recorder.Eventf(i, corev1.EventTypeNormal, "PlanRetried", "Plan %s resumed from its failed steps", name)
 	return p.patchPlanExecution(ctx, ps.UID, kudov1beta1.PlanExecution{PlanName: name, UID: ps.UID})
 }
@@ -125,6 +126,7 @@ func (p *planRun) cancel(ctx context.Context, name string) error {
 	ps := i.Status.PlanStatus[name]
 	ps = engine.Cancel(&ps, p.r.Clock.Now())
 	planmetrics.PlanFinished(p.ov.Spec.Operator.Name, &ps, p.r.Clock.Now())
+	engine.UpdateRevision(i, &ps)
 	i.Status.PlanStatus[name] = ps
 	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
 	p.r.Recorder.Eventf(i, corev1.EventTypeNormal, "PlanCancelled", "Plan %s cancelled", name)
@@ -180,6 +182,7 @@ func (p *planRun) advance(ctx context.Context, name string) (bool, error) {
 	// KUDO's event, which users' scripts and tests match, for either end.
 	p.r.Recorder.Eventf(i, corev1.EventTypeNormal, "PlanFinished", "Execution of plan %s finished with status %s", name, ps.Status)
 	planmetrics.PlanFinished(p.ov.Spec.Operator.Name, &ps, p.r.Clock.Now())
+	engine.UpdateRevision(i, &ps)
 	if ps.Status == kudov1beta1.ExecutionFatalError {
 		p.r.Recorder.Eventf(i, corev1.EventTypeWarning, "PlanFailed", "Plan %s failed: %s", name, ps.Message)
 	}

@@ -104,6 +104,11 @@ type InstanceStatus struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Inventory"
 	Inventory []TaskInventory `json:"inventory,omitempty"`
+	// Revisions are the last plan runs (kudo-ng), oldest first, at most
+	// MaxRevisions: which OperatorVersion and parameters each ran, so that
+	// kubectl kudo rollback can return to one.
+	// +optional
+	Revisions []Revision `json:"revisions,omitempty"`
 	// Conditions are Ready, Reconciling and Stalled.
 	// +optional
 	// +listType=map
@@ -118,6 +123,29 @@ type ActivePlanStatus struct {
 	Name string `json:"name,omitempty"`
 	// +optional
 	Status ExecutionStatus `json:"status,omitempty"`
+}
+
+// MaxRevisions bounds the plan runs an Instance remembers.
+const MaxRevisions = 10
+
+// Revision is a plan run and the spec it ran with.
+type Revision struct {
+	// Number counts the Instance's plan runs, from 1.
+	Number int64  `json:"number"`
+	Plan   string `json:"plan"`
+	// UID is the run's planExecution uid.
+	// +optional
+	UID types.UID `json:"uid,omitempty"`
+	// Status is how the run ended, or IN_PROGRESS.
+	// +optional
+	Status ExecutionStatus `json:"status,omitempty"`
+	// +optional
+	// +nullable
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// OperatorVersion and Parameters are the spec the run started from.
+	OperatorVersion string `json:"operatorVersion"`
+	// +optional
+	Parameters map[string]string `json:"parameters,omitempty"`
 }
 
 // PlanStatus is the status of the last run of a plan.

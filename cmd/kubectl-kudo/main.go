@@ -16,6 +16,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/cli/packagecmd"
 	"github.com/kudo-ng/kudo/internal/cli/plan"
 	"github.com/kudo-ng/kudo/internal/cli/repo"
+	"github.com/kudo-ng/kudo/internal/cli/rollback"
 	"github.com/kudo-ng/kudo/internal/cli/search"
 	"github.com/kudo-ng/kudo/internal/cli/testcmd"
 	"github.com/kudo-ng/kudo/internal/cli/uninstall"
@@ -49,6 +50,7 @@ func newRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
 		install.NewCmd(streams, flags),
 		update.NewCmd(streams, flags),
 		upgrade.NewCmd(streams, flags),
+		rollback.NewCmd(streams, flags),
 		get.NewCmd(streams, flags),
 		uninstall.NewCmd(streams, flags),
 		plan.NewCmd(streams, flags),

@@ -145,6 +145,50 @@ func StartPlan(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion, name st
 	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
 	i.Status.AppliedOperatorVersion = ov.Name
 	i.Status.AppliedParameters = maps.Clone(i.Spec.Parameters)
+	revisions := i.Status.Revisions
+	number := int64(1)
+	if len(revisions) > 0 {
+		number = revisions[len(revisions)-1].Number + 1
+	}
+	revisions = append(revisions, kudov1beta1.Revision{
+		Number: number, Plan: name, UID: uid, Status: kudov1beta1.ExecutionInProgress, StartedAt: ps.StartedAt,
+		OperatorVersion: ov.Name, Parameters: maps.Clone(i.Spec.Parameters),
+	})
+	i.Status.Revisions = revisions[max(0, len(revisions)-kudov1beta1.MaxRevisions):]
+}
+
+// UpdateRevision records the status of a plan run in its revision.
+func UpdateRevision(i *kudov1beta1.Instance, ps *kudov1beta1.PlanStatus) {
+	for k := range i.Status.Revisions {
+		if r := &i.Status.Revisions[k]; r.UID == ps.UID && r.Plan == ps.Name {
+			r.Status = ps.Status
+		}
+	}
+}
+
+// RollbackTarget is the revision a rollback returns to: the one numbered
+// number, or, when number is 0, the newest completed one whose spec is not
+// the Instance's.
+func RollbackTarget(i *kudov1beta1.Instance, number int64) (*kudov1beta1.Revision, error) {
+	revisions := i.Status.Revisions
+	if len(revisions) == 0 {
+		return nil, fmt.Errorf("no plan of Instance %s has run yet: it has no revisions", i.Name)
+	}
+	for k := len(revisions) - 1; k >= 0; k-- {
+		r := &revisions[k]
+		switch {
+		case number != 0 && r.Number == number:
+			return r, nil
+		case number == 0 && r.Status == kudov1beta1.ExecutionComplete &&
+			(r.OperatorVersion != i.Spec.OperatorVersion.Name || !maps.Equal(r.Parameters, i.Spec.Parameters)):
+			return r, nil
+		}
+	}
+	if number != 0 {
+		return nil, fmt.Errorf("no revision %d of Instance %s: it keeps revisions %d to %d",
+			number, i.Name, revisions[0].Number, revisions[len(revisions)-1].Number)
+	}
+	return nil, fmt.Errorf("no completed revision of Instance %s has another OperatorVersion or other parameters than it has now", i.Name)
 }
 
 // PlanNames lists the plans, sorted, for messages.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -265,5 +266,37 @@ func TestRerunRequested(t *testing.T) {
 				t.Errorf("RerunRequested = %q, %t; want %q, %t", uid, got, tt.wantUID, tt.want)
 			}
 		})
+	}
+}
+
+func TestRevisionsRecordEachRunAndKeepTheLastOnes(t *testing.T) {
+	ov := &kudov1beta1.OperatorVersion{}
+	ov.Name = "web-0.1.0"
+	ov.Spec.Plans = map[string]kudov1beta1.Plan{"deploy": {Phases: []kudov1beta1.Phase{{Name: "main", Steps: []kudov1beta1.Step{{Name: "a"}}}}}}
+	i := &kudov1beta1.Instance{}
+	i.Status.PlanStatus = map[string]kudov1beta1.PlanStatus{}
+	for run := 1; run <= kudov1beta1.MaxRevisions+2; run++ {
+		i.Spec.Parameters = map[string]string{"RUN": fmt.Sprint(run)}
+		uid := types.UID(fmt.Sprint("uid-", run))
+		StartPlan(i, ov, "deploy", uid, t0)
+		ps := i.Status.PlanStatus["deploy"]
+		ps.Status = kudov1beta1.ExecutionComplete
+		UpdateRevision(i, &ps)
+	}
+	revisions := i.Status.Revisions
+	if len(revisions) != kudov1beta1.MaxRevisions {
+		t.Fatalf("%d revisions kept, want %d", len(revisions), kudov1beta1.MaxRevisions)
+	}
+	first, last := revisions[0], revisions[len(revisions)-1]
+	if first.Number != 3 || last.Number != int64(kudov1beta1.MaxRevisions+2) {
+		t.Errorf("revisions %d to %d, want 3 to %d", first.Number, last.Number, kudov1beta1.MaxRevisions+2)
+	}
+	if last.Parameters["RUN"] != fmt.Sprint(kudov1beta1.MaxRevisions+2) || last.Status != kudov1beta1.ExecutionComplete ||
+		last.OperatorVersion != "web-0.1.0" || last.UID != types.UID(fmt.Sprint("uid-", kudov1beta1.MaxRevisions+2)) {
+		t.Errorf("last revision = %+v", last)
+	}
+	i.Spec.Parameters["RUN"] = "changed"
+	if r, err := RollbackTarget(i, 0); err != nil || r.Number != last.Number {
+		t.Errorf("RollbackTarget = %v, %v; want the last revision, whose parameters differ now", r, err)
 	}
 }

@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
+	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -200,7 +204,39 @@ func History(ctx context.Context, c client.Client, ns string, streams genericioo
 	if len(runs) == 0 {
 		_, _ = fmt.Fprintln(streams.Out, "No plan ran yet.")
 	}
-	return nil
+	return writeRevisions(streams.Out, i)
+}
+
+// writeRevisions lists the runs kubectl kudo rollback can return to
+// (kudo-ng), below KUDO's history.
+func writeRevisions(out io.Writer, i *kudov1beta1.Instance) error {
+	if len(i.Status.Revisions) == 0 {
+		return nil
+	}
+	_, _ = fmt.Fprintf(out, "\nRevisions (kubectl kudo rollback --to-revision N):\n")
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	_, _ = fmt.Fprintln(w, "REVISION\tPLAN\tSTATUS\tOPERATOR VERSION\tSTARTED\tPARAMETERS")
+	for _, r := range slices.Backward(i.Status.Revisions) {
+		started := ""
+		if r.StartedAt != nil {
+			started = r.StartedAt.UTC().Format(time.DateTime)
+		}
+		_, _ = fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n",
+			r.Number, r.Plan, r.Status, r.OperatorVersion, started, DescribeParameters(r.Parameters))
+	}
+	return w.Flush()
+}
+
+// DescribeParameters lists parameter values, sorted by name.
+func DescribeParameters(values map[string]string) string {
+	if len(values) == 0 {
+		return "(defaults)"
+	}
+	pairs := make([]string, 0, len(values))
+	for _, name := range slices.Sorted(maps.Keys(values)) {
+		pairs = append(pairs, name+"="+values[name])
+	}
+	return strings.Join(pairs, ",")
 }
 
 // get reads the Instance and its OperatorVersion, with errors that say what to do.

@@ -1,0 +1,107 @@
+// Package rollback is `kubectl kudo rollback` (kudo-ng): return an Instance
+// to the OperatorVersion and parameters of an earlier plan run, which runs
+// the plan KUDO runs for that change of spec.
+package rollback
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+	"github.com/kudo-ng/kudo/internal/cli/plan"
+	"github.com/kudo-ng/kudo/internal/engine"
+)
+
+// Options are the flags of rollback.
+type Options struct {
+	Instance string
+	// Revision is the revision to return to; 0: the newest completed one
+	// whose spec is not the Instance's.
+	Revision int64
+	Wait     bool
+	WaitTime time.Duration
+}
+
+// NewCmd returns the rollback command.
+func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "rollback --instance NAME [--to-revision N]",
+		Short: "Return an Instance to the OperatorVersion and parameters of an earlier plan run (kudo-ng)",
+		Long: `Return an Instance to the OperatorVersion and parameters an earlier plan run started
+from: its revision, as kubectl kudo plan history lists them. The plan KUDO runs for
+that change of spec runs: upgrade (or deploy) for another OperatorVersion, the plans
+the changed parameters trigger otherwise.`,
+		Example: `  kubectl kudo rollback --instance zk --wait
+  kubectl kudo rollback --instance zk --to-revision 3`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, ns, err := clientutil.New(flags)
+			if err != nil {
+				return err
+			}
+			return Run(cmd.Context(), c, ns, streams, opts)
+		},
+	}
+	clientutil.InstanceFlag(cmd, &opts.Instance, flags)
+	cmd.Flags().Int64Var(&opts.Revision, "to-revision", 0,
+		"The revision to return to (default: the newest completed one with another OperatorVersion or other parameters)")
+	clientutil.WaitFlags(cmd.Flags(), &opts.Wait, &opts.WaitTime, "Wait until the plan the rollback runs has finished")
+	return cmd
+}
+
+// Run checks that the revision can be returned to, then patches the spec.
+func Run(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
+	i, current, err := clientutil.GetInstance(ctx, c, ns, opts.Instance)
+	if err != nil {
+		return err
+	}
+	target, err := engine.RollbackTarget(i, opts.Revision)
+	if err != nil {
+		return err
+	}
+	ov := &kudov1beta1.OperatorVersion{}
+	key := client.ObjectKey{Namespace: i.OperatorVersionKey().Namespace, Name: target.OperatorVersion}
+	if err := c.Get(ctx, key, ov); err != nil {
+		return fmt.Errorf("revision %d ran OperatorVersion %s, which cannot be read (%w): install it again to roll back to it",
+			target.Number, target.OperatorVersion, err)
+	}
+	if err := checkImmutable(current, i.Spec.Parameters, target); err != nil {
+		return err
+	}
+	patch := client.MergeFromWithOptions(i.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	i.Spec.OperatorVersion.Name = target.OperatorVersion
+	i.Spec.Parameters = maps.Clone(target.Parameters)
+	if err := c.Patch(ctx, i, patch); err != nil {
+		return fmt.Errorf("rolling Instance %s back to revision %d: %w", i.Name, target.Number, err)
+	}
+	_, _ = fmt.Fprintf(streams.Out, "Instance %s rolled back to revision %d: OperatorVersion %s, parameters %s\n",
+		i.Name, target.Number, target.OperatorVersion, plan.DescribeParameters(target.Parameters))
+	if !opts.Wait {
+		return nil
+	}
+	return plan.Wait(ctx, c, ns, io.Discard, i.Name, opts.WaitTime)
+}
+
+// checkImmutable refuses a rollback that would change an immutable
+// parameter of the current OperatorVersion, as admission would.
+func checkImmutable(current *kudov1beta1.OperatorVersion, values map[string]string, target *kudov1beta1.Revision) error {
+	for _, p := range current.Spec.Parameters {
+		if !ptr.Deref(p.Immutable, false) || values[p.Name] == target.Parameters[p.Name] {
+			continue
+		}
+		return fmt.Errorf("parameter %s is immutable: revision %d ran with %q, the Instance has %q, and rollback cannot change it",
+			p.Name, target.Number, target.Parameters[p.Name], values[p.Name])
+	}
+	return nil
+}

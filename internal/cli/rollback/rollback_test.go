@@ -1,0 +1,94 @@
+package rollback
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+)
+
+func operatorVersion(name string) *kudov1beta1.OperatorVersion {
+	return &kudov1beta1.OperatorVersion{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
+		Spec: kudov1beta1.OperatorVersionSpec{Parameters: []kudov1beta1.Parameter{
+			{Name: "COLOR"}, {Name: "ZONE", Immutable: ptr.To(true)},
+		}},
+	}
+}
+
+// web runs web-0.2.0 with COLOR=green; it ran web-0.1.0 with COLOR=red
+// before, and web-0.0.9 in another zone before that.
+func web() *kudov1beta1.Instance {
+	complete := kudov1beta1.ExecutionComplete
+	return &kudov1beta1.Instance{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"},
+		Spec: kudov1beta1.InstanceSpec{
+			OperatorVersion: corev1.ObjectReference{Name: "web-0.2.0"},
+			Parameters:      map[string]string{"COLOR": "green", "ZONE": "a"},
+		},
+		Status: kudov1beta1.InstanceStatus{Revisions: []kudov1beta1.Revision{
+			{Number: 4, Plan: "deploy", Status: complete, OperatorVersion: "web-0.0.9", Parameters: map[string]string{"COLOR": "red", "ZONE": "b"}},
+			{Number: 5, Plan: "deploy", Status: complete, OperatorVersion: "web-0.1.0", Parameters: map[string]string{"COLOR": "red", "ZONE": "a"}},
+			{Number: 6, Plan: "deploy", Status: kudov1beta1.ExecutionFatalError, OperatorVersion: "web-0.1.5",
+				Parameters: map[string]string{"COLOR": "blue", "ZONE": "a"}},
+			{Number: 7, Plan: "upgrade", Status: complete, OperatorVersion: "web-0.2.0", Parameters: map[string]string{"COLOR": "green", "ZONE": "a"}},
+		}},
+	}
+}
+
+func TestRollback(t *testing.T) {
+	tests := []struct {
+		name     string
+		revision int64
+		wantErr  string
+		wantOV   string
+		wantOut  string
+	}{
+		{name: "to the newest completed revision with another spec", wantOV: "web-0.1.0",
+			wantOut: "Instance web rolled back to revision 5: OperatorVersion web-0.1.0, parameters COLOR=red,ZONE=a\n"},
+		{name: "to a revision whose OperatorVersion was removed", revision: 6,
+			wantErr: "revision 6 ran OperatorVersion web-0.1.5, which cannot be read"},
+		{name: "to a revision with another value of an immutable parameter", revision: 4,
+			wantErr: `parameter ZONE is immutable: revision 4 ran with "b", the Instance has "a", and rollback cannot change it`},
+		{name: "to a revision no longer kept", revision: 2, wantErr: "no revision 2 of Instance web: it keeps revisions 4 to 7"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).
+				WithObjects(web(), operatorVersion("web-0.0.9"), operatorVersion("web-0.1.0"), operatorVersion("web-0.2.0")).Build()
+			streams, _, out, _ := genericiooptions.NewTestIOStreams()
+			err := Run(context.Background(), c, "ns", streams, &Options{Instance: "web", Revision: tt.revision})
+			got := &kudov1beta1.Instance{}
+			if getErr := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "web"}, got); getErr != nil {
+				t.Fatal(getErr)
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				if got.Spec.OperatorVersion.Name != "web-0.2.0" || got.Spec.Parameters["COLOR"] != "green" {
+					t.Errorf("a refused rollback changed the spec: %+v", got.Spec)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Spec.OperatorVersion.Name != tt.wantOV || got.Spec.Parameters["COLOR"] != "red" {
+				t.Errorf("spec = %+v, want %s with COLOR=red", got.Spec, tt.wantOV)
+			}
+			if out.String() != tt.wantOut {
+				t.Errorf("output %q, want %q", out, tt.wantOut)
+			}
+		})
+	}
+}
