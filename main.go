@@ -77,6 +77,8 @@ func main() {
 		MaxConcurrentReconciles: opts.maxConcurrentReconciles,
 		DriftCorrection:         opts.driftCorrection,
 		PlanTimeout:             opts.planTimeout,
+		Config:                  cfg,
+		RequireServiceAccount:   opts.requireServiceAccount,
 		APIReader:               mgr.GetAPIReader(),
 	}
 	metrics.Registry.MustRegister(planmetrics.RunningSteps{List: func(ctx context.Context) ([]kudov1beta1.Instance, error) {
@@ -90,7 +92,7 @@ func main() {
 	}
 
 	if opts.enableWebhooks {
-		if err := kudowebhook.SetupWithManager(mgr); err != nil {
+		if err := kudowebhook.SetupWithManager(mgr, opts.requireServiceAccount); err != nil {
 			setupLog.Error(err, "unable to create webhooks")
 			os.Exit(1)
 		}

@@ -34,6 +34,7 @@ type options struct {
 	syncPeriod              time.Duration
 	driftCorrection         bool
 	planTimeout             time.Duration
+	requireServiceAccount   bool
 	enableWebhooks          bool
 	webhookCertDir          string
 	webhookHost             string
@@ -64,6 +65,8 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"else changes or deletes it, for Instances without the annotation "+kudov1beta1.DriftCorrectionAnnotation+" (\"true\" or \"false\").")
 	fs.DurationVar(&o.planTimeout, "plan-timeout", 0, "How long a plan run may take when its plan declares no timeout "+
 		"(past it, its running steps end in FATAL_ERROR); 0: no limit.")
+	fs.BoolVar(&o.requireServiceAccount, "require-service-account", false, "Refuse Instances without spec.serviceAccountName "+
+		"and run no plan of them, so that every Instance's objects are applied with the permissions of a ServiceAccount of its namespace.")
 	fs.BoolVar(&o.enableWebhooks, "enable-webhooks", true,
 		"Serve the Instance and OperatorVersion admission webhooks (they need a serving certificate in --webhook-cert-dir).")
 	fs.StringVar(&o.webhookCertDir, "webhook-cert-dir", "", "Directory with tls.crt and tls.key of the webhook server "+

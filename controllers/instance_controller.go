@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -61,6 +62,12 @@ type InstanceReconciler struct {
 	PlanTimeout time.Duration
 	// APIReader reads from the API server what the cache should not hold.
 	APIReader client.Reader
+	// Config is the manager's, from which clients that impersonate an
+	// Instance's service account are made.
+	Config *rest.Config
+	// RequireServiceAccount runs no plan of an Instance without
+	// spec.serviceAccountName (multi-tenant clusters).
+	RequireServiceAccount bool
 
 	corrections *inventory.Limiter
 	controller  controller.Controller
@@ -71,8 +78,11 @@ type InstanceReconciler struct {
 	warned sync.Map
 	// notServed remembers kinds the server does not serve, until when.
 	notServed sync.Map
+	// impersonated are the clients of service accounts, by user name.
+	impersonated sync.Map
 }
 
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
 // +kubebuilder:rbac:groups=kudo.dev,resources=instances,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=kudo.dev,resources=instances/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kudo.dev,resources=instances/finalizers,verbs=update
@@ -122,7 +132,11 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		return ctrl.Result{}, nil
 	}
 
-	run := &planRun{r: r, instance: instance, ov: ov, writes: writes}
+	writer, err := r.writerFor(instance)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	run := &planRun{r: r, instance: instance, ov: ov, writes: writes, writer: writer}
 	if !instance.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.reconcileDelete(ctx, run)
 	}

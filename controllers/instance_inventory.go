@@ -409,7 +409,7 @@ func (r *InstanceReconciler) prune(ctx context.Context, run *planRun) error {
 		plan, name := t.Plan, t.Task
 		var done []kudov1beta1.ObjectRef
 		for _, ref := range t.Stale {
-			deleted, err := r.remove(ctx, i, ref, "no run of task "+name+" renders it any more")
+			deleted, err := r.remove(ctx, run.writer, i, ref, "no run of task "+name+" renders it any more")
 			if err != nil {
 				return err
 			}
@@ -430,7 +430,8 @@ func (r *InstanceReconciler) prune(ctx context.Context, run *planRun) error {
 // is annotated to be kept, or is a CustomResourceDefinition whose custom
 // resources remain: deleting it would delete them, other users' data
 // perhaps. It reports whether it deleted the object.
-func (r *InstanceReconciler) remove(ctx context.Context, i *kudov1beta1.Instance, ref kudov1beta1.ObjectRef, why string) (bool, error) {
+func (r *InstanceReconciler) remove(ctx context.Context, writer client.Writer, i *kudov1beta1.Instance, ref kudov1beta1.ObjectRef,
+	why string) (bool, error) {
 	gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
 	live, err := r.live(ctx, gvk, ref)
 	if err != nil || live == nil {
@@ -453,7 +454,7 @@ func (r *InstanceReconciler) remove(ctx context.Context, i *kudov1beta1.Instance
 	if live.GetDeletionTimestamp() != nil {
 		return true, nil
 	}
-	if err := r.Delete(ctx, live, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+	if err := writer.Delete(ctx, live, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 		return false, fmt.Errorf("deleting %s: %w", describe(ref), err)
 	}
 	return true, nil
@@ -496,12 +497,16 @@ func (r *InstanceReconciler) customResources(ctx context.Context, crd *unstructu
 // first), then RBAC, which may be what lets the manager list and delete the
 // rest (a package's ClusterRole aggregated to the manager).
 func (r *InstanceReconciler) removeInventory(ctx context.Context, i *kudov1beta1.Instance) (bool, error) {
+	writer, err := r.writerFor(i)
+	if err != nil {
+		return false, err
+	}
 	why := fmt.Sprintf("Instance %s is uninstalled", i.Name)
 	for _, tier := range inventory.RemovalTiers(inventory.All(i.Status.Inventory)) {
 		var gone []kudov1beta1.ObjectRef
 		pending := false
 		for _, ref := range tier {
-			deleted, err := r.remove(ctx, i, ref, why)
+			deleted, err := r.remove(ctx, writer, i, ref, why)
 			if err != nil {
 				return false, err
 			}

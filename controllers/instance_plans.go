@@ -34,6 +34,8 @@ type planRun struct {
 	instance *kudov1beta1.Instance
 	ov       *kudov1beta1.OperatorVersion
 	writes   *task.Writes
+	// writer applies and deletes the Instance's objects (writerFor).
+	writer client.Client
 	// selectionErr says why no plan could be chosen for a changed spec.
 	selectionErr error
 	// requeue, when not zero, is when the Instance must be judged again.
@@ -54,6 +56,10 @@ func (p *planRun) requeueAfter(d time.Duration) {
 // plan the spec asks for, if any.
 func (p *planRun) plans(ctx context.Context) error {
 	engine.EnsurePlanStatuses(&p.instance.Status, p.ov.Spec.Plans)
+	if p.r.RequireServiceAccount && p.instance.Spec.ServiceAccountName == "" {
+		p.selectionErr = fmt.Errorf("no plan runs: spec.serviceAccountName is required (--require-service-account)")
+		return nil
+	}
 	for range 3 {
 		name, running := engine.ActivePlan(p.instance, p.ov.Spec.Plans)
 		if running && engine.CancelRequested(p.instance, name) {
@@ -228,7 +234,7 @@ func (p *planRun) patchPlanExecution(ctx context.Context, uid types.UID, pe kudo
 func (p *planRun) env(plan, phase, step string, uid types.UID, values map[string]any) *task.Env {
 	owner := task.OwnerReference(p.instance)
 	return &task.Env{
-		Client: p.r.Client, Instance: p.instance,
+		Client: p.writer, Instance: p.instance,
 		Site: render.Site{
 			OperatorVersion: p.ov, Instance: p.instance.Name, Namespace: p.instance.Namespace,
 			Plan: plan, Phase: phase, Step: step, PlanUID: uid, Params: values, Owner: &owner,

@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -224,8 +225,14 @@ var _ = Describe("InstanceReconciler", func() {
 			`task wait: dummy task failed fatally, as its spec asks \(wantErr, fatal\)`, true),
 	)
 
-	It("runs a child Instance through a KudoOperator task", func() {
+	It("runs a child Instance through a KudoOperator task, which inherits its service account", func() {
 		Expect(k8sClient.Create(ctx, configMapsOperator(ns, "child"))).To(Succeed())
+		// The parent's writes, the child's included, are the service account's.
+		Expect(k8sClient.Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "deployer"}},
+		})).To(Succeed())
 		parent := &kudov1beta1.OperatorVersion{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "parent-0.1.0"},
 			Spec: kudov1beta1.OperatorVersionSpec{
@@ -239,11 +246,13 @@ var _ = Describe("InstanceReconciler", func() {
 		}
 		Expect(k8sClient.Create(ctx, parent)).To(Succeed())
 		i := newInstance(ns, "app", parent.Name)
+		i.Spec.ServiceAccountName = "deployer"
 		Expect(k8sClient.Create(ctx, i)).To(Succeed())
 
 		Eventually(func(g Gomega) {
 			g.Expect(getInstance(ctx, g, client.ObjectKeyFromObject(i)).Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
 			child := getInstance(ctx, g, client.ObjectKey{Namespace: ns, Name: "app-child"})
+			g.Expect(child.Spec.ServiceAccountName).To(Equal("deployer"))
 			g.Expect(child.Spec.OperatorVersion.Name).To(Equal("child-0.1.0"))
 			g.Expect(child.Spec.Parameters).To(Equal(map[string]string{"GREETING": "from parent"}))
 			g.Expect(metav1.GetControllerOf(child).Name).To(Equal("app"))

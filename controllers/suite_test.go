@@ -77,10 +77,10 @@ var _ = BeforeSuite(func() {
 	Expect((&OperatorVersionReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)).To(Succeed())
 	instances := &InstanceReconciler{
 		Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorderFor("kudo-ng"),
-		Mapper: mgr.GetRESTMapper(), Files: files, MaxConcurrentReconciles: 4, APIReader: mgr.GetAPIReader(),
+		Mapper: mgr.GetRESTMapper(), Files: files, MaxConcurrentReconciles: 4, APIReader: mgr.GetAPIReader(), Config: cfg,
 	}
 	Expect(instances.SetupWithManager(ctx, mgr)).To(Succeed())
-	Expect(kudowebhook.SetupWithManager(mgr)).To(Succeed())
+	Expect(kudowebhook.SetupWithManager(mgr, false)).To(Succeed())
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())

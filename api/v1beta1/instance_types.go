@@ -18,6 +18,12 @@ type InstanceSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Parameters"
 	Parameters map[string]string `json:"parameters,omitempty"`
+	// ServiceAccountName (kudo-ng) names a ServiceAccount of the Instance's
+	// namespace: the manager then applies and deletes the Instance's objects
+	// impersonating it, with its permissions only, as Flux's
+	// spec.serviceAccountName. Children of KudoOperator tasks inherit it.
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 	// PlanExecution requests a plan: set planName and a fresh uid.
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Plan Execution"

@@ -122,8 +122,9 @@ func (kudoOperator) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Res
 			OwnerReferences: []metav1.OwnerReference{OwnerReference(parent)},
 		},
 		Spec: kudov1beta1.InstanceSpec{
-			OperatorVersion: corev1.ObjectReference{Name: ov.Name, Kind: "OperatorVersion"},
-			Parameters:      values,
+			OperatorVersion:    corev1.ObjectReference{Name: ov.Name, Kind: "OperatorVersion"},
+			Parameters:         values,
+			ServiceAccountName: parent.Spec.ServiceAccountName,
 		},
 	}
 	if ov.Namespace != parent.Namespace {

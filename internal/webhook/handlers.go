@@ -26,16 +26,29 @@ type Instances struct {
 	// server, for one the cache has not seen yet (installed just before).
 	Client client.Reader
 	Reader client.Reader
+	// RequireServiceAccount refuses Instances without
+	// spec.serviceAccountName (multi-tenant clusters).
+	RequireServiceAccount bool
 }
 
 // SetupWithManager registers the Instance and OperatorVersion webhooks.
-func SetupWithManager(mgr ctrl.Manager) error {
-	instances := &Instances{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}
+func SetupWithManager(mgr ctrl.Manager, requireServiceAccount bool) error {
+	instances := &Instances{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), RequireServiceAccount: requireServiceAccount}
 	if err := ctrl.NewWebhookManagedBy(mgr).For(&kudov1beta1.Instance{}).
 		WithDefaulter(instances).WithValidator(instances).Complete(); err != nil {
 		return err
 	}
 	return ctrl.NewWebhookManagedBy(mgr).For(&kudov1beta1.OperatorVersion{}).WithValidator(operatorVersions{}).Complete()
+}
+
+// checkServiceAccount refuses an Instance without a service account where
+// the manager requires one.
+func (w *Instances) checkServiceAccount(i *kudov1beta1.Instance) error {
+	if w.RequireServiceAccount && i.Spec.ServiceAccountName == "" {
+		return fmt.Errorf("spec.serviceAccountName is required: this cluster's kudo-ng manager applies each Instance's objects " +
+			"as a ServiceAccount of its namespace (--require-service-account)")
+	}
+	return nil
 }
 
 // operatorVersion finds the Instance's OperatorVersion; nil when missing.
@@ -79,6 +92,9 @@ func (w *Instances) Default(ctx context.Context, obj runtime.Object) error {
 // ValidateCreate refuses an Instance that could not deploy.
 func (w *Instances) ValidateCreate(ctx context.Context, obj runtime.Object) (admission.Warnings, error) {
 	i := obj.(*kudov1beta1.Instance)
+	if err := w.checkServiceAccount(i); err != nil {
+		return nil, err
+	}
 	ov, err := w.operatorVersion(ctx, i)
 	if err != nil {
 		return nil, err
@@ -95,6 +111,9 @@ func (w *Instances) ValidateUpdate(ctx context.Context, oldObj, newObj runtime.O
 	old, i := oldObj.(*kudov1beta1.Instance), newObj.(*kudov1beta1.Instance)
 	if !i.DeletionTimestamp.IsZero() {
 		return nil, nil // finalizers must be able to go
+	}
+	if err := w.checkServiceAccount(i); err != nil {
+		return nil, err
 	}
 	ov, err := w.operatorVersion(ctx, i)
 	if err != nil {
