@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -83,7 +84,8 @@ func main() {
 	}
 	metrics.Registry.MustRegister(planmetrics.RunningSteps{List: func(ctx context.Context) ([]kudov1beta1.Instance, error) {
 		list := &kudov1beta1.InstanceList{}
-		err := mgr.GetClient().List(ctx, list)
+		// Read only, from the cache: no copy of every Instance at each scrape.
+		err := mgr.GetClient().List(ctx, list, client.UnsafeDisableDeepCopy)
 		return list.Items, err
 	}})
 	if err := instances.SetupWithManager(ctx, mgr); err != nil {
