@@ -11,8 +11,9 @@
 # Network safety, by construction: pods reach nothing off this machine. The
 # bridge has no masquerade; pods get routes to the pod and Service ranges
 # only, no default route; the filter table drops whatever would be forwarded
-# between the bridge and another interface; the pods' resolv.conf names no
-# resolver; and images are only those imported here (nothing can be pulled).
+# between the bridge and another interface; the pods' resolv.conf names only
+# their own loopback; and images are only those imported here (nothing can be
+# pulled).
 #
 # One real node per machine: the bridge and kube-proxy's rules are the
 # machine's. The bridge's alias names the cluster directory that owns it.
@@ -32,6 +33,7 @@ node_pause_image=kudo-ng.local/pause:1
 node_kubectl_image=kudo-ng.local/kubectl:v$KUBERNETES_VERSION
 
 node_dir() { echo "$dir/node"; }
+node_socket() { echo "$(node_dir)/containerd.sock"; }
 
 # stop_component stops a process of the cluster by its pid file.
 stop_component() { # name
@@ -43,7 +45,6 @@ stop_component() { # name
   kill -9 "$pid" 2>/dev/null || true
   rm -f "$pidfile"
 }
-node_socket() { echo "$(node_dir)/containerd.sock"; }
 
 # node_preflight prints, in one line, why this machine cannot run the real
 # node, and fails; it installs the Debian packages it needs when missing.
