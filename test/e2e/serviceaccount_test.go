@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
-	"github.com/kudo-ng/kudo/internal/packages"
 )
 
 var _ = Describe("An Instance with a service account", func() {
@@ -32,12 +31,7 @@ var _ = Describe("An Instance with a service account", func() {
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "deployer"}},
 		})).To(Succeed())
 
-		p, err := packages.Read(filepath.Join("testdata", "rollback-v1"))
-		Expect(err).NotTo(HaveOccurred())
-		op, ov, err := p.Convert(ns)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(k8sClient.Create(ctx, op)).To(Succeed())
-		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+		_, ov := installPackage(ctx, ns, filepath.Join("testdata", "rollback-v1"))
 		i := &kudov1beta1.Instance{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"},
 			Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: ov.Name}, ServiceAccountName: "deployer"},

@@ -176,12 +176,7 @@ func newNamespace(ctx context.Context) string {
 // of it, as `kubectl kudo install` does.
 func install(ctx context.Context, ns, dir, instance string, params map[string]string) *kudov1beta1.Instance {
 	GinkgoHelper()
-	p, err := packages.Read(dir)
-	Expect(err).NotTo(HaveOccurred())
-	op, ov, err := p.Convert(ns)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(k8sClient.Create(ctx, op)).To(Succeed())
-	Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+	op, ov := installPackage(ctx, ns, dir)
 	i := &kudov1beta1.Instance{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: instance, Labels: map[string]string{"kudo.dev/operator": op.Name}},
 		Spec: kudov1beta1.InstanceSpec{
@@ -191,6 +186,18 @@ func install(ctx context.Context, ns, dir, instance string, params map[string]st
 	}
 	Expect(k8sClient.Create(ctx, i)).To(Succeed())
 	return i
+}
+
+// installPackage creates the package's Operator and OperatorVersion.
+func installPackage(ctx context.Context, ns, dir string) (*kudov1beta1.Operator, *kudov1beta1.OperatorVersion) {
+	GinkgoHelper()
+	p, err := packages.Read(dir)
+	Expect(err).NotTo(HaveOccurred())
+	op, ov, err := p.Convert(ns)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(k8sClient.Create(ctx, op)).To(Succeed())
+	Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+	return op, ov
 }
 
 // planStatus waits for the plan to reach a status and returns the Instance.
