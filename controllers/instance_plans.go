@@ -177,7 +177,7 @@ func (p *planRun) advance(ctx context.Context, name string) (bool, error) {
 		// Nothing may change in the cluster to wake the Instance again: a
 		// step in ERROR is tried again after its backoff, and one that waits
 		// is judged again at its deadline.
-		if backoff, ok := engine.NextRetry(&ps); ok {
+		if backoff, ok := engine.NextRetry(&ps, p.r.Clock.Now()); ok {
 			p.requeueAfter(backoff)
 		}
 		if at, ok := engine.NextDeadline(&plan, &ps); ok {

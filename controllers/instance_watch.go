@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -30,11 +31,33 @@ const AggregateToManagerLabel = "kudo.dev/aggregate-to-manager"
 
 var errNoController = errors.New("the Instance controller is not set up")
 
+// watchSyncTimeout bounds the wait for a new kind's informer to list the
+// cluster's objects.
+const watchSyncTimeout = time.Minute
+
 // watch makes changes to objects of a kind wake the Instance that owns them,
 // the first time an Instance applies that kind: packages apply kinds known
 // only at run time, and a step must finish as soon as its objects are
-// healthy, without polling.
+// healthy, without polling. It returns once the kind's informer has listed
+// the cluster: an object applied before that list would arrive in it
+// already healthy, as a create that mayMovePlan holds back, and its step
+// would wait for an event that never comes.
 func (r *InstanceReconciler) watch(ctx context.Context, gvk schema.GroupVersionKind) error {
+	if err := r.startWatch(ctx, gvk); err != nil {
+		return err
+	}
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	syncCtx, cancel := context.WithTimeout(ctx, watchSyncTimeout)
+	defer cancel()
+	if _, err := r.cache.GetInformer(syncCtx, obj); err != nil {
+		return fmt.Errorf("waiting for the cache of %s to sync: %w", gvk.Kind, err)
+	}
+	return nil
+}
+
+// startWatch starts the watch of a kind, once.
+func (r *InstanceReconciler) startWatch(ctx context.Context, gvk schema.GroupVersionKind) error {
 	if r.controller == nil {
 		return errNoController
 	}

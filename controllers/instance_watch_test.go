@@ -1,9 +1,14 @@
 package controllers
 
 import (
+	"context"
 	"testing"
 
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -181,3 +186,19 @@ func object(t *testing.T, y string) *unstructured.Unstructured {
 	}
 	return objs[0]
 }
+
+// An object applied before its kind's informer first lists the cluster
+// would arrive in that list already healthy, as a create the watch holds
+// back, and its step would wait for an event that never comes.
+var _ = Describe("Watching the kinds packages apply", func() {
+	It("returns once the new kind's informer has listed the cluster, before anything of it is applied", func() {
+		ctx := context.Background()
+		gvk := networkingv1.SchemeGroupVersion.WithKind("IngressClass")
+		Expect(instances.watch(ctx, gvk)).To(Succeed())
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(gvk)
+		informer, err := instances.cache.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(informer.HasSynced()).To(BeTrue())
+	})
+})

@@ -34,6 +34,8 @@ var (
 	files   = &fakeFiles{content: map[string]string{}}
 	testEnv *envtest.Environment
 	cancel  context.CancelFunc
+	// instances is the Instance controller the suite's manager runs.
+	instances *InstanceReconciler
 )
 
 func TestControllers(t *testing.T) {
@@ -75,7 +77,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	Expect((&OperatorReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)).To(Succeed())
 	Expect((&OperatorVersionReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)).To(Succeed())
-	instances := &InstanceReconciler{
+	instances = &InstanceReconciler{
 		Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorderFor("kudo-ng"),
 		Mapper: mgr.GetRESTMapper(), Files: files, MaxConcurrentReconciles: 4, APIReader: mgr.GetAPIReader(), Config: cfg,
 	}

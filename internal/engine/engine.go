@@ -128,9 +128,7 @@ func Record(plan *kudov1beta1.Plan, status *kudov1beta1.PlanStatus, results map[
 			}
 			attempts := int32(0)
 			if next == kudov1beta1.ExecutionError {
-				if attempts = 1; s.Status == kudov1beta1.ExecutionError {
-					attempts = s.Attempts + 1
-				}
+				attempts = nextAttempt(status, s, now)
 				msg = fmt.Sprintf("%s (attempt %d; next try in %s)", msg, attempts, RetryBackoff(attempts))
 			}
 			if s.Status != next || s.Message != msg || s.Attempts != attempts {
@@ -174,17 +172,41 @@ func RetryBackoff(attempts int32) time.Duration {
 	return min(firstRetry<<(attempts-1), maxRetry)
 }
 
-// NextRetry is when the first step in ERROR is due to be tried again.
-func NextRetry(ps *kudov1beta1.PlanStatus) (time.Duration, bool) {
+// nextAttempt numbers a failed try of a step. A step in ERROR is tried
+// again on every reconcile, and the changes of the objects a plan applied
+// wake many; a try before the backoff of the last counted one has passed
+// keeps its number, so that the backoff grows with time, not with events.
+// The plan's last update is when the last attempt was counted, or later.
+func nextAttempt(before *kudov1beta1.PlanStatus, s *kudov1beta1.StepStatus, now time.Time) int32 {
+	if s.Status != kudov1beta1.ExecutionError {
+		return 1
+	}
+	if last := before.LastUpdatedTimestamp; last != nil && now.Before(last.Add(RetryBackoff(s.Attempts))) {
+		return s.Attempts
+	}
+	return s.Attempts + 1
+}
+
+// NextRetry is how long until the first step in ERROR is due to be tried
+// again: its backoff after the last counted attempt (nextAttempt).
+func NextRetry(ps *kudov1beta1.PlanStatus, now time.Time) (time.Duration, bool) {
 	var first time.Duration
+	found := false
 	for _, phase := range ps.Phases {
 		for _, s := range phase.Steps {
-			if d := RetryBackoff(s.Attempts); s.Status == kudov1beta1.ExecutionError && (first == 0 || d < first) {
-				first = d
+			if s.Status != kudov1beta1.ExecutionError {
+				continue
+			}
+			d := RetryBackoff(s.Attempts)
+			if last := ps.LastUpdatedTimestamp; last != nil {
+				d = max(last.Add(d).Sub(now), time.Millisecond)
+			}
+			if !found || d < first {
+				first, found = d, true
 			}
 		}
 	}
-	return first, first > 0
+	return first, found
 }
 
 // Deadline is when a started step must be done: its own timeout after it

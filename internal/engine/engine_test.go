@@ -387,20 +387,46 @@ func TestAttemptsCountFailuresInARow(t *testing.T) {
 	ref := StepRef{"one", "a"}
 	status := Start("deploy", plan, "uid-1", t0)
 	fail := map[StepRef]StepResult{ref: {Err: errors.New("connection refused")}}
-	for want := int32(1); want <= 3; want++ {
-		status = Record(plan, &status, fail, t0)
-		if got := status.Phases[0].Steps[0].Attempts; got != want {
+	// Each try once the backoff of the one before has passed: 1s, then 2s.
+	for n, at := range []time.Duration{0, time.Second, 3 * time.Second} {
+		status = Record(plan, &status, fail, t0.Add(at))
+		if got, want := status.Phases[0].Steps[0].Attempts, int32(n+1); got != want {
 			t.Fatalf("after %d failures: attempts = %d", want, got)
 		}
 	}
-	if d, ok := NextRetry(&status); !ok || d != 4*time.Second {
+	if d, ok := NextRetry(&status, t0.Add(3*time.Second)); !ok || d != 4*time.Second {
 		t.Errorf("NextRetry = %s, %v; want 4s", d, ok)
 	}
-	status = Record(plan, &status, map[StepRef]StepResult{ref: {Message: "waiting"}}, t0)
+	status = Record(plan, &status, map[StepRef]StepResult{ref: {Message: "waiting"}}, t0.Add(4*time.Second))
 	if got := status.Phases[0].Steps[0].Attempts; got != 0 {
 		t.Errorf("a try that did not fail left attempts at %d", got)
 	}
-	if _, ok := NextRetry(&status); ok {
+	if _, ok := NextRetry(&status, t0.Add(4*time.Second)); ok {
 		t.Error("a plan with no step in ERROR has a next try")
+	}
+}
+
+// Events wake a step in ERROR many times within its backoff: those tries do
+// not make the backoff grow, or a step that failed for a moment would wait
+// minutes once it could go on.
+func TestAttemptsGrowWithTimeNotWithEvents(t *testing.T) {
+	plan := twoByTwo(kudov1beta1.Serial, kudov1beta1.Serial)
+	ref := StepRef{"one", "a"}
+	status := Start("deploy", plan, "uid-1", t0)
+	fail := map[StepRef]StepResult{ref: {Err: errors.New("connection refused")}}
+	status = Record(plan, &status, fail, t0)
+	for at := 100 * time.Millisecond; at < time.Second; at += 100 * time.Millisecond {
+		status = Record(plan, &status, fail, t0.Add(at))
+	}
+	step := status.Phases[0].Steps[0]
+	if step.Attempts != 1 || step.Message != "connection refused (attempt 1; next try in 1s)" {
+		t.Errorf("after tries within the first backoff: %d attempts, message %q", step.Attempts, step.Message)
+	}
+	if d, ok := NextRetry(&status, t0.Add(900*time.Millisecond)); !ok || d != 100*time.Millisecond {
+		t.Errorf("NextRetry = %s, %v; want the rest of the first backoff, 100ms", d, ok)
+	}
+	status = Record(plan, &status, fail, t0.Add(time.Second))
+	if got := status.Phases[0].Steps[0].Attempts; got != 2 {
+		t.Errorf("a try after the backoff: attempts = %d, want 2", got)
 	}
 }
