@@ -32,6 +32,7 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/inventory"
+	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/task"
 )
 
@@ -78,8 +79,12 @@ type InstanceReconciler struct {
 	warned sync.Map
 	// notServed remembers kinds the server does not serve, until when.
 	notServed sync.Map
-	// impersonated are the clients of service accounts, by user name.
+	// impersonated are the identities of service accounts, by user name.
 	impersonated sync.Map
+	// redactors hide the sensitive values of Instances in their events.
+	redactors redactors
+	// watchingSecrets: the Secrets of secret parameters are watched.
+	watchingSecrets bool
 }
 
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
@@ -99,12 +104,19 @@ type InstanceReconciler struct {
 func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	instance := &kudov1beta1.Instance{}
 	if err := r.Get(ctx, req.NamespacedName, instance); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.redactors.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("Instance", klog.KObj(instance)))
 	before := instance.DeepCopy()
 	writes := &task.Writes{}
+	var redactor *params.Redactor
 	defer func() {
+		// What the reconcile writes and logs keeps no sensitive value.
+		redactStatus(&instance.Status, redactor)
+		defer func() { retErr = redactor.Error(retErr) }()
 		instance.Status.ObservedGeneration = instance.Generation
 		if wait := progressWait(before, instance, r.Clock.Now()); wait > 0 && retErr == nil {
 			result.RequeueAfter = wait
@@ -132,11 +144,18 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		return ctrl.Result{}, nil
 	}
 
-	writer, err := r.writerFor(instance)
+	id, err := r.identityFor(instance)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	run := &planRun{r: r, instance: instance, ov: ov, writes: writes, writer: writer}
+	if len(instance.Spec.SecretParameters) > 0 {
+		if err := r.watchSecrets(); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	run := &planRun{r: r, instance: instance, ov: ov, writes: writes, writer: id.writer,
+		params: r.resolveParameters(ctx, instance, ov, id.reader)}
+	redactor = run.params.redactor
 	if !instance.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.reconcileDelete(ctx, run)
 	}
@@ -232,6 +251,10 @@ func (r *InstanceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 		}); err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &kudov1beta1.Instance{}, secretParametersIndex, secretsReadBy); err != nil {
+		return err
+	}
+	r.Recorder = redactingRecorder{EventRecorder: r.Recorder, redactors: &r.redactors}
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}

@@ -14,26 +14,39 @@ func serviceAccountUser(namespace, name string) string {
 	return fmt.Sprintf("system:serviceaccount:%s:%s", namespace, name)
 }
 
-// writerFor is the client an Instance's objects are applied and deleted
-// with: the manager's own, or, when the Instance names a service account,
-// one that impersonates it for every write and reads the manager's cache,
-// as the manager watches every Instance's objects with its own informers.
-func (r *InstanceReconciler) writerFor(i *kudov1beta1.Instance) (client.Client, error) {
+// identity is whom the manager acts as for an Instance.
+type identity struct {
+	// writer applies and deletes the Instance's objects, and reads the
+	// manager's cache, as the manager watches every Instance's objects with
+	// its own informers.
+	writer client.Client
+	// reader reads what the cache does not hold (the Secrets of secret
+	// parameters) from the API server.
+	reader client.Reader
+}
+
+// identityFor is the manager itself, or, when the Instance names a service
+// account, that account, impersonated.
+func (r *InstanceReconciler) identityFor(i *kudov1beta1.Instance) (identity, error) {
 	if i.Spec.ServiceAccountName == "" {
-		return r.Client, nil
+		return identity{writer: r.Client, reader: r.APIReader}, nil
 	}
 	user := serviceAccountUser(i.Namespace, i.Spec.ServiceAccountName)
-	if c, ok := r.impersonated.Load(user); ok {
-		return c.(client.Client), nil
+	if id, ok := r.impersonated.Load(user); ok {
+		return id.(identity), nil
 	}
 	cfg := rest.CopyConfig(r.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-	c, err := client.New(cfg, client.Options{
+	writer, err := client.New(cfg, client.Options{
 		Scheme: r.Scheme, Mapper: r.Mapper, Cache: &client.CacheOptions{Reader: r.cache, Unstructured: true},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("a client for service account %s: %w", user, err)
+		return identity{}, fmt.Errorf("a client for service account %s: %w", user, err)
 	}
-	actual, _ := r.impersonated.LoadOrStore(user, c)
-	return actual.(client.Client), nil
+	reader, err := client.New(cfg, client.Options{Scheme: r.Scheme, Mapper: r.Mapper})
+	if err != nil {
+		return identity{}, fmt.Errorf("a client for service account %s: %w", user, err)
+	}
+	actual, _ := r.impersonated.LoadOrStore(user, identity{writer: writer, reader: reader})
+	return actual.(identity), nil
 }

@@ -109,7 +109,13 @@ func (r *InstanceReconciler) adopt(ctx context.Context, run *planRun) error {
 	slices.SortFunc(runs, func(a, b kudov1beta1.PlanStatus) int {
 		return a.LastUpdatedTimestamp.Compare(b.LastUpdatedTimestamp.Time)
 	})
-	values, err := params.Values(run.ov.Spec.Parameters, i.Status.AppliedParameters)
+	applied, err := run.appliedValues()
+	if err != nil {
+		// A secret value changed since: the plan that change runs records
+		// the inventory.
+		return nil
+	}
+	values, err := params.Values(run.ov.Spec.Parameters, applied)
 	if err != nil {
 		// The next plan fails on such values; there is nothing to adopt.
 		return nil
@@ -394,7 +400,11 @@ func (p *planRun) intent(ctx context.Context, def *kudov1beta1.Task, t *kudov1be
 
 // taskEnv is where a task of the inventory ran last.
 func (p *planRun) taskEnv(t *kudov1beta1.TaskInventory) *task.Env {
-	values, err := params.Values(p.ov.Spec.Parameters, p.instance.Status.AppliedParameters)
+	applied, err := p.appliedValues()
+	var values map[string]any
+	if err == nil {
+		values, err = params.Values(p.ov.Spec.Parameters, applied)
+	}
 	if err != nil {
 		values = nil
 	}
@@ -497,7 +507,7 @@ func (r *InstanceReconciler) customResources(ctx context.Context, crd *unstructu
 // first), then RBAC, which may be what lets the manager list and delete the
 // rest (a package's ClusterRole aggregated to the manager).
 func (r *InstanceReconciler) removeInventory(ctx context.Context, i *kudov1beta1.Instance) (bool, error) {
-	writer, err := r.writerFor(i)
+	id, err := r.identityFor(i)
 	if err != nil {
 		return false, err
 	}
@@ -506,7 +516,7 @@ func (r *InstanceReconciler) removeInventory(ctx context.Context, i *kudov1beta1
 		var gone []kudov1beta1.ObjectRef
 		pending := false
 		for _, ref := range tier {
-			deleted, err := r.remove(ctx, writer, i, ref, why)
+			deleted, err := r.remove(ctx, id.writer, i, ref, why)
 			if err != nil {
 				return false, err
 			}

@@ -34,8 +34,10 @@ type planRun struct {
 	instance *kudov1beta1.Instance
 	ov       *kudov1beta1.OperatorVersion
 	writes   *task.Writes
-	// writer applies and deletes the Instance's objects (writerFor).
+	// writer applies and deletes the Instance's objects (identityFor).
 	writer client.Client
+	// params are the Instance's parameter values.
+	params *instanceParameters
 	// selectionErr says why no plan could be chosen for a changed spec.
 	selectionErr error
 	// requeue, when not zero, is when the Instance must be judged again.
@@ -77,11 +79,16 @@ func (p *planRun) plans(ctx context.Context) error {
 			}
 			running = true
 		}
+		if p.params.err != nil {
+			// Not terminal: the Secret's watch wakes the Instance.
+			p.selectionErr = p.params.err
+			return nil
+		}
 		if !running {
 			if err := p.clearFinished(ctx); err != nil {
 				return err
 			}
-			next, uid, err := engine.NextPlan(p.instance, p.ov, uuid.NewUUID)
+			next, uid, err := engine.NextPlan(p.instance, p.ov, p.params.recorded, uuid.NewUUID)
 			if err != nil || next == "" {
 				p.selectionErr = err
 				return nil
@@ -108,7 +115,7 @@ func (p *planRun) cleanup(ctx context.Context, name string) (bool, error) {
 
 // start starts a run of the plan, and says so as KUDO did.
 func (p *planRun) start(name string, uid types.UID) {
-	engine.StartPlan(p.instance, p.ov, name, uid, p.r.Clock.Now())
+	engine.StartPlan(p.instance, p.ov, name, uid, p.r.Clock.Now(), p.params.recorded)
 	p.r.Recorder.Eventf(p.instance, corev1.EventTypeNormal, "PlanStarted", "Execution of plan %s started", name)
 	planmetrics.PlanStarted(p.ov.Spec.Operator.Name, name)
 }
@@ -148,7 +155,7 @@ func (p *planRun) advance(ctx context.Context, name string) (bool, error) {
 		plan.Timeout = &metav1.Duration{Duration: p.r.PlanTimeout}
 	}
 	ps := i.Status.PlanStatus[name]
-	values, err := params.Values(p.ov.Spec.Parameters, i.Spec.Parameters)
+	values, err := params.Values(p.ov.Spec.Parameters, p.params.values)
 	for pass := 0; pass < maxPasses && err == nil; pass++ {
 		due := engine.Due(&plan, &ps)
 		if len(due) == 0 {

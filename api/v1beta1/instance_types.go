@@ -18,6 +18,13 @@ type InstanceSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Parameters"
 	Parameters map[string]string `json:"parameters,omitempty"`
+	// SecretParameters (kudo-ng) take the values of parameters from keys of
+	// Secrets in the Instance's namespace, read when a plan renders; the
+	// Instance holds the reference, never the value, and the value is masked
+	// as a sensitive parameter's. A change of the Secret's data runs the plan
+	// the parameter triggers. A parameter is set here or in parameters, not both.
+	// +optional
+	SecretParameters map[string]SecretKeyReference `json:"secretParameters,omitempty"`
 	// ServiceAccountName (kudo-ng) names a ServiceAccount of the Instance's
 	// namespace: the manager then applies and deletes the Instance's objects
 	// impersonating it, with its permissions only, as Flux's
@@ -29,6 +36,17 @@ type InstanceSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Plan Execution"
 	PlanExecution PlanExecution `json:"planExecution,omitempty"`
 }
+
+// SecretKeyReference names a key of a Secret in the Instance's namespace.
+type SecretKeyReference struct {
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// +kubebuilder:validation:MinLength=1
+	Key string `json:"key"`
+}
+
+// String is the reference as kubectl kudo writes it: NAME/KEY.
+func (r SecretKeyReference) String() string { return r.Name + "/" + r.Key }
 
 // PlanExecution is a request to run a plan. A new uid resets the plan's status
 // tree; the controller clears planExecution when the plan ends. Setting status
@@ -97,6 +115,8 @@ type InstanceStatus struct {
 	// AppliedOperatorVersion and AppliedParameters are the spec the last
 	// plan started from (kudo-ng): a change of the spec against them selects
 	// the next plan, as KUDO's last-applied-instance-state annotation did.
+	// The values of sensitive and secret parameters are masked: a keyed hash
+	// of the value, enough to see that it changed.
 	// +optional
 	AppliedOperatorVersion string `json:"appliedOperatorVersion,omitempty"`
 	// +optional
@@ -148,10 +168,14 @@ type Revision struct {
 	// +optional
 	// +nullable
 	StartedAt *metav1.Time `json:"startedAt,omitempty"`
-	// OperatorVersion and Parameters are the spec the run started from.
+	// OperatorVersion and Parameters are the spec the run started from,
+	// sensitive values masked as in appliedParameters.
 	OperatorVersion string `json:"operatorVersion"`
 	// +optional
 	Parameters map[string]string `json:"parameters,omitempty"`
+	// SecretParameters are the Secret keys the run took parameters from.
+	// +optional
+	SecretParameters map[string]SecretKeyReference `json:"secretParameters,omitempty"`
 }
 
 // PlanStatus is the status of the last run of a plan.

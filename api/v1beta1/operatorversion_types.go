@@ -219,7 +219,15 @@ type Parameter struct {
 	// Enum lists the allowed values.
 	// +optional
 	Enum *[]string `json:"enum,omitempty"`
+	// Sensitive (kudo-ng) parameters are masked wherever kudo-ng shows or
+	// records a value: the Instance's status, events, logs and the CLI's
+	// output. Templates receive the value.
+	// +optional
+	Sensitive *bool `json:"sensitive,omitempty"`
 }
+
+// IsSensitive reports whether the parameter's values are masked.
+func (p *Parameter) IsSensitive() bool { return p.Sensitive != nil && *p.Sensitive }
 
 // OperatorVersionStatus is the observed state of an OperatorVersion. KUDO left
 // it empty; kudo-ng reports whether the version can run.

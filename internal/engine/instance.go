@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/params"
 )
 
 // The decisions about an Instance's plans, as plain functions of the
@@ -32,10 +33,13 @@ func ActivePlan(i *kudov1beta1.Instance, plans map[string]kudov1beta1.Plan) (str
 
 // NextPlan picks the plan the spec asks for, when none runs: an explicit
 // spec.planExecution with a new uid; deploy for a new Instance; the upgrade
-// plan for a new OperatorVersion; the plan changed parameters trigger. It
-// returns "" when the spec asks for nothing; newUID makes the uid of a run
+// plan for a new OperatorVersion; the plan changed parameters trigger.
+// parameters are the Instance's values as the status records them
+// (sensitive ones masked), compared with the last plan's. It returns ""
+// when the spec asks for nothing; newUID makes the uid of a run
 // spec.planExecution did not ask for.
-func NextPlan(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion, newUID func() types.UID) (string, types.UID, error) {
+func NextPlan(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion, parameters map[string]string,
+	newUID func() types.UID) (string, types.UID, error) {
 	plans := ov.Spec.Plans
 	if pe := i.Spec.PlanExecution; pe.PlanName != "" && pe.UID != "" && i.Status.PlanStatus[pe.PlanName].UID != pe.UID {
 		if _, ok := plans[pe.PlanName]; !ok {
@@ -52,7 +56,7 @@ func NextPlan(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion, newUID f
 	case i.Status.AppliedOperatorVersion != ov.Name:
 		return PlanForUpgrade(plans), newUID(), nil
 	}
-	changed := ChangedParameters(i.Status.AppliedParameters, i.Spec.Parameters)
+	changed := ChangedParameters(i.Status.AppliedParameters, parameters)
 	if len(changed) == 0 {
 		return "", "", nil
 	}
@@ -137,14 +141,16 @@ func EnsurePlanStatuses(status *kudov1beta1.InstanceStatus, plans map[string]kud
 }
 
 // StartPlan makes the plan the active one with a fresh status tree, and
-// records the spec it runs with.
-func StartPlan(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion, name string, uid types.UID, now time.Time) {
+// records the spec it runs with: the OperatorVersion, the parameters as
+// NextPlan compares them, the Secret keys they come from.
+func StartPlan(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion, name string, uid types.UID, now time.Time,
+	parameters map[string]string) {
 	plan := ov.Spec.Plans[name]
 	ps := Start(name, &plan, uid, now)
 	i.Status.PlanStatus[name] = ps
 	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
 	i.Status.AppliedOperatorVersion = ov.Name
-	i.Status.AppliedParameters = maps.Clone(i.Spec.Parameters)
+	i.Status.AppliedParameters = maps.Clone(parameters)
 	revisions := i.Status.Revisions
 	number := int64(1)
 	if len(revisions) > 0 {
@@ -152,7 +158,7 @@ func StartPlan(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion, name st
 	}
 	revisions = append(revisions, kudov1beta1.Revision{
 		Number: number, Plan: name, UID: uid, Status: kudov1beta1.ExecutionInProgress, StartedAt: ps.StartedAt,
-		OperatorVersion: ov.Name, Parameters: maps.Clone(i.Spec.Parameters),
+		OperatorVersion: ov.Name, Parameters: maps.Clone(parameters), SecretParameters: maps.Clone(i.Spec.SecretParameters),
 	})
 	i.Status.Revisions = revisions[max(0, len(revisions)-kudov1beta1.MaxRevisions):]
 }
@@ -168,8 +174,9 @@ func UpdateRevision(i *kudov1beta1.Instance, ps *kudov1beta1.PlanStatus) {
 
 // RollbackTarget is the revision a rollback returns to: the one numbered
 // number, or, when number is 0, the newest completed one whose spec is not
-// the Instance's.
-func RollbackTarget(i *kudov1beta1.Instance, number int64) (*kudov1beta1.Revision, error) {
+// the Instance's; sensitive names the parameters whose values revisions
+// record masked.
+func RollbackTarget(i *kudov1beta1.Instance, number int64, sensitive map[string]bool) (*kudov1beta1.Revision, error) {
 	revisions := i.Status.Revisions
 	if len(revisions) == 0 {
 		return nil, fmt.Errorf("no plan of Instance %s has run yet: it has no revisions", i.Name)
@@ -179,8 +186,7 @@ func RollbackTarget(i *kudov1beta1.Instance, number int64) (*kudov1beta1.Revisio
 		switch {
 		case number != 0 && r.Number == number:
 			return r, nil
-		case number == 0 && r.Status == kudov1beta1.ExecutionComplete &&
-			(r.OperatorVersion != i.Spec.OperatorVersion.Name || !maps.Equal(r.Parameters, i.Spec.Parameters)):
+		case number == 0 && r.Status == kudov1beta1.ExecutionComplete && !ranSpec(r, i, sensitive):
 			return r, nil
 		}
 	}
@@ -189,6 +195,20 @@ func RollbackTarget(i *kudov1beta1.Instance, number int64) (*kudov1beta1.Revisio
 			number, i.Name, revisions[0].Number, revisions[len(revisions)-1].Number)
 	}
 	return nil, fmt.Errorf("no completed revision of Instance %s has another OperatorVersion or other parameters than it has now", i.Name)
+}
+
+// ranSpec reports whether a revision ran the Instance's spec: its
+// OperatorVersion, its values (masked as the revision records them), its
+// Secret keys; whether a Secret's data changed since is not known here.
+func ranSpec(r *kudov1beta1.Revision, i *kudov1beta1.Instance, sensitive map[string]bool) bool {
+	if r.OperatorVersion != i.Spec.OperatorVersion.Name || !maps.Equal(r.SecretParameters, i.Spec.SecretParameters) {
+		return false
+	}
+	values := maps.Clone(r.Parameters)
+	for name := range r.SecretParameters {
+		delete(values, name)
+	}
+	return maps.Equal(values, params.Masked(i.Spec.Parameters, sensitive, string(i.UID)))
 }
 
 // PlanNames lists the plans, sorted, for messages.

@@ -113,7 +113,7 @@ func TestNextPlan(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, uid, err := NextPlan(tt.instance, tt.ov, newUID)
+			got, uid, err := NextPlan(tt.instance, tt.ov, tt.instance.Spec.Parameters, newUID)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
@@ -176,7 +176,7 @@ func TestStartPlan(t *testing.T) {
 	if len(i.Status.PlanStatus) != 3 || i.Status.PlanStatus["backup"].Status != never {
 		t.Fatalf("every plan gets a NEVER_RUN tree: %+v", i.Status.PlanStatus)
 	}
-	StartPlan(i, ov(), "deploy", "u1", t0)
+	StartPlan(i, ov(), "deploy", "u1", t0, i.Spec.Parameters)
 	ps := i.Status.PlanStatus["deploy"]
 	if ps.Status != pending || ps.UID != "u1" || ps.Phases[0].Steps[0].Status != pending || !ps.LastUpdatedTimestamp.Time.Equal(t0) {
 		t.Errorf("deploy starts PENDING with its uid: %+v", ps)
@@ -278,7 +278,7 @@ func TestRevisionsRecordEachRunAndKeepTheLastOnes(t *testing.T) {
 	for run := 1; run <= kudov1beta1.MaxRevisions+2; run++ {
 		i.Spec.Parameters = map[string]string{"RUN": fmt.Sprint(run)}
 		uid := types.UID(fmt.Sprint("uid-", run))
-		StartPlan(i, ov, "deploy", uid, t0)
+		StartPlan(i, ov, "deploy", uid, t0, i.Spec.Parameters)
 		ps := i.Status.PlanStatus["deploy"]
 		ps.Status = kudov1beta1.ExecutionComplete
 		UpdateRevision(i, &ps)
@@ -296,7 +296,7 @@ func TestRevisionsRecordEachRunAndKeepTheLastOnes(t *testing.T) {
 		t.Errorf("last revision = %+v", last)
 	}
 	i.Spec.Parameters["RUN"] = "changed"
-	if r, err := RollbackTarget(i, 0); err != nil || r.Number != last.Number {
+	if r, err := RollbackTarget(i, 0, nil); err != nil || r.Number != last.Number {
 		t.Errorf("RollbackTarget = %v, %v; want the last revision, whose parameters differ now", r, err)
 	}
 }

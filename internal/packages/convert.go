@@ -64,6 +64,7 @@ func (p *Package) apiParameters() ([]kudov1beta1.Parameter, error) {
 			Trigger:     in.Trigger,
 			Type:        in.Type,
 			Immutable:   in.Immutable,
+			Sensitive:   in.Sensitive,
 		}
 		switch {
 		case in.Default != nil:

@@ -20,7 +20,7 @@ func FromOperatorVersion(ov *kudov1beta1.OperatorVersion) *Package {
 	for _, in := range ov.Spec.Parameters {
 		param := Parameter{
 			Name: in.Name, DisplayName: in.DisplayName, Description: in.Description, Required: in.Required,
-			Trigger: in.Trigger, Type: in.Type, Immutable: in.Immutable,
+			Trigger: in.Trigger, Type: in.Type, Immutable: in.Immutable, Sensitive: in.Sensitive,
 		}
 		if in.Default != nil {
 			param.Default = *in.Default

@@ -69,10 +69,12 @@ type Parameter struct {
 	Trigger     string                    `json:"trigger,omitempty"`
 	Type        kudov1beta1.ParameterType `json:"type,omitempty"`
 	Immutable   *bool                     `json:"immutable,omitempty"`
-	Enum        *[]any                    `json:"enum,omitempty"`
-	Group       string                    `json:"group,omitempty"`
-	Advanced    bool                      `json:"advanced,omitempty"`
-	Hint        string                    `json:"hint,omitempty"`
+	// Sensitive (kudo-ng) values are masked wherever kudo-ng shows them.
+	Sensitive *bool  `json:"sensitive,omitempty"`
+	Enum      *[]any `json:"enum,omitempty"`
+	Group     string `json:"group,omitempty"`
+	Advanced  bool   `json:"advanced,omitempty"`
+	Hint      string `json:"hint,omitempty"`
 }
 
 // IsRequired applies KUDO's default: a parameter is required unless it says not.

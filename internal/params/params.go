@@ -85,31 +85,44 @@ func Check(p *kudov1beta1.Parameter, value string) error {
 		// As KUDO: an empty value is no value, whatever the type.
 		return nil
 	}
+	shown := strconv.Quote(value)
+	if p.IsSensitive() {
+		shown = "its value"
+	}
 	switch TypeOf(p.Type) {
 	case kudov1beta1.IntegerValueType:
 		if _, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64); err != nil {
-			return fmt.Errorf("parameter %s: %q is not an integer", p.Name, value)
+			return fmt.Errorf("parameter %s: %s is not an integer", p.Name, shown)
 		}
 	case kudov1beta1.NumberValueType:
 		if _, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err != nil {
-			return fmt.Errorf("parameter %s: %q is not a number", p.Name, value)
+			return fmt.Errorf("parameter %s: %s is not a number", p.Name, shown)
 		}
 	case kudov1beta1.BooleanValueType:
 		if _, err := strconv.ParseBool(strings.TrimSpace(value)); err != nil {
-			return fmt.Errorf("parameter %s: %q is not a boolean (true or false)", p.Name, value)
+			return fmt.Errorf("parameter %s: %s is not a boolean (true or false)", p.Name, shown)
 		}
 	case kudov1beta1.ArrayValueType, kudov1beta1.MapValueType:
 		if _, err := Unwrap(value, p.Type); err != nil {
-			return fmt.Errorf("parameter %s: %w", p.Name, err)
+			return unwrapError(p, err)
 		}
 	case kudov1beta1.StringValueType:
 	default:
 		return fmt.Errorf("parameter %s: unknown value-type %q", p.Name, p.Type)
 	}
 	if p.Enum != nil && !slices.Contains(*p.Enum, value) {
-		return fmt.Errorf("parameter %s: %q is not one of %s", p.Name, value, strings.Join(*p.Enum, ", "))
+		return fmt.Errorf("parameter %s: %s is not one of %s", p.Name, shown, strings.Join(*p.Enum, ", "))
 	}
 	return nil
+}
+
+// unwrapError says that a value does not decode as its parameter's type;
+// Unwrap's message quotes the value, which a sensitive parameter's must not.
+func unwrapError(p *kudov1beta1.Parameter, err error) error {
+	if p.IsSensitive() {
+		return fmt.Errorf("parameter %s: its value is not a%s %s", p.Name, article(p.Type), p.Type)
+	}
+	return fmt.Errorf("parameter %s: %w", p.Name, err)
 }
 
 // NeedsValue reports whether a parameter must be given a non-empty value:
@@ -133,7 +146,7 @@ func Values(parameters []kudov1beta1.Parameter, instance map[string]string) (map
 		}
 		v, err := Unwrap(raw, p.Type)
 		if err != nil {
-			return nil, fmt.Errorf("parameter %s: %w", p.Name, err)
+			return nil, unwrapError(p, err)
 		}
 		values[p.Name] = v
 	}

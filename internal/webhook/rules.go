@@ -7,10 +7,12 @@ package webhook
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/engine"
@@ -27,7 +29,7 @@ func DefaultCreate(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) {
 		if p.Immutable == nil || !*p.Immutable || p.Default == nil {
 			continue
 		}
-		if _, set := i.Spec.Parameters[p.Name]; !set {
+		if _, set := declared(i)[p.Name]; !set {
 			if i.Spec.Parameters == nil {
 				i.Spec.Parameters = map[string]string{}
 			}
@@ -48,7 +50,7 @@ func ValidateCreate(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) er
 	if pe := i.Spec.PlanExecution; pe.PlanName != "" && pe.PlanName != kudov1beta1.DeployPlanName {
 		return fmt.Errorf("a new Instance runs deploy first; spec.planExecution asks for %s", pe.PlanName)
 	}
-	return checkParameters(i.Spec.Parameters, ov)
+	return checkParameters(i, ov)
 }
 
 // DefaultUpdate schedules the plan an update asks for: the upgrade plan for a
@@ -62,7 +64,7 @@ func DefaultUpdate(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion
 	plan := ""
 	if upgrades(old, i) {
 		plan = engine.PlanForUpgrade(ov.Spec.Plans)
-	} else if changed := engine.ChangedParameters(old.Spec.Parameters, i.Spec.Parameters); len(changed) > 0 {
+	} else if changed := engine.ChangedParameters(declared(old), declared(i)); len(changed) > 0 {
 		p, err := engine.PlanForParameters(&ov.Spec, changed)
 		if err != nil {
 			return // ValidateUpdate refuses it, saying why.
@@ -81,7 +83,7 @@ func DefaultUpdate(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion
 // several plans, a plan while another runs, cleanup asked for by hand, an
 // upgrade while a plan runs. A running plan may be cancelled.
 func ValidateUpdate(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) error {
-	if err := checkParameters(i.Spec.Parameters, ov); err != nil {
+	if err := checkParameters(i, ov); err != nil {
 		return err
 	}
 	if err := checkImmutable(old, i, ov); err != nil {
@@ -101,9 +103,12 @@ func checkImmutable(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersio
 		if p.Immutable == nil || !*p.Immutable {
 			continue
 		}
-		before, hadBefore := old.Spec.Parameters[p.Name]
-		after, hasAfter := i.Spec.Parameters[p.Name]
+		before, hadBefore := declared(old)[p.Name]
+		after, hasAfter := declared(i)[p.Name]
 		if !upgrade && (before != after || hadBefore != hasAfter) {
+			if p.IsSensitive() {
+				return fmt.Errorf("parameter %s is immutable: it cannot change; to change it, install a new Instance", p.Name)
+			}
 			return fmt.Errorf("parameter %s is immutable: it cannot change from %q to %q; to change it, install a new Instance",
 				p.Name, before, after)
 		}
@@ -126,7 +131,7 @@ func checkTriggers(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion
 		}
 		return nil
 	}
-	changed := engine.ChangedParameters(old.Spec.Parameters, i.Spec.Parameters)
+	changed := engine.ChangedParameters(declared(old), declared(i))
 	if len(changed) == 0 {
 		return nil
 	}
@@ -202,9 +207,29 @@ func upgrades(old, i *kudov1beta1.Instance) bool {
 	return old.OperatorVersionKey() != i.OperatorVersionKey()
 }
 
+// declared are the parameters the spec sets: the values of
+// spec.parameters, and, for those of spec.secretParameters, the Secret key
+// as kubectl kudo writes it; a change of either changes the parameter.
+func declared(i *kudov1beta1.Instance) map[string]string {
+	if len(i.Spec.SecretParameters) == 0 {
+		return i.Spec.Parameters
+	}
+	out := maps.Clone(i.Spec.Parameters)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for name, ref := range i.Spec.SecretParameters {
+		out[name] = params.SecretPrefix + ref.String()
+	}
+	return out
+}
+
 // checkParameters: every value names a parameter of the OperatorVersion and
-// fits its type and enum; every required parameter without default is set.
-func checkParameters(values map[string]string, ov *kudov1beta1.OperatorVersion) error {
+// fits its type and enum, and so does every Secret key, which names a
+// Secret and key as the API server would accept them, for a parameter
+// without a value; every required parameter without default is set.
+func checkParameters(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) error {
+	values := i.Spec.Parameters
 	byName := make(map[string]*kudov1beta1.Parameter, len(ov.Spec.Parameters))
 	for i := range ov.Spec.Parameters {
 		byName[ov.Spec.Parameters[i].Name] = &ov.Spec.Parameters[i]
@@ -223,9 +248,32 @@ func checkParameters(values map[string]string, ov *kudov1beta1.OperatorVersion) 
 			return err
 		}
 	}
+	if err := checkSecretParameters(i, ov, byName); err != nil {
+		return err
+	}
 	for _, p := range ov.Spec.Parameters {
-		if params.NeedsValue(&p) && values[p.Name] == "" {
+		if _, fromSecret := i.Spec.SecretParameters[p.Name]; params.NeedsValue(&p) && values[p.Name] == "" && !fromSecret {
 			return fmt.Errorf("parameter %s is required and has no default: set spec.parameters.%s", p.Name, p.Name)
+		}
+	}
+	return nil
+}
+
+func checkSecretParameters(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion, byName map[string]*kudov1beta1.Parameter) error {
+	for _, name := range slices.Sorted(maps.Keys(i.Spec.SecretParameters)) {
+		ref := i.Spec.SecretParameters[name]
+		at := "spec.secretParameters." + name
+		switch _, hasValue := i.Spec.Parameters[name]; {
+		case byName[name] == nil:
+			return fmt.Errorf("%s: parameter %s is not defined by OperatorVersion %s", at, name, ov.Name)
+		case hasValue:
+			return fmt.Errorf("%s: parameter %s has a value in spec.parameters too: set it in one of them", at, name)
+		}
+		if errs := validation.IsDNS1123Subdomain(ref.Name); len(errs) > 0 {
+			return fmt.Errorf("%s.name: %q is not a Secret's name: %s", at, ref.Name, strings.Join(errs, "; "))
+		}
+		if errs := validation.IsConfigMapKey(ref.Key); len(errs) > 0 {
+			return fmt.Errorf("%s.key: %q is not a Secret's key: %s", at, ref.Key, strings.Join(errs, "; "))
 		}
 	}
 	return nil

@@ -18,7 +18,8 @@ func InstanceFlag(cmd *cobra.Command, instance *string, flags *genericclioptions
 
 // ParameterFlags adds -p and -P, the parameter flags of install, update and upgrade.
 func ParameterFlags(f *pflag.FlagSet, values, files *[]string) {
-	f.StringArrayVarP(values, "parameter", "p", nil, "Parameter: NAME=VALUE, NAME=[a,b] or NAME={k1:v1,k2:v2}")
+	f.StringArrayVarP(values, "parameter", "p", nil,
+		"Parameter: NAME=VALUE, NAME=[a,b] or NAME={k1:v1,k2:v2}; NAME=@secret:SECRET/KEY takes the value from a Secret's key")
 	f.StringArrayVarP(files, "parameter-file", "P", nil, "YAML file of parameter values")
 }
 

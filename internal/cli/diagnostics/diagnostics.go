@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/render"
 )
 
@@ -73,7 +75,8 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	return cmd
 }
 
-// Run writes the diagnostics; Secrets are written without their data.
+// Run writes the diagnostics; Secrets are written without their data, and
+// the values of sensitive parameters are hidden in every file.
 func Run(
 	ctx context.Context, c client.Client, clientset kubernetes.Interface, ns string, streams genericiooptions.IOStreams, opts *Options,
 ) error {
@@ -88,10 +91,13 @@ func Run(
 		}
 		return err
 	}
-	w := &writer{dir: dir}
-	w.write("instance.yaml", i)
 	ov := &kudov1beta1.OperatorVersion{}
-	if err := c.Get(ctx, i.OperatorVersionKey(), ov); err == nil {
+	if err := c.Get(ctx, i.OperatorVersionKey(), ov); err != nil {
+		ov = nil
+	}
+	w := &writer{dir: dir, redactor: sensitiveValues(ctx, c, i, ov)}
+	w.write("instance.yaml", i)
+	if ov != nil {
 		w.write("operatorversion.yaml", ov)
 	}
 	for _, gvk := range ownedKinds {
@@ -122,9 +128,36 @@ func Run(
 }
 
 type writer struct {
-	dir   string
-	files int
-	err   error
+	dir      string
+	redactor *params.Redactor
+	files    int
+	err      error
+}
+
+// sensitiveValues hides the values of the Instance's sensitive parameters:
+// those of its spec, the defaults, and the Secret keys it reads, as far as
+// whoever collects may read them.
+func sensitiveValues(ctx context.Context, c client.Client, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) *params.Redactor {
+	values := maps.Clone(i.Spec.Parameters)
+	if values == nil {
+		values = map[string]string{}
+	}
+	var defs []kudov1beta1.Parameter
+	if ov != nil {
+		defs = ov.Spec.Parameters
+		for _, p := range defs {
+			if _, set := values[p.Name]; !set && p.Default != nil {
+				values[p.Name] = *p.Default
+			}
+		}
+	}
+	for name, ref := range i.Spec.SecretParameters {
+		secret := &corev1.Secret{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: i.Namespace, Name: ref.Name}, secret); err == nil {
+			values[name] = string(secret.Data[ref.Key])
+		}
+	}
+	return params.NewRedactor(values, params.Sensitive(defs, i.Spec.SecretParameters))
 }
 
 func (w *writer) write(name string, v any) {
@@ -144,7 +177,7 @@ func (w *writer) writeBytes(name string, data []byte) error {
 		return err
 	}
 	w.files++
-	return os.WriteFile(path, data, 0o644)
+	return os.WriteFile(path, []byte(w.redactor.String(string(data))), 0o644)
 }
 
 // managerLogs saves the logs of the manager pods, when the manager runs in

@@ -119,11 +119,12 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if name == "" {
 		name = p.Operator.Name + "-instance"
 	}
-	var values map[string]string
+	var assigned params.Assigned
 	if !opts.SkipInstance {
-		if values, err = params.Resolve(ov.Spec.Parameters, opts.ParameterFiles, opts.Parameters); err != nil {
+		if assigned, err = params.Resolve(ov.Spec.Parameters, opts.ParameterFiles, opts.Parameters); err != nil {
 			return err
 		}
+		clientutil.WarnPlainSensitive(streams.ErrOut, assigned, ov.Spec.Parameters)
 		existing := &kudov1beta1.Instance{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, existing); err == nil {
 			return fmt.Errorf("instance %s already exists in namespace %s: change it with kubectl kudo update or upgrade", name, ns)
@@ -145,8 +146,9 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	}
 	i := &kudov1beta1.Instance{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"kudo.dev/operator": p.Operator.Name}},
-		Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: ov.Name}, Parameters: values},
+		Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: ov.Name}},
 	}
+	assigned.ApplyTo(&i.Spec)
 	if err := c.Create(ctx, i); err != nil {
 		return fmt.Errorf("creating Instance %s: %w", name, err)
 	}

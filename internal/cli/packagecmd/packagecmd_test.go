@@ -197,3 +197,36 @@ func TestNew(t *testing.T) {
 		t.Error("a second new over the first must be refused")
 	}
 }
+
+// TestRenderHidesSensitiveValues: package render prints no value of a
+// sensitive parameter, and no data of a Secret of a package that has one;
+// a Secret's key cannot be read without a cluster.
+func TestRenderHidesSensitiveValues(t *testing.T) {
+	secretParams := filepath.Join("..", "..", "..", "test", "e2e", "testdata", "secret-params")
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	if err := RunRender(context.Background(), streams, &RenderOptions{
+		Path: secretParams, Namespace: "default", Plan: "deploy", KubernetesVersion: "1.34", Parameters: []string{"PASSWORD=hunter2-s3cr3t"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "s3cr3t") {
+		t.Errorf("the output holds the sensitive value:\n%s", out)
+	}
+	objs, err := render.Objects("output", out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if password, _, _ := unstructured.NestedString(find(objs, "Secret").Object, "stringData", "password"); password != "<sensitive>" {
+		t.Errorf("the Secret's password is %q, want it masked", password)
+	}
+	if length, _, _ := unstructured.NestedString(find(objs, "ConfigMap").Object, "data", "password-length"); length != "14" {
+		t.Errorf("the template received a password of length %q, want 14", length)
+	}
+
+	err = RunRender(context.Background(), streams, &RenderOptions{
+		Path: secretParams, Namespace: "default", Plan: "deploy", KubernetesVersion: "1.34", Parameters: []string{"PASSWORD=@secret:db/password"},
+	})
+	if want := "parameter PASSWORD: package render reads no cluster, so no Secret: give the value itself"; err == nil || err.Error() != want {
+		t.Errorf("error = %v, want %q", err, want)
+	}
+}

@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/yaml"
 
@@ -61,9 +65,12 @@ func RunRender(_ context.Context, streams genericiooptions.IOStreams, opts *Rend
 	if err != nil {
 		return err
 	}
-	values, err := params.Resolve(ov.Spec.Parameters, opts.ParameterFiles, opts.Parameters)
+	assigned, err := params.Resolve(ov.Spec.Parameters, opts.ParameterFiles, opts.Parameters)
 	if err != nil {
 		return err
+	}
+	if names := slices.Sorted(maps.Keys(assigned.Secrets)); len(names) > 0 {
+		return fmt.Errorf("parameter %s: package render reads no cluster, so no Secret: give the value itself", names[0])
 	}
 	served, err := migrate.ServedBy(opts.KubernetesVersion)
 	if err != nil {
@@ -75,15 +82,53 @@ func RunRender(_ context.Context, streams genericiooptions.IOStreams, opts *Rend
 	}
 	tasks, err := preview.Plan(&preview.Input{
 		OperatorVersion: ov, InstanceName: instance, Namespace: opts.Namespace,
-		Parameters: values, PlanName: opts.Plan, Served: served, Scope: render.BuiltinScope,
+		Parameters: assigned.Values, PlanName: opts.Plan, Served: served, Scope: render.BuiltinScope,
 	})
 	if err != nil {
 		return err
 	}
-	return printTasks(streams.Out, opts.Plan, tasks)
+	return printTasks(streams.Out, opts.Plan, tasks, newSensitiveOutput(ov, assigned.Values))
 }
 
-func printTasks(out io.Writer, plan string, tasks []preview.Task) error {
+// sensitiveOutput hides what render prints of sensitive parameters: their
+// values, and, when there are any, the data of every Secret, which may hold
+// them in forms no search finds (encoded together with other text).
+type sensitiveOutput struct {
+	redactor    *params.Redactor
+	maskSecrets bool
+}
+
+func newSensitiveOutput(ov *kudov1beta1.OperatorVersion, values map[string]string) sensitiveOutput {
+	sensitive := params.Sensitive(ov.Spec.Parameters, nil)
+	effective := map[string]string{}
+	for _, p := range ov.Spec.Parameters {
+		if v, ok := values[p.Name]; ok {
+			effective[p.Name] = v
+		} else if p.Default != nil {
+			effective[p.Name] = *p.Default
+		}
+	}
+	return sensitiveOutput{redactor: params.NewRedactor(effective, sensitive), maskSecrets: len(sensitive) > 0}
+}
+
+func (s sensitiveOutput) object(obj *unstructured.Unstructured) ([]byte, error) {
+	if s.maskSecrets && obj.GroupVersionKind().GroupKind() == (schema.GroupKind{Kind: "Secret"}) {
+		obj = obj.DeepCopy()
+		for _, field := range []string{"data", "stringData"} {
+			data, _, _ := unstructured.NestedMap(obj.Object, field)
+			for k := range data {
+				data[k] = "<sensitive>"
+			}
+			if data != nil {
+				_ = unstructured.SetNestedMap(obj.Object, data, field)
+			}
+		}
+	}
+	b, err := yaml.Marshal(obj.Object)
+	return []byte(s.redactor.String(string(b))), err
+}
+
+func printTasks(out io.Writer, plan string, tasks []preview.Task, sensitive sensitiveOutput) error {
 	for _, t := range tasks {
 		_, _ = fmt.Fprintf(out, "# plan %s, phase %s, step %s, task %s (%s)", plan, t.Phase, t.Step, t.Name, t.Kind)
 		if t.Action != "" {
@@ -91,13 +136,13 @@ func printTasks(out io.Writer, plan string, tasks []preview.Task) error {
 		}
 		_, _ = fmt.Fprintln(out)
 		if t.Note != "" {
-			_, _ = fmt.Fprintf(out, "# %s\n", t.Note)
+			_, _ = fmt.Fprintf(out, "# %s\n", sensitive.redactor.String(t.Note))
 		}
 		for _, m := range t.Migrations {
 			_, _ = fmt.Fprintf(out, "# migrated %s\n", m)
 		}
 		for _, obj := range t.Objects {
-			b, err := yaml.Marshal(obj.Object)
+			b, err := sensitive.object(obj)
 			if err != nil {
 				return err
 			}

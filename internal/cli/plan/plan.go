@@ -22,6 +22,7 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/engine"
+	"github.com/kudo-ng/kudo/internal/params"
 )
 
 // Options are the flags the plan verbs share.
@@ -222,19 +223,28 @@ func writeRevisions(out io.Writer, i *kudov1beta1.Instance) error {
 			started = r.StartedAt.UTC().Format(time.DateTime)
 		}
 		_, _ = fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n",
-			r.Number, r.Plan, r.Status, r.OperatorVersion, started, DescribeParameters(r.Parameters))
+			r.Number, r.Plan, r.Status, r.OperatorVersion, started, DescribeParameters(&r))
 	}
 	return w.Flush()
 }
 
-// DescribeParameters lists parameter values, sorted by name.
-func DescribeParameters(values map[string]string) string {
-	if len(values) == 0 {
+// DescribeParameters lists the parameters a revision ran with, sorted by
+// name: values (sensitive ones as their masks), and Secret keys as kubectl
+// kudo takes them.
+func DescribeParameters(r *kudov1beta1.Revision) string {
+	if len(r.Parameters) == 0 && len(r.SecretParameters) == 0 {
 		return "(defaults)"
 	}
-	pairs := make([]string, 0, len(values))
-	for _, name := range slices.Sorted(maps.Keys(values)) {
-		pairs = append(pairs, name+"="+values[name])
+	described := maps.Clone(r.Parameters)
+	if described == nil {
+		described = map[string]string{}
+	}
+	for name, ref := range r.SecretParameters {
+		described[name] = params.SecretPrefix + ref.String()
+	}
+	pairs := make([]string, 0, len(described))
+	for _, name := range slices.Sorted(maps.Keys(described)) {
+		pairs = append(pairs, name+"="+described[name])
 	}
 	return strings.Join(pairs, ",")
 }

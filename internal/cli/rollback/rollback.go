@@ -20,6 +20,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/cli/plan"
 	"github.com/kudo-ng/kudo/internal/engine"
+	"github.com/kudo-ng/kudo/internal/params"
 )
 
 // Options are the flags of rollback.
@@ -66,7 +67,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if err != nil {
 		return err
 	}
-	target, err := engine.RollbackTarget(i, opts.Revision)
+	target, err := engine.RollbackTarget(i, opts.Revision, params.Sensitive(current.Spec.Parameters, i.Spec.SecretParameters))
 	if err != nil {
 		return err
 	}
@@ -76,32 +77,76 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 		return fmt.Errorf("revision %d ran OperatorVersion %s, which cannot be read (%w): install it again to roll back to it",
 			target.Number, target.OperatorVersion, err)
 	}
-	if err := checkImmutable(current, i.Spec.Parameters, target); err != nil {
+	values, err := restoredValues(i, target)
+	if err != nil {
+		return err
+	}
+	if err := checkImmutable(current, i, values, target); err != nil {
 		return err
 	}
 	patch := client.MergeFromWithOptions(i.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	i.Spec.OperatorVersion.Name = target.OperatorVersion
-	i.Spec.Parameters = maps.Clone(target.Parameters)
+	i.Spec.Parameters = values
+	i.Spec.SecretParameters = maps.Clone(target.SecretParameters)
 	if err := c.Patch(ctx, i, patch); err != nil {
 		return fmt.Errorf("rolling Instance %s back to revision %d: %w", i.Name, target.Number, err)
 	}
 	_, _ = fmt.Fprintf(streams.Out, "Instance %s rolled back to revision %d: OperatorVersion %s, parameters %s\n",
-		i.Name, target.Number, target.OperatorVersion, plan.DescribeParameters(target.Parameters))
+		i.Name, target.Number, target.OperatorVersion, plan.DescribeParameters(target))
 	if !opts.Wait {
 		return nil
 	}
 	return plan.Wait(ctx, c, ns, io.Discard, i.Name, opts.WaitTime)
 }
 
-// checkImmutable refuses a rollback that would change an immutable
-// parameter of the current OperatorVersion, as admission would.
-func checkImmutable(current *kudov1beta1.OperatorVersion, values map[string]string, target *kudov1beta1.Revision) error {
-	for _, p := range current.Spec.Parameters {
-		if !ptr.Deref(p.Immutable, false) || values[p.Name] == target.Parameters[p.Name] {
+// restoredValues are the spec.parameters of the revision: its values, but
+// those taken from Secrets, which it names instead. A sensitive value the
+// revision recorded masked is the Instance's own, when that is the one it
+// ran with; kudo-ng keeps no other.
+func restoredValues(i *kudov1beta1.Instance, target *kudov1beta1.Revision) (map[string]string, error) {
+	values := map[string]string{}
+	for name, v := range target.Parameters {
+		if _, fromSecret := target.SecretParameters[name]; fromSecret {
 			continue
 		}
+		if params.IsMasked(v) {
+			now, ok := i.Spec.Parameters[name]
+			if !ok || params.Mask(string(i.UID), now) != v {
+				return nil, fmt.Errorf("parameter %s is sensitive: revision %d ran with another value than the Instance has, "+
+					"which kudo-ng does not keep; set it again with kubectl kudo update -p %s=VALUE (or keep it in a Secret: "+
+					"-p %s=%sSECRET/KEY) and roll back then", name, target.Number, name, name, params.SecretPrefix)
+			}
+			v = now
+		}
+		values[name] = v
+	}
+	return values, nil
+}
+
+// checkImmutable refuses a rollback that would change an immutable
+// parameter of the current OperatorVersion, as admission would.
+func checkImmutable(current *kudov1beta1.OperatorVersion, i *kudov1beta1.Instance, values map[string]string,
+	target *kudov1beta1.Revision) error {
+	for _, p := range current.Spec.Parameters {
+		if !ptr.Deref(p.Immutable, false) {
+			continue
+		}
+		before, after := i.Spec.Parameters[p.Name], values[p.Name]
+		if ref, ok := i.Spec.SecretParameters[p.Name]; ok {
+			before = params.SecretPrefix + ref.String()
+		}
+		if ref, ok := target.SecretParameters[p.Name]; ok {
+			after = params.SecretPrefix + ref.String()
+		}
+		if before == after {
+			continue
+		}
+		if p.IsSensitive() {
+			return fmt.Errorf("parameter %s is immutable: revision %d ran with another value than the Instance has, "+
+				"and rollback cannot change it", p.Name, target.Number)
+		}
 		return fmt.Errorf("parameter %s is immutable: revision %d ran with %q, the Instance has %q, and rollback cannot change it",
-			p.Name, target.Number, target.Parameters[p.Name], values[p.Name])
+			p.Name, target.Number, after, before)
 	}
 	return nil
 }

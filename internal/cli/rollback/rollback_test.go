@@ -2,6 +2,7 @@ package rollback
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -14,6 +15,8 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+	"github.com/kudo-ng/kudo/internal/engine"
+	"github.com/kudo-ng/kudo/internal/params"
 )
 
 func operatorVersion(name string) *kudov1beta1.OperatorVersion {
@@ -91,4 +94,98 @@ func TestRollback(t *testing.T) {
 			}
 		})
 	}
+}
+
+// db ran db-0.1.0 with its password from Secret old-password, then db-0.2.0
+// with the one from Secret new-password and a new PIN.
+func db() (*kudov1beta1.Instance, []client.Object) {
+	complete := kudov1beta1.ExecutionComplete
+	versions := []client.Object{}
+	for _, name := range []string{"db-0.1.0", "db-0.2.0"} {
+		versions = append(versions, &kudov1beta1.OperatorVersion{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
+			Spec: kudov1beta1.OperatorVersionSpec{Parameters: []kudov1beta1.Parameter{
+				{Name: "PASSWORD"}, {Name: "PIN", Sensitive: ptr.To(true)},
+			}},
+		})
+	}
+	i := &kudov1beta1.Instance{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db", UID: "uid-db"},
+		Spec: kudov1beta1.InstanceSpec{
+			OperatorVersion:  corev1.ObjectReference{Name: "db-0.2.0"},
+			Parameters:       map[string]string{"PIN": "4711-new"},
+			SecretParameters: map[string]kudov1beta1.SecretKeyReference{"PASSWORD": {Name: "new-password", Key: "password"}},
+		},
+		Status: kudov1beta1.InstanceStatus{Revisions: []kudov1beta1.Revision{
+			{Number: 1, Plan: "deploy", Status: complete, OperatorVersion: "db-0.1.0",
+				Parameters:       map[string]string{"PIN": params.Mask("uid-db", "4711-new"), "PASSWORD": params.Mask("uid-db", "old")},
+				SecretParameters: map[string]kudov1beta1.SecretKeyReference{"PASSWORD": {Name: "old-password", Key: "password"}}},
+			{Number: 2, Plan: "deploy", Status: complete, OperatorVersion: "db-0.1.0",
+				Parameters:       map[string]string{"PIN": params.Mask("uid-db", "1234-old"), "PASSWORD": params.Mask("uid-db", "old")},
+				SecretParameters: map[string]kudov1beta1.SecretKeyReference{"PASSWORD": {Name: "old-password", Key: "password"}}},
+			{Number: 3, Plan: "upgrade", Status: complete, OperatorVersion: "db-0.2.0",
+				Parameters:       map[string]string{"PIN": params.Mask("uid-db", "4711-new"), "PASSWORD": params.Mask("uid-db", "new")},
+				SecretParameters: map[string]kudov1beta1.SecretKeyReference{"PASSWORD": {Name: "new-password", Key: "password"}}},
+		}},
+	}
+	return i, append(versions, i)
+}
+
+func TestRollbackOfSensitiveParameters(t *testing.T) {
+	tests := []struct {
+		name     string
+		revision int64
+		wantErr  string
+		wantOut  string
+	}{
+		{name: "names the Secret keys again, and keeps a sensitive value the revision ran with", revision: 1,
+			wantOut: "Instance db rolled back to revision 1: OperatorVersion db-0.1.0, " +
+				"parameters PASSWORD=@secret:old-password/password,PIN=" + params.Mask("uid-db", "4711-new") + "\n"},
+		{name: "refuses a sensitive value it does not keep", revision: 2,
+			wantErr: "parameter PIN is sensitive: revision 2 ran with another value than the Instance has, which kudo-ng does not keep"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, objs := db()
+			c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).WithObjects(objs...).Build()
+			streams, _, out, _ := genericiooptions.NewTestIOStreams()
+			err := Run(context.Background(), c, "ns", streams, &Options{Instance: "db", Revision: tt.revision})
+			got := &kudov1beta1.Instance{}
+			if getErr := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "db"}, got); getErr != nil {
+				t.Fatal(getErr)
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				if got.Spec.OperatorVersion.Name != "db-0.2.0" {
+					t.Errorf("a refused rollback changed the spec: %+v", got.Spec)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := kudov1beta1.InstanceSpec{
+				OperatorVersion:  corev1.ObjectReference{Name: "db-0.1.0"},
+				Parameters:       map[string]string{"PIN": "4711-new"},
+				SecretParameters: map[string]kudov1beta1.SecretKeyReference{"PASSWORD": {Name: "old-password", Key: "password"}},
+			}
+			if !reflect.DeepEqual(got.Spec, want) {
+				t.Errorf("spec = %+v, want %+v", got.Spec, want)
+			}
+			if out.String() != tt.wantOut {
+				t.Errorf("output %q, want %q", out, tt.wantOut)
+			}
+		})
+	}
+
+	t.Run("takes a revision whose values equal the Instance's, masked, for the same spec", func(t *testing.T) {
+		i, _ := db()
+		sensitive := params.Sensitive([]kudov1beta1.Parameter{{Name: "PIN", Sensitive: ptr.To(true)}}, i.Spec.SecretParameters)
+		r, err := engine.RollbackTarget(i, 0, sensitive)
+		if err != nil || r.Number != 2 {
+			t.Errorf("RollbackTarget = %+v, %v; want revision 2, the newest with another spec than revision 3's", r, err)
+		}
+	})
 }

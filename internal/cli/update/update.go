@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -64,11 +63,9 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if err != nil {
 		return err
 	}
+	clientutil.WarnPlainSensitive(streams.ErrOut, changes, ov.Spec.Parameters)
 	patch := client.MergeFrom(i.DeepCopy())
-	if i.Spec.Parameters == nil {
-		i.Spec.Parameters = map[string]string{}
-	}
-	maps.Copy(i.Spec.Parameters, changes)
+	changes.ApplyTo(&i.Spec)
 	if err := c.Patch(ctx, i, patch); err != nil {
 		return fmt.Errorf("updating Instance %s: %w", i.Name, err)
 	}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -105,15 +104,13 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if err != nil {
 		return err
 	}
+	clientutil.WarnPlainSensitive(streams.ErrOut, changes, ov.Spec.Parameters)
 	if err := version.Write(ctx, c, streams.Out); err != nil {
 		return err
 	}
 	patch := client.MergeFrom(i.DeepCopy())
 	i.Spec.OperatorVersion.Name = ov.Name
-	if i.Spec.Parameters == nil {
-		i.Spec.Parameters = map[string]string{}
-	}
-	maps.Copy(i.Spec.Parameters, changes)
+	changes.ApplyTo(&i.Spec)
 	if err := c.Patch(ctx, i, patch); err != nil {
 		return fmt.Errorf("upgrading Instance %s: %w", i.Name, err)
 	}

@@ -1,0 +1,171 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/params"
+)
+
+// credentialsTemplate hands the password to the application as a Secret,
+// and, to see it arrive, its length in a ConfigMap.
+const credentialsTemplate = `apiVersion: v1
+kind: Secret
+metadata:
+  name: {{ .Name }}-credentials
+stringData:
+  password: {{ .Params.PASSWORD | quote }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Name }}-seen
+data:
+  length: {{ len .Params.PASSWORD | quote }}
+  user: {{ .Params.USER | quote }}
+`
+
+var _ = Describe("Secret parameters", func() {
+	var (
+		ctx context.Context
+		ns  string
+		ov  *kudov1beta1.OperatorVersion
+	)
+	BeforeEach(func() {
+		ctx = context.Background()
+		ns = newNamespace(ctx)
+		ov = &kudov1beta1.OperatorVersion{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db-0.1.0"},
+			Spec: kudov1beta1.OperatorVersionSpec{
+				Operator:  corev1.ObjectReference{Name: "db", Kind: "Operator"},
+				Version:   "0.1.0",
+				Templates: map[string]string{"credentials.yaml": credentialsTemplate},
+				Parameters: []kudov1beta1.Parameter{
+					{Name: "USER", Default: ptr.To("admin")},
+					{Name: "PASSWORD", Required: ptr.To(true), Sensitive: ptr.To(true)},
+				},
+				Tasks: []kudov1beta1.Task{applyTask("credentials", "credentials.yaml")},
+				Plans: map[string]kudov1beta1.Plan{
+					"deploy": plan(kudov1beta1.Serial, phase("main", kudov1beta1.Serial, step("credentials", "credentials"))),
+					"update": plan(kudov1beta1.Serial, phase("main", kudov1beta1.Serial, step("credentials", "credentials"))),
+				},
+			},
+		}
+		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+	})
+
+	secret := func(name, password string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string][]byte{"password": []byte(password)}}
+	}
+	withSecretPassword := func(name string) *kudov1beta1.Instance {
+		i := newInstance(ns, "db", ov.Name)
+		i.Spec.SecretParameters = map[string]kudov1beta1.SecretKeyReference{"PASSWORD": {Name: name, Key: "password"}}
+		return i
+	}
+	// noValueIn fails when the Instance's status or the namespace's events
+	// hold a password, in any form.
+	noValueIn := func(g Gomega, key types.NamespacedName, passwords ...string) {
+		status, err := json.Marshal(getInstance(ctx, g, key).Status)
+		g.Expect(err).NotTo(HaveOccurred())
+		events := &corev1.EventList{}
+		g.Expect(k8sClient.List(ctx, events, client.InNamespace(ns))).To(Succeed())
+		eventText, err := json.Marshal(events.Items)
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, p := range passwords {
+			g.Expect(string(status)).NotTo(ContainSubstring(p))
+			g.Expect(string(eventText)).NotTo(ContainSubstring(p))
+		}
+	}
+
+	It("gives templates the Secret key's value, records only its mask, and runs the trigger's plan when the Secret changes", func() {
+		Expect(k8sClient.Create(ctx, secret("db-password", "first-s3cr3t-value"))).To(Succeed())
+		Expect(k8sClient.Create(ctx, withSecretPassword("db-password"))).To(Succeed())
+		key := types.NamespacedName{Namespace: ns, Name: "db"}
+		seen := &corev1.ConfigMap{}
+		Eventually(func(g Gomega) {
+			i := getInstance(ctx, g, key)
+			g.Expect(i.Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
+			g.Expect(params.IsMasked(i.Status.AppliedParameters["PASSWORD"])).To(BeTrue(), "%v", i.Status.AppliedParameters)
+			g.Expect(i.Status.Revisions[0].SecretParameters).To(HaveKeyWithValue("PASSWORD",
+				kudov1beta1.SecretKeyReference{Name: "db-password", Key: "password"}))
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "db-seen"}, seen)).To(Succeed())
+		}).Should(Succeed())
+		Expect(seen.Data).To(Equal(map[string]string{"length": "18", "user": "admin"}))
+		credentials := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "db-credentials"}, credentials)).To(Succeed())
+		Expect(string(credentials.Data["password"])).To(Equal("first-s3cr3t-value"))
+
+		changed := secret("db-password", "second-s3cr3t-value!")
+		Expect(k8sClient.Update(ctx, changed)).To(Succeed())
+		Eventually(func(g Gomega) {
+			i := getInstance(ctx, g, key)
+			g.Expect(i.Status.PlanStatus["update"].Status).To(Equal(kudov1beta1.ExecutionComplete))
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "db-credentials"}, credentials)).To(Succeed())
+			g.Expect(string(credentials.Data["password"])).To(Equal("second-s3cr3t-value!"))
+		}).Should(Succeed())
+		Consistently(func(g Gomega) { noValueIn(g, key, "s3cr3t") }, "1s").Should(Succeed())
+
+		// A change of another key, or of the Secret's labels, runs nothing.
+		runs := len(getInstance(ctx, Default, key).Status.Revisions)
+		changed.Labels = map[string]string{"team": "db"}
+		changed.Data["other"] = []byte("x")
+		Expect(k8sClient.Update(ctx, changed)).To(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(getInstance(ctx, g, key).Status.Revisions).To(HaveLen(runs))
+		}, "1s").Should(Succeed())
+	})
+
+	It("waits for a missing Secret, naming it, and deploys once it exists", func() {
+		Expect(k8sClient.Create(ctx, withSecretPassword("late"))).To(Succeed())
+		key := types.NamespacedName{Namespace: ns, Name: "db"}
+		Eventually(func(g Gomega) {
+			ready := meta.FindStatusCondition(getInstance(ctx, g, key).Status.Conditions, kudov1beta1.ReadyCondition)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(ready.Message).To(Equal("parameter PASSWORD: secret " + ns + "/late not found"))
+		}).Should(Succeed())
+
+		Expect(k8sClient.Create(ctx, secret("late", "late-s3cr3t-value"))).To(Succeed())
+		Eventually(func(g Gomega) {
+			i := getInstance(ctx, g, key)
+			g.Expect(i.Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
+			g.Expect(meta.IsStatusConditionTrue(i.Status.Conditions, kudov1beta1.ReadyCondition)).To(BeTrue())
+		}).Should(Succeed())
+	})
+
+	It("masks a sensitive value set in the spec in the status and in the messages of a step that fails on it", func() {
+		bad := ov.DeepCopy()
+		bad.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: "db-0.2.0"}
+		bad.Spec.Version = "0.2.0"
+		// The API server refuses the label value, and says what it was.
+		bad.Spec.Templates = map[string]string{"credentials.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Name }}-labelled
+  labels: {password: {{ .Params.PASSWORD | quote }}}
+`}
+		Expect(k8sClient.Create(ctx, bad)).To(Succeed())
+		i := newInstance(ns, "db", bad.Name)
+		i.Spec.Parameters = map[string]string{"PASSWORD": "not a label/s3cr3t"}
+		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+		key := types.NamespacedName{Namespace: ns, Name: "db"}
+		Eventually(func(g Gomega) {
+			got := getInstance(ctx, g, key)
+			ps := got.Status.PlanStatus["deploy"]
+			g.Expect(ps.Status).To(Equal(kudov1beta1.ExecutionFatalError))
+			g.Expect(ps.Message).To(ContainSubstring("<sensitive PASSWORD>"))
+			g.Expect(params.IsMasked(got.Status.AppliedParameters["PASSWORD"])).To(BeTrue())
+		}).Should(Succeed())
+		noValueIn(Default, key, "s3cr3t")
+	})
+})

@@ -1,0 +1,163 @@
+package params
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+)
+
+// SecretPrefix marks a command-line value that names a Secret's key:
+// -p PASSWORD=@secret:NAME/KEY.
+const SecretPrefix = "@secret:"
+
+// ParseSecretReference reads the NAME/KEY of a value given as
+// @secret:NAME/KEY; ok is false for any other value.
+func ParseSecretReference(parameter, value string) (ref kudov1beta1.SecretKeyReference, ok bool, err error) {
+	rest, ok := strings.CutPrefix(value, SecretPrefix)
+	if !ok {
+		return ref, false, nil
+	}
+	name, key, found := strings.Cut(rest, "/")
+	if !found || name == "" || key == "" || strings.Contains(key, "/") {
+		return ref, true, fmt.Errorf("parameter %s: %q names no Secret key: write %sNAME/KEY", parameter, value, SecretPrefix)
+	}
+	return kudov1beta1.SecretKeyReference{Name: name, Key: key}, true, nil
+}
+
+// Sensitive names the parameters whose values are masked: those the
+// OperatorVersion marks sensitive and those taken from Secrets.
+func Sensitive(defs []kudov1beta1.Parameter, secrets map[string]kudov1beta1.SecretKeyReference) map[string]bool {
+	out := map[string]bool{}
+	for i := range defs {
+		if defs[i].IsSensitive() {
+			out[defs[i].Name] = true
+		}
+	}
+	for name := range secrets {
+		out[name] = true
+	}
+	return out
+}
+
+const (
+	maskPrefix = "<sensitive sha256:"
+	maskSuffix = ">"
+)
+
+// Mask is what kudo-ng records of a sensitive value: its SHA-256 HMAC keyed
+// with key (the Instance's uid), shortened. It tells that a value changed
+// and nothing of the value, and differs between Instances.
+func Mask(key, value string) string {
+	mac := hmac.New(sha256.New, []byte(key))
+	mac.Write([]byte(value))
+	return maskPrefix + hex.EncodeToString(mac.Sum(nil))[:16] + maskSuffix
+}
+
+// IsMasked reports whether a recorded value is a Mask.
+func IsMasked(s string) bool {
+	return strings.HasPrefix(s, maskPrefix) && strings.HasSuffix(s, maskSuffix)
+}
+
+// Masked copies values with the sensitive ones masked.
+func Masked(values map[string]string, sensitive map[string]bool, key string) map[string]string {
+	if values == nil {
+		return nil
+	}
+	out := maps.Clone(values)
+	for name, v := range out {
+		if sensitive[name] {
+			out[name] = Mask(key, v)
+		}
+	}
+	return out
+}
+
+// ErrMaskedChanged says that a masked value cannot be recovered: the value
+// it was taken from has changed since.
+var ErrMaskedChanged = errors.New("a sensitive value changed since it was recorded")
+
+// Unmask recovers recorded values (appliedParameters) whose masked ones the
+// current values still match.
+func Unmask(recorded, current map[string]string, key string) (map[string]string, error) {
+	if recorded == nil {
+		return nil, nil
+	}
+	out := maps.Clone(recorded)
+	for name, v := range out {
+		if !IsMasked(v) {
+			continue
+		}
+		now, ok := current[name]
+		if !ok || Mask(key, now) != v {
+			return nil, fmt.Errorf("parameter %s: %w", name, ErrMaskedChanged)
+		}
+		out[name] = now
+	}
+	return out, nil
+}
+
+// minRedacted is the shortest value a Redactor hides: shorter ones would
+// garble every message that happens to contain them, and hide nothing.
+const minRedacted = 4
+
+// Redactor hides sensitive values in text meant for people: messages,
+// events, logs, the CLI's output.
+type Redactor struct {
+	replacer *strings.Replacer
+}
+
+// NewRedactor hides the values of the sensitive parameters, as they are and
+// as they appear base64-encoded (a Secret's data) or quoted.
+func NewRedactor(values map[string]string, sensitive map[string]bool) *Redactor {
+	type form struct{ text, name string }
+	var forms []form
+	for name := range sensitive {
+		v := values[name]
+		if len(v) < minRedacted {
+			continue
+		}
+		quoted := strconv.Quote(v)
+		for _, text := range []string{v, base64.StdEncoding.EncodeToString([]byte(v)), quoted[1 : len(quoted)-1]} {
+			forms = append(forms, form{text, name})
+		}
+	}
+	if len(forms) == 0 {
+		return &Redactor{}
+	}
+	// The replacer tries its pairs in order: longer values first, so that
+	// one containing another is hidden whole.
+	slices.SortFunc(forms, func(a, b form) int { return len(b.text) - len(a.text) })
+	pairs := make([]string, 0, 2*len(forms))
+	for _, f := range forms {
+		pairs = append(pairs, f.text, "<sensitive "+f.name+">")
+	}
+	return &Redactor{replacer: strings.NewReplacer(pairs...)}
+}
+
+// String hides the sensitive values in s.
+func (r *Redactor) String(s string) string {
+	if r == nil || r.replacer == nil {
+		return s
+	}
+	return r.replacer.Replace(s)
+}
+
+// Error hides the sensitive values in an error's message.
+func (r *Redactor) Error(err error) error {
+	if err == nil || r == nil || r.replacer == nil {
+		return err
+	}
+	if msg := err.Error(); r.String(msg) != msg {
+		return errors.New(r.String(msg))
+	}
+	return err
+}

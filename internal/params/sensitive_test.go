@@ -1,0 +1,122 @@
+package params
+
+import (
+	"encoding/base64"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"k8s.io/utils/ptr"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+)
+
+func TestParseSecretReference(t *testing.T) {
+	tests := []struct {
+		value   string
+		want    kudov1beta1.SecretKeyReference
+		isRef   bool
+		wantErr string
+	}{
+		{value: "plain"},
+		{value: "@secret:db/password", want: kudov1beta1.SecretKeyReference{Name: "db", Key: "password"}, isRef: true},
+		{value: "@secret:db", isRef: true, wantErr: `parameter P: "@secret:db" names no Secret key: write @secret:NAME/KEY`},
+		{value: "@secret:/password", isRef: true, wantErr: "names no Secret key"},
+		{value: "@secret:db/a/b", isRef: true, wantErr: "names no Secret key"},
+	}
+	for _, tt := range tests {
+		got, isRef, err := ParseSecretReference("P", tt.value)
+		if isRef != tt.isRef || got != tt.want || (err == nil) != (tt.wantErr == "") ||
+			(err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("ParseSecretReference(%q) = %+v, %t, %v; want %+v, %t, %q", tt.value, got, isRef, err, tt.want, tt.isRef, tt.wantErr)
+		}
+	}
+}
+
+func TestMask(t *testing.T) {
+	m := Mask("uid-1", "hunter2-long")
+	if !IsMasked(m) || strings.Contains(m, "hunter2") {
+		t.Fatalf("Mask = %q", m)
+	}
+	if Mask("uid-1", "hunter2-long") != m {
+		t.Error("a mask differs for one value and key")
+	}
+	if Mask("uid-2", "hunter2-long") == m || Mask("uid-1", "hunter3-long") == m {
+		t.Error("masks of other keys or values are equal")
+	}
+	if IsMasked("<sensitive PASSWORD>") || IsMasked("plain") {
+		t.Error("IsMasked takes other text for a mask")
+	}
+}
+
+func TestMaskedAndUnmask(t *testing.T) {
+	values := map[string]string{"USER": "admin", "PASSWORD": "hunter2-long"}
+	recorded := Masked(values, map[string]bool{"PASSWORD": true}, "uid-1")
+	if recorded["USER"] != "admin" || recorded["PASSWORD"] != Mask("uid-1", "hunter2-long") || values["PASSWORD"] != "hunter2-long" {
+		t.Fatalf("Masked = %v (input now %v)", recorded, values)
+	}
+	got, err := Unmask(recorded, map[string]string{"USER": "root", "PASSWORD": "hunter2-long"}, "uid-1")
+	if err != nil || !reflect.DeepEqual(got, values) {
+		t.Errorf("Unmask = %v, %v; want the recorded values, the masked one recovered", got, err)
+	}
+	if _, err := Unmask(recorded, map[string]string{"PASSWORD": "changed-value"}, "uid-1"); !errors.Is(err, ErrMaskedChanged) ||
+		!strings.Contains(err.Error(), "parameter PASSWORD") {
+		t.Errorf("Unmask of a changed value: %v", err)
+	}
+}
+
+func TestRedactor(t *testing.T) {
+	r := NewRedactor(map[string]string{"PASSWORD": "hunter2-long", "PIN": "42", "USER": "admin", "KEY": "line1\nline2"},
+		map[string]bool{"PASSWORD": true, "PIN": true, "KEY": true})
+	encoded := base64.StdEncoding.EncodeToString([]byte("hunter2-long"))
+	tests := map[string]string{
+		"apply failed: value hunter2-long is bad":       "apply failed: value <sensitive PASSWORD> is bad",
+		`data: {password: ` + encoded + `}`:             "data: {password: <sensitive PASSWORD>}",
+		`invalid value: "line1\nline2"`:                 `invalid value: "<sensitive KEY>"`,
+		"user admin, 42 replicas (too short to redact)": "user admin, 42 replicas (too short to redact)",
+	}
+	for in, want := range tests {
+		if got := r.String(in); got != want {
+			t.Errorf("String(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if err := r.Error(errors.New("hunter2-long")); err.Error() != "<sensitive PASSWORD>" {
+		t.Errorf("Error = %v", err)
+	}
+	var none *Redactor
+	if none.String("hunter2-long") != "hunter2-long" || none.Error(nil) != nil {
+		t.Error("a nil Redactor changes text")
+	}
+}
+
+func TestResolveSecretReferences(t *testing.T) {
+	defs := []kudov1beta1.Parameter{
+		{Name: "USER", Default: ptr.To("admin")},
+		{Name: "PASSWORD", Required: ptr.To(true), Sensitive: ptr.To(true)},
+	}
+	got, err := Resolve(defs, nil, []string{"PASSWORD=@secret:db/password"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Assigned{Values: map[string]string{}, Secrets: map[string]kudov1beta1.SecretKeyReference{"PASSWORD": {Name: "db", Key: "password"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Resolve = %+v, want %+v", got, want)
+	}
+	if plain, err := Resolve(defs, nil, []string{"PASSWORD=hunter2"}); err != nil || !reflect.DeepEqual(plain.PlainSensitive(defs), []string{"PASSWORD"}) {
+		t.Errorf("PlainSensitive of a value given on the command line = %v, %v", plain.PlainSensitive(defs), err)
+	}
+	if _, err := Resolve(defs, nil, []string{"PASSWORD=@secret:db"}); err == nil {
+		t.Error("a reference without key is accepted")
+	}
+
+	spec := kudov1beta1.InstanceSpec{Parameters: map[string]string{"PASSWORD": "old", "USER": "u"}}
+	got.ApplyTo(&spec)
+	if _, ok := spec.Parameters["PASSWORD"]; ok || spec.SecretParameters["PASSWORD"].Name != "db" {
+		t.Errorf("ApplyTo a reference: %+v", spec)
+	}
+	Assigned{Values: map[string]string{"PASSWORD": "new"}}.ApplyTo(&spec)
+	if _, ok := spec.SecretParameters["PASSWORD"]; ok || spec.Parameters["PASSWORD"] != "new" {
+		t.Errorf("ApplyTo a value: %+v", spec)
+	}
+}
