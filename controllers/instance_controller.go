@@ -267,7 +267,7 @@ func (r *InstanceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 			skipPlanExecutionCleared)).
 		// A child Instance of a KudoOperator task wakes its parent when its plan moves.
 		Watches(&kudov1beta1.Instance{}, handler.EnqueueRequestsFromMapFunc(ownerInstance)).
-		Watches(&kudov1beta1.OperatorVersion{}, handler.EnqueueRequestsFromMapFunc(r.instancesOf)).
+		Watches(&kudov1beta1.OperatorVersion{}, handler.EnqueueRequestsFromMapFunc(r.instancesIndexedBy(operatorVersionIndex))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Named("instance").
 		Build(r)
@@ -305,18 +305,21 @@ var deleting = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 	return e.ObjectNew.GetDeletionTimestamp() != nil
 }}
 
-// instancesOf maps an OperatorVersion to the Instances that use it, in any
-// namespace.
-func (r *InstanceReconciler) instancesOf(ctx context.Context, ov client.Object) []reconcile.Request {
-	instances := &kudov1beta1.InstanceList{}
-	if err := r.List(ctx, instances,
-		client.MatchingFields{operatorVersionIndex: client.ObjectKeyFromObject(ov).String()}, client.UnsafeDisableDeepCopy); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Listing Instances of OperatorVersion", "OperatorVersion", klog.KObj(ov))
-		return nil
+// instancesIndexedBy maps an object to the Instances an index of theirs
+// files under its namespace/name: the OperatorVersion they use (in any
+// namespace), the Secrets they read.
+func (r *InstanceReconciler) instancesIndexedBy(index string) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []reconcile.Request {
+		instances := &kudov1beta1.InstanceList{}
+		if err := r.List(ctx, instances,
+			client.MatchingFields{index: client.ObjectKeyFromObject(obj).String()}, client.UnsafeDisableDeepCopy); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Listing Instances", "index", index, "object", klog.KObj(obj))
+			return nil
+		}
+		requests := make([]reconcile.Request, 0, len(instances.Items))
+		for _, i := range instances.Items {
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&i)})
+		}
+		return requests
 	}
-	requests := make([]reconcile.Request, 0, len(instances.Items))
-	for _, i := range instances.Items {
-		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&i)})
-	}
-	return requests
 }

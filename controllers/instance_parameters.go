@@ -13,12 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -122,28 +119,13 @@ func (r *InstanceReconciler) watchSecrets() error {
 	}
 	secrets := &metav1.PartialObjectMetadata{}
 	secrets.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	if err := r.controller.Watch(source.Kind[client.Object](r.cache, secrets,
-		handler.EnqueueRequestsFromMapFunc(r.instancesReading), predicate.ResourceVersionChangedPredicate{})); err != nil {
+	readers := handler.EnqueueRequestsFromMapFunc(r.instancesIndexedBy(secretParametersIndex))
+	if err := r.controller.Watch(source.Kind[client.Object](r.cache, secrets, readers,
+		predicate.ResourceVersionChangedPredicate{})); err != nil {
 		return err
 	}
 	r.watchingSecrets = true
 	return nil
-}
-
-// instancesReading maps a Secret to the Instances whose secret parameters
-// read it.
-func (r *InstanceReconciler) instancesReading(ctx context.Context, secret client.Object) []reconcile.Request {
-	instances := &kudov1beta1.InstanceList{}
-	if err := r.List(ctx, instances, client.InNamespace(secret.GetNamespace()),
-		client.MatchingFields{secretParametersIndex: client.ObjectKeyFromObject(secret).String()}, client.UnsafeDisableDeepCopy); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Listing Instances that read Secret", "Secret", klog.KObj(secret))
-		return nil
-	}
-	requests := make([]reconcile.Request, 0, len(instances.Items))
-	for _, i := range instances.Items {
-		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&i)})
-	}
-	return requests
 }
 
 // redactStatus hides sensitive values in the messages of the status: a
