@@ -164,8 +164,12 @@ func (p *planRun) advance(ctx context.Context, name string) (bool, error) {
 		results := make(map[engine.StepRef]engine.StepResult, len(due))
 		progressed := false
 		for _, ref := range due {
-			results[ref] = p.runStep(ctx, name, ps.UID, values, ref)
-			progressed = progressed || results[ref].Done
+			// Redacted before it is recorded, so that the message recorded
+			// is the one the next pass computes.
+			res := p.runStep(ctx, name, ps.UID, values, ref)
+			res.Message, res.Err = p.params.redactor.String(res.Message), p.params.redactor.Error(res.Err)
+			results[ref] = res
+			progressed = progressed || res.Done
 		}
 		before := ps
 		ps = engine.Record(&plan, &ps, results, p.r.Clock.Now())
@@ -176,7 +180,7 @@ func (p *planRun) advance(ctx context.Context, name string) (bool, error) {
 	}
 	if err != nil {
 		// A stored parameter value that does not decode fails the plan.
-		ps.Status, ps.Message = kudov1beta1.ExecutionFatalError, err.Error()
+		ps.Status, ps.Message = kudov1beta1.ExecutionFatalError, p.params.redactor.String(err.Error())
 	}
 	i.Status.PlanStatus[name] = ps
 	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
