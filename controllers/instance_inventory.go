@@ -78,6 +78,12 @@ func (r *InstanceReconciler) reconcileInventory(ctx context.Context, run *planRu
 	readyBefore := meta.FindStatusCondition(i.Status.Conditions, kudov1beta1.ReadyCondition).DeepCopy()
 	var problems []engine.Problem
 	if a := i.Status.ActivePlan; a != nil && a.Status == kudov1beta1.ExecutionComplete && run.selectionErr == nil {
+		// A plan that completed in this reconcile wrote objects the cache
+		// may not hold yet: judged against the versions before, they would
+		// look changed by someone else.
+		if err := run.writes.Await(ctx, r.Client); err != nil {
+			return err
+		}
 		if err := r.adopt(ctx, run); err != nil {
 			return err
 		}

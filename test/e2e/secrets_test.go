@@ -57,6 +57,10 @@ var _ = Describe("Secret parameters", func() {
 			g.Expect(passwordIn(g)).To(Equal(second))
 		}).Should(Succeed())
 
+		events := &corev1.EventList{}
+		Expect(k8sClient.List(ctx, events, client.InNamespace(ns))).To(Succeed())
+		Expect(events.Items).NotTo(ContainElement(HaveField("Reason", "Drifted")), "what the plan wrote was judged as the cache held it before")
+
 		Expect(run("plan", "history", "--instance", "db")).To(ContainSubstring("PASSWORD=@secret:db-password/password"))
 		run("plan", "status", "--instance", "db")
 		Expect(run("rollback", "--instance", "db", "--to-revision", "1", "--wait")).To(ContainSubstring(
