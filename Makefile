@@ -197,6 +197,16 @@ deploy: manifests kustomize kubectl ## Deploy the manager (image IMG) to the clu
 undeploy: kustomize kubectl ## Remove the manager, its RBAC and webhooks; the CRDs stay (make uninstall). ignore-not-found=true ignores missing objects.
 	KUBECTL="$(KUBECTL)" KUSTOMIZE="$(KUSTOMIZE)" IMG="$(IMG)" IGNORE_NOT_FOUND=$(ignore-not-found) hack/deploy.sh delete
 
+.PHONY: deploy-shard
+deploy-shard: kustomize kubectl ## Deploy one more manager (image IMG), for the Instances labelled sharding.kudo.dev/key=SHARD, beside make deploy's.
+	@test -n "$(SHARD)" || { echo "deploy-shard: set SHARD, the shard's key" >&2; exit 2; }
+	KUBECTL="$(KUBECTL)" KUSTOMIZE="$(KUSTOMIZE)" IMG="$(IMG)" SHARD="$(SHARD)" hack/deploy.sh apply
+
+.PHONY: undeploy-shard
+undeploy-shard: kustomize kubectl ## Remove the manager of shard SHARD; its Instances wait for a manager of their shard.
+	@test -n "$(SHARD)" || { echo "undeploy-shard: set SHARD, the shard's key" >&2; exit 2; }
+	KUBECTL="$(KUBECTL)" KUSTOMIZE="$(KUSTOMIZE)" IMG="$(IMG)" SHARD="$(SHARD)" IGNORE_NOT_FOUND=$(ignore-not-found) hack/deploy.sh delete
+
 ##@ Local control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok; a real node: containerd, kubelet, kube-proxy)
 
 .PHONY: cluster-up

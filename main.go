@@ -45,6 +45,10 @@ func main() {
 	opts.bindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.logging)))
+	if err := opts.validate(); err != nil {
+		setupLog.Error(err, "invalid flags")
+		os.Exit(2)
+	}
 
 	cfg := ctrl.GetConfigOrDie()
 	cfg.QPS, cfg.Burst = float32(opts.kubeAPIQPS), opts.kubeAPIBurst

@@ -3,10 +3,15 @@ package main
 import (
 	"crypto/tls"
 	"flag"
+	"fmt"
 	"os"
+	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/validation"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,6 +40,7 @@ type options struct {
 	driftCorrection         bool
 	planTimeout             time.Duration
 	requireServiceAccount   bool
+	shard                   string
 	enableWebhooks          bool
 	webhookCertDir          string
 	webhookHost             string
@@ -67,6 +73,8 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"(past it, its running steps end in FATAL_ERROR); 0: no limit.")
 	fs.BoolVar(&o.requireServiceAccount, "require-service-account", false, "Refuse Instances without spec.serviceAccountName "+
 		"and run no plan of them, so that every Instance's objects are applied with the permissions of a ServiceAccount of its namespace.")
+	fs.StringVar(&o.shard, "shard", "", "Reconcile only the Instances labelled "+kudov1beta1.ShardLabel+"=SHARD, with a leader "+
+		"election of this shard's own; without it, the Instances without the label (as Flux's sharding).")
 	fs.BoolVar(&o.enableWebhooks, "enable-webhooks", true,
 		"Serve the Instance and OperatorVersion admission webhooks (they need a serving certificate in --webhook-cert-dir).")
 	fs.StringVar(&o.webhookCertDir, "webhook-cert-dir", "", "Directory with tls.crt and tls.key of the webhook server "+
@@ -119,14 +127,47 @@ func (o *options) managerOptions(s *runtime.Scheme) ctrl.Options {
 		HealthProbeBindAddress:  o.probeAddr,
 		PprofBindAddress:        o.pprofAddr,
 		LeaderElection:          o.enableLeaderElection,
-		LeaderElectionID:        "manager.kudo.dev",
+		LeaderElectionID:        o.leaderElectionID(),
 		LeaderElectionNamespace: leaderElectionNamespace,
 		// The process exits once the manager stops, so the lease can go at
 		// once: a rollout's new pod leads without waiting for it to expire.
 		LeaderElectionReleaseOnCancel: true,
 		// Objects that packages apply are read as unstructured, from the cache too.
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
-		// Cached objects keep what plans read: no managed fields, pod templates nor pod specs.
-		Cache: cache.Options{SyncPeriod: &o.syncPeriod, DefaultTransform: controllers.TrimForCache},
+		// Cached objects keep what plans read: no managed fields, pod
+		// templates nor pod specs; Instances of this shard only.
+		Cache: cache.Options{SyncPeriod: &o.syncPeriod, DefaultTransform: controllers.TrimForCache,
+			ByObject: map[client.Object]cache.ByObject{&kudov1beta1.Instance{}: {Label: o.shardSelector()}}},
 	}
+}
+
+// shardSelector selects the Instances of this manager's shard.
+func (o *options) shardSelector() labels.Selector {
+	op, values := selection.DoesNotExist, []string(nil)
+	if o.shard != "" {
+		op, values = selection.Equals, []string{o.shard}
+	}
+	req, err := labels.NewRequirement(kudov1beta1.ShardLabel, op, values)
+	if err != nil {
+		// validate refused the shard already.
+		panic(err)
+	}
+	return labels.NewSelector().Add(*req)
+}
+
+// leaderElectionID is one per shard: the shards run side by side, each
+// with its own leader.
+func (o *options) leaderElectionID() string {
+	if o.shard == "" {
+		return "manager.kudo.dev"
+	}
+	return "manager-" + o.shard + ".kudo.dev"
+}
+
+// validate refuses a shard that is no label value.
+func (o *options) validate() error {
+	if errs := validation.IsValidLabelValue(o.shard); len(errs) > 0 {
+		return fmt.Errorf("--shard %q: %s", o.shard, strings.Join(errs, "; "))
+	}
+	return nil
 }

@@ -6,7 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
 
 func parse(t *testing.T, args ...string) *options {
@@ -49,5 +53,49 @@ func TestManagerOptions(t *testing.T) {
 	}
 	if http2 := parse(t, "--enable-http2").managerOptions(scheme); len(http2.Metrics.TLSOpts) != 0 {
 		t.Error("--enable-http2 must leave the TLS config alone")
+	}
+}
+
+// TestShards: the manager without --shard reconciles the Instances without
+// the shard label; one with --shard those labelled with it, with a leader
+// election of its own.
+func TestShards(t *testing.T) {
+	tests := []struct {
+		args       []string
+		selector   string
+		leaderID   string
+		wantSelect map[string]string
+		wantSkip   map[string]string
+	}{
+		{nil, "!sharding.kudo.dev/key", "manager.kudo.dev",
+			map[string]string{"app": "a"}, map[string]string{kudov1beta1.ShardLabel: "one"}},
+		{[]string{"--shard=one"}, "sharding.kudo.dev/key=one", "manager-one.kudo.dev",
+			map[string]string{kudov1beta1.ShardLabel: "one"}, map[string]string{kudov1beta1.ShardLabel: "two"}},
+	}
+	for _, tt := range tests {
+		o := parse(t, tt.args...)
+		if err := o.validate(); err != nil {
+			t.Fatal(err)
+		}
+		got := o.managerOptions(scheme)
+		var selector cache.ByObject
+		for obj, by := range got.Cache.ByObject {
+			if _, ok := obj.(*kudov1beta1.Instance); ok {
+				selector = by
+			}
+		}
+		if selector.Label == nil || selector.Label.String() != tt.selector {
+			t.Errorf("%v: Instance selector %v, want %s", tt.args, selector.Label, tt.selector)
+			continue
+		}
+		if !selector.Label.Matches(labels.Set(tt.wantSelect)) || selector.Label.Matches(labels.Set(tt.wantSkip)) {
+			t.Errorf("%v: selector %s selects the wrong Instances", tt.args, selector.Label)
+		}
+		if got.LeaderElectionID != tt.leaderID {
+			t.Errorf("%v: leader election %q, want %q", tt.args, got.LeaderElectionID, tt.leaderID)
+		}
+	}
+	if err := parse(t, "--shard=no spaces").validate(); err == nil {
+		t.Error("--shard with a value no label can have is accepted")
 	}
 }

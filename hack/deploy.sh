@@ -13,8 +13,14 @@
 # through owner references, everything its package deployed. `make uninstall`
 # removes them.
 #
+# With SHARD set, it deploys (or deletes) instead one more manager beside
+# config/default's, for the Instances labelled sharding.kudo.dev/key=$SHARD:
+# the Deployment kudo-controller-manager-$SHARD, started with --shard, with
+# its own leader election, the same service account, and no webhooks (the
+# unsharded manager serves them; its Services do not select shard pods).
+#
 # Usage: deploy.sh apply|delete. Environment: KUBECTL, KUSTOMIZE, IMG,
-# DEPLOY_DIR (default bin/deploy), IGNORE_NOT_FOUND (delete).
+# DEPLOY_DIR (default bin/deploy), IGNORE_NOT_FOUND (delete), SHARD.
 set -euo pipefail
 
 action=$1
@@ -23,6 +29,68 @@ dir=${DEPLOY_DIR:-$root/bin/deploy}
 # config/default's namePrefix and namespace.
 namespace=kudo-system
 service=kudo-webhook-service
+
+if [[ -n ${SHARD:-} ]]; then
+  shard_dir=$dir/shard-$SHARD
+  mkdir -p "$shard_dir"
+  cat >"$shard_dir/kustomization.yaml" <<YAML
+namespace: $namespace
+namePrefix: kudo-
+nameSuffix: -$SHARD
+resources:
+- $(realpath --relative-to "$shard_dir" "$root/config/manager")
+patches:
+- patch: |-
+    \$patch: delete
+    apiVersion: v1
+    kind: Namespace
+    metadata:
+      name: system
+- target:
+    kind: Deployment
+  patch: |-
+    - op: replace
+      path: /spec/template/spec/containers/0/image
+      value: $IMG
+    - op: add
+      path: /spec/template/spec/containers/0/args/-
+      value: --shard=$SHARD
+    - op: add
+      path: /spec/template/spec/containers/0/args/-
+      value: --enable-webhooks=false
+    - op: add
+      path: /spec/template/spec/containers/0/args/-
+      value: --metrics-bind-address=:8443
+    - op: replace
+      path: /spec/template/spec/serviceAccountName
+      value: kudo-controller-manager
+    - op: replace
+      path: /spec/selector/matchLabels/control-plane
+      value: shard-manager
+    - op: replace
+      path: /spec/template/metadata/labels/control-plane
+      value: shard-manager
+    - op: replace
+      path: /metadata/labels/control-plane
+      value: shard-manager
+    - op: add
+      path: /spec/selector/matchLabels/sharding.kudo.dev~1key
+      value: "$SHARD"
+    - op: add
+      path: /spec/template/metadata/labels/sharding.kudo.dev~1key
+      value: "$SHARD"
+YAML
+  manifests=$("$KUSTOMIZE" build "$shard_dir")
+  case $action in
+  apply) "$KUBECTL" apply --server-side --force-conflicts -f - <<<"$manifests" ;;
+  delete) "$KUBECTL" delete --ignore-not-found="${IGNORE_NOT_FOUND:-false}" -f - <<<"$manifests" ;;
+  *)
+    echo "usage: $0 apply|delete" >&2
+    exit 2
+    ;;
+  esac
+  exit 0
+fi
 
 # The image is set in an overlay of our own: `kustomize edit` in
 # config/manager would change a committed file.

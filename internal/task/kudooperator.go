@@ -130,6 +130,11 @@ func (kudoOperator) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Res
 	if ov.Namespace != parent.Namespace {
 		instance.Spec.OperatorVersion.Namespace = ov.Namespace
 	}
+	// The parent's manager reads the child's status from its cache, which
+	// holds its own shard's Instances only.
+	if shard, ok := parent.Labels[kudov1beta1.ShardLabel]; ok {
+		instance.Labels[kudov1beta1.ShardLabel] = shard
+	}
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(instance)
 	if err != nil {
 		return Result{}, err

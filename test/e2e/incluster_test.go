@@ -22,6 +22,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -359,6 +360,47 @@ var _ = Describe("make deploy", Ordered, func() {
 			g.Expect(role.Rules).To(ContainElement(HaveField("Resources", ContainElement("statefulsets"))))
 			g.Expect(role.Rules).To(ContainElement(HaveField("Resources", ContainElement("roles"))))
 		}).Should(Succeed())
+	})
+
+	It("runs a shard's manager beside it with make deploy-shard, leading its own shard and reconciling its Instances", func() {
+		Expect(cluster.Make("deploy-shard", "SHARD=two", "IMG="+managerImage, "DEPLOY_DIR="+deployDir)).To(Succeed())
+		shardLease := &coordinationv1.Lease{}
+		Eventually(func(g Gomega) {
+			pods := &corev1.PodList{}
+			g.Expect(k8sClient.List(ctx, pods, client.InNamespace(managerNamespace),
+				client.MatchingLabels{kudov1beta1.ShardLabel: "two"})).To(Succeed())
+			g.Expect(pods.Items).To(HaveLen(1))
+			g.Expect(pods.Items[0].Status.Conditions).To(ContainElement(And(
+				HaveField("Type", corev1.PodReady), HaveField("Status", corev1.ConditionTrue))))
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: managerNamespace, Name: "manager-two.kudo.dev"}, shardLease)).To(Succeed())
+			g.Expect(ptr.Deref(shardLease.Spec.HolderIdentity, "")).To(HavePrefix(pods.Items[0].Name + "_"))
+		}).Should(Succeed())
+		// The webhook Service still selects the unsharded manager only.
+		endpoints := &discoveryv1.EndpointSliceList{}
+		Expect(k8sClient.List(ctx, endpoints, client.InNamespace(managerNamespace),
+			client.MatchingLabels{discoveryv1.LabelServiceName: "kudo-webhook-service"})).To(Succeed())
+		for _, slice := range endpoints.Items {
+			for _, e := range slice.Endpoints {
+				Expect(e.TargetRef.Name).To(HavePrefix(managerDeployment+"-"), "the webhook Service selects a shard's pod")
+				Expect(e.TargetRef.Name).NotTo(HavePrefix(managerDeployment+"-two-"))
+			}
+		}
+
+		ns := newNamespace(ctx)
+		op, ov := installPackage(ctx, ns, filepath.Join(conformance, "first-operator", "operator"))
+		i := &kudov1beta1.Instance{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sharded",
+				Labels: map[string]string{"kudo.dev/operator": op.Name, kudov1beta1.ShardLabel: "two"}},
+			Spec: kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: ov.Name}},
+		}
+		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+		planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
+
+		Expect(cluster.Make("undeploy-shard", "SHARD=two", "IMG="+managerImage, "DEPLOY_DIR="+deployDir)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: managerNamespace, Name: managerDeployment + "-two"},
+				&appsv1.Deployment{}))
+		}).Should(BeTrue())
 	})
 
 	It("is removed by make undeploy, which keeps the CRDs and so every Instance", func() {

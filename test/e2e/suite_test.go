@@ -81,22 +81,33 @@ var (
 // startManager starts the manager and waits until its Instance workers run.
 func startManager() {
 	GinkgoHelper()
-	cmd := exec.Command(managerArgs[0], managerArgs[1:]...)
-	cmd.Stdout, cmd.Stderr = managerOutput, managerOutput
+	managerCmd = startManagerProcess(managerArgs, managerOutput)
+}
+
+// startManagerProcess starts a manager and waits until its Instance
+// workers run.
+func startManagerProcess(args []string, output *gbytes.Buffer) *exec.Cmd {
+	GinkgoHelper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = output, output
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	Expect(cmd.Start()).To(Succeed())
-	managerCmd = cmd
-	Eventually(managerOutput, "1m").Should(gbytes.Say(`Starting workers.*"controller": "instance"`))
+	Eventually(output, "1m").Should(gbytes.Say(`Starting workers.*"controller": "instance"`))
+	return cmd
 }
 
 // stopManager stops the manager as a rollout would, and waits for it.
 func stopManager() {
-	if managerCmd == nil {
+	stopManagerProcess(managerCmd)
+	managerCmd = nil
+}
+
+func stopManagerProcess(cmd *exec.Cmd) {
+	if cmd == nil {
 		return
 	}
-	_ = syscall.Kill(-managerCmd.Process.Pid, syscall.SIGTERM)
-	_ = managerCmd.Wait()
-	managerCmd = nil
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	_ = cmd.Wait()
 }
 
 // serveWebhooksLocally points the admission webhooks at the manager on
