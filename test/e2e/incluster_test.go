@@ -382,7 +382,7 @@ var _ = Describe("make deploy", Ordered, func() {
 		for _, slice := range endpoints.Items {
 			for _, e := range slice.Endpoints {
 				Expect(e.TargetRef.Name).To(HavePrefix(managerDeployment+"-"), "the webhook Service selects a shard's pod")
-				Expect(e.TargetRef.Name).NotTo(HavePrefix(managerDeployment+"-two-"))
+				Expect(e.TargetRef.Name).NotTo(HavePrefix(managerDeployment + "-two-"))
 			}
 		}
 

@@ -92,7 +92,7 @@ var _ = Describe("Managers sharded by label", Ordered, func() {
 		Eventually(func(g Gomega) {
 			g.Expect(plansStarted(g, metricsAddress, "admission")).To(Equal(unshardedBefore + 1))
 		}).Should(Succeed())
-		Expect(plansStarted(Default, shardMetricsAddress, "admission")).To(Equal(shardBefore + 1), "the shard ran an unsharded plan")
+		Expect(plansStarted(Default, shardMetricsAddress, "admission")).To(Equal(shardBefore+1), "the shard ran an unsharded plan")
 	})
 
 	It("hands an Instance relabelled mid-plan to the other manager, which finishes the plan without running it again", func() {
