@@ -77,7 +77,7 @@ func recreateRun(ctx context.Context, c *localcluster.Cluster, m *manager) (*Dri
 	}
 	defer instances.Stop()
 	annotations := map[string]string{kudov1beta1.DriftCorrectionAnnotation: "true"}
-	if err := createInstances(ctx, c, instances, ns, ov, driftInstances, annotations); err != nil {
+	if err := createInstances(ctx, c, instances, ns, ov, driftInstances, annotations, nil); err != nil {
 		return nil, err
 	}
 	// Deleted while the manager still works on the Instances' readiness and

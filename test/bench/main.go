@@ -94,6 +94,9 @@ func run(ctx context.Context, cfg *config) error {
 	if report.Scale, err = measureScale(ctx, cluster, m, cfg); err != nil {
 		return fmt.Errorf("scale: %w", err)
 	}
+	if report.Sharded, err = measureSharded(ctx, cluster, m, cfg.sizes); err != nil {
+		return fmt.Errorf("sharded: %w", err)
+	}
 	// With the scale runs' Instances still there, as a manager in use has
 	// them; its own are gone again before idle counts the manager's writes.
 	if report.Drift, err = measureRecreate(ctx, cluster, m); err != nil {

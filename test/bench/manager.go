@@ -18,15 +18,18 @@ import (
 )
 
 const (
-	metricsAddress = "127.0.0.1:16750"
-	pprofAddress   = "127.0.0.1:16752"
-	webhookPort    = "16751"
+	metricsAddress      = "127.0.0.1:16750"
+	pprofAddress        = "127.0.0.1:16752"
+	webhookPort         = "16751"
+	shardMetricsAddress = "127.0.0.1:16753"
 )
 
 // manager is the kudo-ng manager running as a process of its own, with its
-// webhooks, as `make run` runs it.
+// webhooks, as `make run` runs it; or, with a shard, the manager of that
+// shard's Instances beside it, without webhooks.
 type manager struct {
 	binary, webhooks, kubeconfig string
+	metricsAddress, shard        string
 	cmd                          *exec.Cmd
 	log                          string
 }
@@ -38,7 +41,7 @@ func startManager(ctx context.Context, c *localcluster.Cluster) (*manager, error
 	}
 	m := &manager{
 		binary: filepath.Join(c.Dir, "manager"), webhooks: filepath.Join(c.Dir, "webhook"), kubeconfig: c.Kubeconfig,
-		log: filepath.Join(c.Root, "bin", "bench-manager.log"),
+		log: filepath.Join(c.Root, "bin", "bench-manager.log"), metricsAddress: metricsAddress,
 	}
 	build := exec.CommandContext(ctx, "go", "build", "-o", m.binary, ".")
 	build.Dir = c.Root
@@ -65,10 +68,15 @@ func (m *manager) start(flags ...string) error {
 		return err
 	}
 	defer func() { _ = logFile.Close() }()
-	m.cmd = exec.Command(m.binary, append([]string{"--kubeconfig", m.kubeconfig, "--leader-elect=false", "--zap-devel=false",
-		"--health-probe-bind-address=0", "--metrics-bind-address=" + metricsAddress, "--metrics-secure=false",
-		"--pprof-bind-address=" + pprofAddress,
-		"--webhook-cert-dir", m.webhooks, "--webhook-host", "127.0.0.1", "--webhook-port", webhookPort}, flags...)...)
+	args := []string{"--kubeconfig", m.kubeconfig, "--leader-elect=false", "--zap-devel=false",
+		"--health-probe-bind-address=0", "--metrics-bind-address=" + m.metricsAddress, "--metrics-secure=false"}
+	if m.shard == "" {
+		args = append(args, "--pprof-bind-address="+pprofAddress,
+			"--webhook-cert-dir", m.webhooks, "--webhook-host", "127.0.0.1", "--webhook-port", webhookPort)
+	} else {
+		args = append(args, "--shard="+m.shard, "--enable-webhooks=false")
+	}
+	m.cmd = exec.Command(m.binary, append(args, flags...)...)
 	m.cmd.Stdout, m.cmd.Stderr = logFile, logFile
 	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := m.cmd.Start(); err != nil {
@@ -92,7 +100,7 @@ func (m *manager) stop() {
 
 // metrics scrapes the manager's Prometheus metrics: sample line → value.
 func (m *manager) metrics() (map[string]float64, error) {
-	resp, err := http.Get("http://" + metricsAddress + "/metrics")
+	resp, err := http.Get("http://" + m.metricsAddress + "/metrics")
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ type Report struct {
 	Scale   []Scale
 	// ScaleRuns is the most runs of one scale size (-scale-runs).
 	ScaleRuns int
+	Sharded   *Sharded
 	Idle      *Idle
 	Drift     *Drift
 	Render    []GoBenchmark
@@ -263,6 +264,21 @@ func (r *Report) markdown() string {
 		}
 	}
 	p("")
+	if s := r.Sharded; s != nil && len(r.Scale) > 0 {
+		one := r.Scale[len(r.Scale)-1]
+		p("Sharded: %d Instances over one manager (the run above) and over two — the unsharded manager and one started",
+			s.Instances)
+		p("with `--shard=%s`, each with half the Instances (`%s`), in one run after the scale runs, beside their",
+			benchShard, kudov1beta1.ShardLabel)
+		p("Instances:")
+		p("")
+		p("| managers | all COMPLETE | managers' CPU | peak RSS |")
+		p("|---|---|---|---|")
+		p("| 1 | %.2f s | %.1f s | %.0f MiB |", one.Seconds, one.CPUSeconds, one.PeakRSSMiB)
+		p("| 2 | %.2f s | %.1f s + %.1f s | %.0f MiB + %.0f MiB |", s.Seconds, s.CPUSeconds[0], s.CPUSeconds[1],
+			s.PeakRSSMiB[0], s.PeakRSSMiB[1])
+		p("")
+	}
 	if i := r.Idle; i != nil {
 		p("Idle: the scale runs leave the manager's resync period at its default (10 hours). Then it is restarted with")
 		p("`--sync-period=%s` and, with %d Instances and nothing changing, it resynced (%.0f Instance reconciles in %.0f s) and made",

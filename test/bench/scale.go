@@ -287,7 +287,7 @@ func scaleRun(
 	}
 
 	start := time.Now()
-	if err := createInstances(ctx, c, w, ns, ov, n, nil); err != nil {
+	if err := createInstances(ctx, c, w, ns, ov, n, nil, nil); err != nil {
 		return nil, err
 	}
 	s := &Scale{Instances: n, Seconds: time.Since(start).Seconds()}
@@ -323,11 +323,13 @@ func scaleRun(
 // scaleInstanceName names the i-th Instance of a scale run, and of its floor.
 func scaleInstanceName(i int) string { return fmt.Sprintf("i-%04d", i) }
 
-// createInstances creates n Instances with the given annotations, 32 at a
-// time, and waits until w, a watch of the namespace's Instances, has seen all
-// their deploy plans COMPLETE.
+// createInstances creates n Instances with the given annotations and, if
+// labelsOf is set, the labels it gives the i-th, 32 at a time, and waits
+// until w, a watch of the namespace's Instances, has seen all their deploy
+// plans COMPLETE.
 func createInstances(
 	ctx context.Context, c *localcluster.Cluster, w watch.Interface, ns, ov string, n int, annotations map[string]string,
+	labelsOf func(i int) map[string]string,
 ) error {
 	// The watch is read while the Instances are created: the API server
 	// closes a watch that falls behind.
@@ -340,6 +342,9 @@ func createInstances(
 			inst := newInstance(ns, scaleInstanceName(i), ov)
 			// A map of its own: Create decodes the response into it.
 			inst.Annotations = maps.Clone(annotations)
+			if labelsOf != nil {
+				inst.Labels = labelsOf(i)
+			}
 			return c.Client.Create(cctx, inst)
 		})
 	}

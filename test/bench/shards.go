@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/packages"
+	"github.com/kudo-ng/kudo/test/localcluster"
+)
+
+// benchShard is the key of the shard the second manager runs.
+const benchShard = "b"
+
+// Sharded is the largest size of the scale runs over two managers: the
+// unsharded one with half the Instances, and the manager of shard
+// benchShard, with the other half.
+type Sharded struct {
+	Instances int
+	Seconds   float64
+	// CPUSeconds and PeakRSSMiB are each manager's: unsharded, then shard.
+	CPUSeconds [2]float64
+	PeakRSSMiB [2]float64
+}
+
+// measureSharded runs the largest scale size once over two shards, next to
+// the scale runs' Instances, and deletes its own again.
+func measureSharded(ctx context.Context, c *localcluster.Cluster, m *manager, sizes []int) (*Sharded, error) {
+	n := sizes[len(sizes)-1]
+	shard := &manager{binary: m.binary, kubeconfig: m.kubeconfig, metricsAddress: shardMetricsAddress, shard: benchShard,
+		log: filepath.Join(c.Root, "bin", "bench-shard-manager.log")}
+	if err := os.WriteFile(shard.log, nil, 0o644); err != nil {
+		return nil, err
+	}
+	if err := shard.start(); err != nil {
+		return nil, err
+	}
+	defer shard.stop()
+	pkg, err := packages.Read(filepath.Join(c.Root, scalePackage))
+	if err != nil {
+		return nil, err
+	}
+	ns := fmt.Sprintf("sharded-%d", n)
+	ov, err := installPackage(ctx, c, pkg, ns)
+	if err != nil {
+		return nil, err
+	}
+	w, err := listWatch(ctx, c, &kudov1beta1.InstanceList{}, ns)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Stop()
+	managers := [2]*manager{m, shard}
+	var before [2]process
+	for k, mgr := range managers {
+		if _, err := mgr.settled(ctx, runQuiet, time.Minute); err != nil {
+			return nil, err
+		}
+		if before[k], err = mgr.process(); err != nil {
+			return nil, err
+		}
+	}
+	start := time.Now()
+	half := func(i int) map[string]string {
+		if i%2 == 1 {
+			return map[string]string{kudov1beta1.ShardLabel: benchShard}
+		}
+		return nil
+	}
+	if err := createInstances(ctx, c, w, ns, ov, n, nil, half); err != nil {
+		return nil, err
+	}
+	s := &Sharded{Instances: n, Seconds: time.Since(start).Seconds()}
+	for k, mgr := range managers {
+		if _, err := mgr.settled(ctx, time.Second, 5*time.Minute); err != nil {
+			return nil, err
+		}
+		after, err := mgr.process()
+		if err != nil {
+			return nil, err
+		}
+		s.CPUSeconds[k], s.PeakRSSMiB[k] = after.CPUSeconds-before[k].CPUSeconds, after.PeakRSSMiB
+	}
+	logf("sharded %d over 2 managers: all COMPLETE in %.2fs, CPU %.1fs + %.1fs, peak RSS %.0f + %.0f MiB",
+		n, s.Seconds, s.CPUSeconds[0], s.CPUSeconds[1], s.PeakRSSMiB[0], s.PeakRSSMiB[1])
+	return s, deleteNamespace(ctx, c, ns)
+}
