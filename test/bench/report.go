@@ -278,6 +278,10 @@ func (r *Report) markdown() string {
 		p("| 2 | %.2f s | %.1f s + %.1f s | %.0f MiB + %.0f MiB |", s.Seconds, s.CPUSeconds[0], s.CPUSeconds[1],
 			s.PeakRSSMiB[0], s.PeakRSSMiB[1])
 		p("")
+		p("A shard splits the reconciles, not the cache: each manager watches the kinds packages apply in the whole")
+		p("cluster, so it holds every Instance's objects (their labels do not say the shard). And where the control plane")
+		p("already fills the machine's cores, a second manager adds work that competes with it for them.")
+		p("")
 	}
 	if i := r.Idle; i != nil {
 		p("Idle: the scale runs leave the manager's resync period at its default (10 hours). Then it is restarted with")
