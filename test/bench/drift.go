@@ -67,11 +67,7 @@ func recreateRun(ctx context.Context, c *localcluster.Cluster, m *manager) (*Dri
 		return nil, err
 	}
 	ns := driftNamespace
-	ov, err := installPackage(ctx, c, pkg, ns)
-	if err != nil {
-		return nil, err
-	}
-	instances, err := listWatch(ctx, c, &kudov1beta1.InstanceList{}, ns)
+	ov, instances, err := installAndWatch(ctx, c, pkg, ns)
 	if err != nil {
 		return nil, err
 	}

@@ -254,11 +254,7 @@ func scaleRun(
 	ctx context.Context, c *localcluster.Cluster, m *manager, pkg *packages.Package, n, run int, profile string,
 ) (*Scale, error) {
 	ns := scaleNamespace(n, run)
-	ov, err := installPackage(ctx, c, pkg, ns)
-	if err != nil {
-		return nil, err
-	}
-	w, err := listWatch(ctx, c, &kudov1beta1.InstanceList{}, ns)
+	ov, w, err := installAndWatch(ctx, c, pkg, ns)
 	if err != nil {
 		return nil, err
 	}
@@ -318,6 +314,18 @@ func scaleRun(
 		s.Profile = strings.TrimSpace(string(out))
 	}
 	return s, nil
+}
+
+// installAndWatch installs the package into a new namespace, and watches
+// the namespace's Instances from then on; it returns the OperatorVersion's
+// name.
+func installAndWatch(ctx context.Context, c *localcluster.Cluster, pkg *packages.Package, ns string) (string, watch.Interface, error) {
+	ov, err := installPackage(ctx, c, pkg, ns)
+	if err != nil {
+		return "", nil, err
+	}
+	w, err := listWatch(ctx, c, &kudov1beta1.InstanceList{}, ns)
+	return ov, w, err
 }
 
 // scaleInstanceName names the i-th Instance of a scale run, and of its floor.

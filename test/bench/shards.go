@@ -44,11 +44,7 @@ func measureSharded(ctx context.Context, c *localcluster.Cluster, m *manager, si
 		return nil, err
 	}
 	ns := fmt.Sprintf("sharded-%d", n)
-	ov, err := installPackage(ctx, c, pkg, ns)
-	if err != nil {
-		return nil, err
-	}
-	w, err := listWatch(ctx, c, &kudov1beta1.InstanceList{}, ns)
+	ov, w, err := installAndWatch(ctx, c, pkg, ns)
 	if err != nil {
 		return nil, err
 	}

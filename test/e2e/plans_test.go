@@ -10,7 +10,6 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -101,17 +100,7 @@ var _ = Describe("Plans", func() {
 		}).Should(Succeed())
 
 		// Once a node may run its pod, a retry resumes the plan, which completes.
-		node := &corev1.Node{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "kwok-node-0"}, node)).To(Succeed())
-		patch := client.MergeFrom(node.DeepCopy())
-		node.Labels["gated.kudo-ng.dev/open"] = "true"
-		Expect(k8sClient.Patch(ctx, node, patch)).To(Succeed())
-		DeferCleanup(func() {
-			Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "kwok-node-0"}, node)).To(Succeed())
-			patch := client.MergeFrom(node.DeepCopy())
-			delete(node.Labels, "gated.kudo-ng.dev/open")
-			Expect(k8sClient.Patch(ctx, node, patch)).To(Succeed())
-		})
+		labelNodeForTest(ctx, "kwok-node-0", "gated.kudo-ng.dev/open")
 		Eventually(func(g Gomega) { workloadsReady(ctx, g, ns) }).Should(Succeed())
 		mustKudo(ns, "plan", "retry", "--instance", "gated", "--wait")
 		got := planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)

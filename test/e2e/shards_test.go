@@ -115,17 +115,7 @@ var _ = Describe("Managers sharded by label", Ordered, func() {
 		patch := client.MergeFrom(started.DeepCopy())
 		delete(started.Labels, kudov1beta1.ShardLabel)
 		Expect(k8sClient.Patch(ctx, started, patch)).To(Succeed())
-		node := &corev1.Node{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "kwok-node-1"}, node)).To(Succeed())
-		nodePatch := client.MergeFrom(node.DeepCopy())
-		node.Labels["handover.kudo-ng.dev/open"] = "true"
-		Expect(k8sClient.Patch(ctx, node, nodePatch)).To(Succeed())
-		DeferCleanup(func() {
-			Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "kwok-node-1"}, node)).To(Succeed())
-			patch := client.MergeFrom(node.DeepCopy())
-			delete(node.Labels, "handover.kudo-ng.dev/open")
-			Expect(k8sClient.Patch(ctx, node, patch)).To(Succeed())
-		})
+		labelNodeForTest(ctx, "kwok-node-1", "handover.kudo-ng.dev/open")
 
 		done := planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
 		ps := done.Status.PlanStatus["deploy"]

@@ -175,6 +175,22 @@ var _ = ReportAfterEach(func(report SpecReport) {
 	}
 })
 
+// labelNodeForTest labels a node key=true until the test ends: what lets
+// the pods of a package's gated workload be scheduled.
+func labelNodeForTest(ctx context.Context, name, key string) {
+	GinkgoHelper()
+	label := func(change func(map[string]string)) {
+		GinkgoHelper()
+		node := &corev1.Node{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: name}, node)).To(Succeed())
+		patch := client.MergeFrom(node.DeepCopy())
+		change(node.Labels)
+		Expect(k8sClient.Patch(ctx, node, patch)).To(Succeed())
+	}
+	label(func(l map[string]string) { l[key] = "true" })
+	DeferCleanup(func() { label(func(l map[string]string) { delete(l, key) }) })
+}
+
 // newNamespace creates a namespace of its own for one test.
 func newNamespace(ctx context.Context) string {
 	GinkgoHelper()
