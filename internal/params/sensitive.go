@@ -161,3 +161,20 @@ func (r *Redactor) Error(err error) error {
 	}
 	return err
 }
+
+// Declared are the parameters a spec sets, as one map: the values, and the
+// Secret keys as kubectl kudo takes them (@secret:NAME/KEY), which win over
+// a value of the same name; a change of either changes the parameter.
+func Declared(values map[string]string, secrets map[string]kudov1beta1.SecretKeyReference) map[string]string {
+	if len(secrets) == 0 {
+		return values
+	}
+	out := maps.Clone(values)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for name, ref := range secrets {
+		out[name] = SecretPrefix + ref.String()
+	}
+	return out
+}

@@ -207,21 +207,9 @@ func upgrades(old, i *kudov1beta1.Instance) bool {
 	return old.OperatorVersionKey() != i.OperatorVersionKey()
 }
 
-// declared are the parameters the spec sets: the values of
-// spec.parameters, and, for those of spec.secretParameters, the Secret key
-// as kubectl kudo writes it; a change of either changes the parameter.
+// declared are the parameters the spec sets, values and Secret keys.
 func declared(i *kudov1beta1.Instance) map[string]string {
-	if len(i.Spec.SecretParameters) == 0 {
-		return i.Spec.Parameters
-	}
-	out := maps.Clone(i.Spec.Parameters)
-	if out == nil {
-		out = map[string]string{}
-	}
-	for name, ref := range i.Spec.SecretParameters {
-		out[name] = params.SecretPrefix + ref.String()
-	}
-	return out
+	return params.Declared(i.Spec.Parameters, i.Spec.SecretParameters)
 }
 
 // checkParameters: every value names a parameter of the OperatorVersion and

@@ -235,13 +235,7 @@ func DescribeParameters(r *kudov1beta1.Revision) string {
 	if len(r.Parameters) == 0 && len(r.SecretParameters) == 0 {
 		return "(defaults)"
 	}
-	described := maps.Clone(r.Parameters)
-	if described == nil {
-		described = map[string]string{}
-	}
-	for name, ref := range r.SecretParameters {
-		described[name] = params.SecretPrefix + ref.String()
-	}
+	described := params.Declared(r.Parameters, r.SecretParameters)
 	pairs := make([]string, 0, len(described))
 	for _, name := range slices.Sorted(maps.Keys(described)) {
 		pairs = append(pairs, name+"="+described[name])

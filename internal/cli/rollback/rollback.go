@@ -127,17 +127,12 @@ func restoredValues(i *kudov1beta1.Instance, target *kudov1beta1.Revision) (map[
 // parameter of the current OperatorVersion, as admission would.
 func checkImmutable(current *kudov1beta1.OperatorVersion, i *kudov1beta1.Instance, values map[string]string,
 	target *kudov1beta1.Revision) error {
+	now, then := params.Declared(i.Spec.Parameters, i.Spec.SecretParameters), params.Declared(values, target.SecretParameters)
 	for _, p := range current.Spec.Parameters {
 		if !ptr.Deref(p.Immutable, false) {
 			continue
 		}
-		before, after := i.Spec.Parameters[p.Name], values[p.Name]
-		if ref, ok := i.Spec.SecretParameters[p.Name]; ok {
-			before = params.SecretPrefix + ref.String()
-		}
-		if ref, ok := target.SecretParameters[p.Name]; ok {
-			after = params.SecretPrefix + ref.String()
-		}
+		before, after := now[p.Name], then[p.Name]
 		if before == after {
 			continue
 		}
