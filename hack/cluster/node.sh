@@ -293,9 +293,12 @@ node_down() {
   stop_component containerd
   pkill -9 -f -- "$nd/" 2>/dev/null || true
   # Deepest first: rootfs overlays, pod volumes, network namespaces.
-  findmnt -rn -o TARGET | grep "^$nd/" | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  # A node that never ran a pod has none of them: grep finds nothing.
+  { findmnt -rn -o TARGET | grep "^$nd/" || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
   for cg in /sys/fs/cgroup/*/kubepods; do
-    [[ -d $cg ]] && find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null
+    if [[ -d $cg ]]; then
+      find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    fi
   done
   find /var/log/containers -maxdepth 1 -lname "$nd/*" -delete 2>/dev/null || true
   rm -f /var/lib/cni/results/kudo-ng-* 2>/dev/null || true

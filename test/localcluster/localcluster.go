@@ -39,6 +39,9 @@ func Start(name string, portBase int) (*Cluster, error) {
 	c := &Cluster{Root: root, Dir: filepath.Join(root, "bin", name), PortBase: portBase}
 	c.Kubeconfig = filepath.Join(c.Dir, "kubeconfig")
 	if err := c.Make("cluster-up"); err != nil {
+		// What started must not outlive the test: its ports would keep the
+		// next cluster from starting. cluster-up has printed its logs' tail.
+		_ = c.Stop()
 		return nil, err
 	}
 	if err := kudov1beta1.AddToScheme(scheme.Scheme); err != nil {
