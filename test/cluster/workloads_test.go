@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"os/exec"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -41,6 +42,15 @@ var _ = Describe("Workloads on simulated nodes", func() {
 	BeforeEach(func() {
 		ctx = context.Background()
 		ns = newNamespace(ctx)
+	})
+	AfterEach(func() {
+		if CurrentSpecReport().Failed() {
+			// What the scheduler, the volume controllers and kwok left, to tell which one stalled.
+			out, _ := cluster.Kubectl("get", "statefulsets,pods,pvc,pv,events", "-n", ns, "-o", "wide")
+			AddReportEntry("objects and events", out)
+			logs, _ := exec.Command("bash", "-c", "tail -n 40 "+cluster.Dir+"/logs/*.log").CombinedOutput()
+			AddReportEntry("component logs", string(logs))
+		}
 	})
 
 	It("rolls out a 3-replica Deployment to Available", func() {
