@@ -3,8 +3,10 @@ package controllers
 import (
 	"context"
 	"sort"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -77,17 +79,47 @@ func summarize(
 	return out
 }
 
+// instanceSummaryDelay is how long the Operator waits after an Instance of
+// it is created, deleted or moved before it lists its Instances again: a
+// thousand new Instances then cost a summary a second, not one each, which
+// would list every Instance and write the growing list each time.
+const instanceSummaryDelay = time.Second
+
 // SetupWithManager registers the controller: a new, changed or deleted
-// OperatorVersion or Instance wakes the Operator it belongs to.
+// OperatorVersion wakes the Operator it belongs to, and so does an Instance
+// of it, after instanceSummaryDelay.
 func (r *OperatorReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&kudov1beta1.Operator{}).
+		// Not woken by its own status writes.
+		For(&kudov1beta1.Operator{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&kudov1beta1.OperatorVersion{}, handler.EnqueueRequestsFromMapFunc(operatorOfVersion),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&kudov1beta1.Instance{}, handler.EnqueueRequestsFromMapFunc(r.operatorOfInstance),
-			builder.WithPredicates(versionChanged)).
+		Watches(&kudov1beta1.Instance{}, r.summaryOfInstances(), builder.WithPredicates(versionChanged)).
 		Named("operator").
 		Complete(r)
+}
+
+// summaryOfInstances enqueues the Operator of an Instance after
+// instanceSummaryDelay; the queue keeps one entry per Operator, so the
+// Instances that change meanwhile are summed up together.
+func (r *OperatorReconciler) summaryOfInstances() handler.EventHandler {
+	later := func(ctx context.Context, obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		for _, req := range r.operatorOfInstance(ctx, obj) {
+			q.AddAfter(req, instanceSummaryDelay)
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			later(ctx, e.Object, q)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			later(ctx, e.ObjectOld, q)
+			later(ctx, e.ObjectNew, q)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			later(ctx, e.Object, q)
+		},
+	}
 }
 
 // versionChanged lets through what changes an Operator's list of Instances:

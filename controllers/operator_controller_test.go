@@ -1,11 +1,19 @@
 package controllers
 
 import (
+	"context"
+	"reflect"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
@@ -35,5 +43,50 @@ func TestVersionChanged(t *testing.T) {
 				t.Errorf("versionChanged = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// delays records what a handler enqueues, and when.
+type delays struct {
+	workqueue.TypedRateLimitingInterface[reconcile.Request]
+	now   []reconcile.Request
+	later map[reconcile.Request][]time.Duration
+}
+
+func (q *delays) Add(r reconcile.Request) { q.now = append(q.now, r) }
+
+func (q *delays) AddAfter(r reconcile.Request, d time.Duration) { q.later[r] = append(q.later[r], d) }
+
+func TestABurstOfInstancesSummedUpOnceAfterTheDelay(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := kudov1beta1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	ov := &kudov1beta1.OperatorVersion{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "kafka-1.0.0"},
+		Spec:       kudov1beta1.OperatorVersionSpec{Operator: corev1.ObjectReference{Name: "kafka"}},
+	}
+	r := &OperatorReconciler{Client: fake.NewClientBuilder().WithScheme(scheme).WithObjects(ov).Build()}
+	h := r.summaryOfInstances()
+	q := &delays{later: map[reconcile.Request][]time.Duration{}}
+	for _, name := range []string{"a", "b", "c"} {
+		i := &kudov1beta1.Instance{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
+			Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: ov.Name}},
+		}
+		h.Create(context.Background(), event.CreateEvent{Object: i}, q)
+	}
+	h.Delete(context.Background(), event.DeleteEvent{Object: &kudov1beta1.Instance{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gone"},
+		Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: "not-installed"}},
+	}}, q)
+
+	if len(q.now) != 0 {
+		t.Errorf("enqueued at once: %v", q.now)
+	}
+	operator := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "kafka"}}
+	want := map[reconcile.Request][]time.Duration{operator: {instanceSummaryDelay, instanceSummaryDelay, instanceSummaryDelay}}
+	if !reflect.DeepEqual(q.later, want) {
+		t.Errorf("enqueued later = %v, want %v (the queue keeps one entry of the Operator)", q.later, want)
 	}
 }

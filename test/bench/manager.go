@@ -174,11 +174,12 @@ func (m *manager) reconciled(ctx context.Context, n float64, timeout time.Durati
 	}
 }
 
-// process is what the kernel says of the manager: CPU seconds so far and
-// peak resident memory.
+// process is what the kernel says of the manager: CPU seconds so far, peak
+// resident memory, and what is resident now: the Go runtime's memory
+// (anonymous) and the pages of its binary it has touched (file).
 type process struct {
-	CPUSeconds float64
-	PeakRSSMiB float64
+	CPUSeconds                         float64
+	PeakRSSMiB, RSSAnonMiB, RSSFileMiB float64
 }
 
 func (m *manager) process() (process, error) {
@@ -192,10 +193,12 @@ func (m *manager) process() (process, error) {
 	if err != nil {
 		return process{}, err
 	}
+	fields := map[string]*float64{"VmHWM": &p.PeakRSSMiB, "RssAnon": &p.RSSAnonMiB, "RssFile": &p.RSSFileMiB}
 	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		name, rest, _ := strings.Cut(line, ":")
+		if field, ok := fields[name]; ok {
 			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			p.PeakRSSMiB = kb / 1024
+			*field = kb / 1024
 		}
 	}
 	return p, nil
@@ -218,7 +221,17 @@ func cpuSeconds(pid int) (float64, error) {
 
 // profile records the manager's CPU profile for the given time into path.
 func (m *manager) profile(seconds int, path string) error {
-	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddress, seconds))
+	return download(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddress, seconds), path)
+}
+
+// heapProfile records the manager's heap profile into path: what is live
+// as of the last garbage collection, by where it was allocated.
+func (m *manager) heapProfile(path string) error {
+	return download(fmt.Sprintf("http://%s/debug/pprof/heap?gc=1", pprofAddress), path)
+}
+
+func download(url, path string) error {
+	resp, err := http.Get(url)
 	if err != nil {
 		return err
 	}

@@ -302,6 +302,19 @@ func (r *Report) markdown() string {
 			p("```")
 			p("")
 		}
+		if last.HeapProfile != "" {
+			p("Memory of the manager at the end of the %d run: %.0f MiB resident, of which %.0f MiB are the pages of its binary",
+				last.Instances, last.RSSAnonMiB+last.RSSFileMiB, last.RSSFileMiB)
+			p("it has run (file-backed) and %.0f MiB the Go runtime's (anonymous): the heap that is live after a collection, below,",
+				last.RSSAnonMiB)
+			p("and the room the collector lets it grow into before the next (GOGC=100: as much again).")
+			p("Heap profile (`go tool pprof -sample_index=inuse_space -top bin/bench-%d.heap.pprof`):", last.Instances)
+			p("")
+			p("```")
+			p("%s", last.HeapProfile)
+			p("```")
+			p("")
+		}
 	}
 
 	d := r.Drift

@@ -66,8 +66,11 @@ type Scale struct {
 	// ObjectWrites how many of them wrote the package's objects.
 	Requests     map[string]float64
 	ObjectWrites float64
-	// Profile lists the top of the CPU profile taken during the run.
-	Profile string `json:",omitempty"`
+	// Profile lists the top of the CPU profile taken during the run, and
+	// HeapProfile of the heap profile taken at its end, when RSSAnonMiB
+	// and RSSFileMiB were resident.
+	Profile, HeapProfile   string  `json:",omitempty"`
+	RSSAnonMiB, RSSFileMiB float64 `json:",omitempty"`
 }
 
 // Idle is what the manager did during a resync with nothing to change.
@@ -109,7 +112,9 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 		seconds := func(s *Scale) float64 { return s.Seconds }
 		median := medianRun(runs, seconds)
 		median.Runs = times(runs, seconds)
-		median.Profile = runs[len(runs)-1].Profile
+		last := runs[len(runs)-1]
+		median.Profile, median.HeapProfile = last.Profile, last.HeapProfile
+		median.RSSAnonMiB, median.RSSFileMiB = last.RSSAnonMiB, last.RSSFileMiB
 		results = append(results, *median)
 	}
 	return results, nil
@@ -307,13 +312,28 @@ func scaleRun(
 		if profileErr != nil {
 			return nil, profileErr
 		}
-		out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=12", profile).Output()
-		if err != nil {
-			return nil, fmt.Errorf("go tool pprof: %w", err)
+		if s.Profile, err = pprofTop(profile); err != nil {
+			return nil, err
 		}
-		s.Profile = strings.TrimSpace(string(out))
+		heap := strings.TrimSuffix(profile, ".pprof") + ".heap.pprof"
+		if err := m.heapProfile(heap); err != nil {
+			return nil, err
+		}
+		if s.HeapProfile, err = pprofTop(heap, "-sample_index=inuse_space"); err != nil {
+			return nil, err
+		}
+		s.RSSAnonMiB, s.RSSFileMiB = procAfter.RSSAnonMiB, procAfter.RSSFileMiB
 	}
 	return s, nil
+}
+
+// pprofTop is the top of a profile, as `go tool pprof -top` prints it.
+func pprofTop(profile string, flags ...string) (string, error) {
+	out, err := exec.Command("go", append(append([]string{"tool", "pprof", "-top", "-nodecount=12"}, flags...), profile)...).Output()
+	if err != nil {
+		return "", fmt.Errorf("go tool pprof %s: %w", profile, err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // installAndWatch installs the package into a new namespace, and watches
