@@ -132,8 +132,10 @@ func (o *options) managerOptions(s *runtime.Scheme) ctrl.Options {
 		// The process exits once the manager stops, so the lease can go at
 		// once: a rollout's new pod leads without waiting for it to expire.
 		LeaderElectionReleaseOnCancel: true,
-		// Objects that packages apply are read as unstructured, from the cache too.
-		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		// Objects that packages apply are read as unstructured, from the
+		// cache too, which holds those of built-in kinds typed.
+		Client:   client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		NewCache: controllers.NewCache,
 		// Cached objects keep what plans read: no managed fields, pod
 		// templates nor pod specs; Instances of this shard only.
 		Cache: cache.Options{SyncPeriod: &o.syncPeriod, DefaultTransform: controllers.TrimForCache,

@@ -1,10 +1,22 @@
 package controllers
 
 import (
+	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kubescheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/kudo-ng/kudo/internal/inventory"
 )
 
 func TestTrimForCache(t *testing.T) {
@@ -68,4 +80,98 @@ data: {mode: fast}`},
 			}
 		})
 	}
+}
+
+func TestTrimForCacheTyped(t *testing.T) {
+	template := corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}}}
+	for _, obj := range []client.Object{
+		&appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: template}},
+		&appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{Template: template}},
+		&appsv1.DaemonSet{Spec: appsv1.DaemonSetSpec{Template: template}},
+		&appsv1.ReplicaSet{Spec: appsv1.ReplicaSetSpec{Template: template}},
+		&corev1.ReplicationController{Spec: corev1.ReplicationControllerSpec{Template: template.DeepCopy()}},
+		&batchv1.Job{Spec: batchv1.JobSpec{Template: template}},
+		&batchv1.CronJob{Spec: batchv1.CronJobSpec{JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: template}}}},
+		&corev1.Pod{Spec: template.Spec},
+	} {
+		gvk, err := apiutil.GVKForObject(obj, kubescheme.Scheme)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(gvk.Kind, func(t *testing.T) {
+			obj.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kudo-ng"}})
+			if _, err := TrimForCache(obj); err != nil {
+				t.Fatal(err)
+			}
+			b, err := json.Marshal(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(b), "nginx") || obj.GetManagedFields() != nil {
+				t.Errorf("TrimForCache kept the pod spec or the managed fields: %s", b)
+			}
+		})
+	}
+}
+
+// The inventory notes what the API server answered to an apply; the cache
+// later shows the object decoded from a watch, typed for a built-in kind.
+// Both must look the same, or every object would look changed by someone.
+func TestAsCachedIsWhatTheCacheHolds(t *testing.T) {
+	answers := []string{
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"ns","uid":"u","resourceVersion":"7",` +
+			`"creationTimestamp":"2026-11-24T02:37:17Z","labels":{"kudo.dev/instance":"i"},` +
+			`"managedFields":[{"manager":"kudo-ng","operation":"Apply"}]},"data":{"mode":"fast"},"binaryData":{"b":"AAE="}}`,
+		`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","namespace":"ns"},"type":"Opaque","data":{"password":"c2VjcmV0"}}`,
+		`{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"ns"},"spec":{"clusterIP":"None",` +
+			`"clusterIPs":["None"],"ports":[{"name":"http","port":80,"protocol":"TCP","targetPort":"http"}],` +
+			`"selector":{"app":"web"},"type":"ClusterIP","sessionAffinity":"None","ipFamilies":["IPv4"],` +
+			`"ipFamilyPolicy":"SingleStack","internalTrafficPolicy":"Cluster"},"status":{"loadBalancer":{}}}`,
+		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns"},"spec":{"containers":[{"name":"c","image":"busybox"}]},` +
+			`"status":{"phase":"Running"}}`,
+	}
+	for _, answer := range answers {
+		applied := &unstructured.Unstructured{}
+		if err := applied.UnmarshalJSON([]byte(answer)); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(applied.GetKind(), func(t *testing.T) {
+			got, err := asCached(applied)
+			if err != nil {
+				t.Fatal(err)
+			}
+			typed, gvk, err := kubescheme.Codecs.UniversalDeserializer().Decode([]byte(answer), nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			typed.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+			if _, err := TrimForCache(typed); err != nil {
+				t.Fatal(err)
+			}
+			cached := &unstructured.Unstructured{}
+			if err := into(cached, typed, *gvk); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.Object, cached.Object) {
+				t.Errorf("asCached = %v\nthe cache holds %v", got.Object, cached.Object)
+			}
+			noted, err := inventory.Observe(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if seen, _ := inventory.Observe(cached); inventory.Changed(noted, seen) {
+				t.Errorf("the inventory noted %+v, the cache shows %+v", noted, seen)
+			}
+		})
+	}
+	t.Run("a custom resource", func(t *testing.T) {
+		cr := object(t, "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, managedFields: [{manager: kudo-ng}]}\nspec: {size: 3}")
+		got, err := asCached(cr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := object(t, "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {size: 3}"); !reflect.DeepEqual(got.Object, want.Object) {
+			t.Errorf("asCached = %v, want %v", got.Object, want.Object)
+		}
+	})
 }

@@ -57,11 +57,11 @@ func (p *planRun) record(site inventory.Site, res *task.Result) error {
 // holds it: trimmed.
 func observe(obj *unstructured.Unstructured) (kudov1beta1.InventoryObject, error) {
 	if obj.GetGeneration() == 0 {
-		trimmed, err := TrimForCache(obj.DeepCopy())
+		cached, err := asCached(obj)
 		if err != nil {
 			return kudov1beta1.InventoryObject{}, err
 		}
-		obj = trimmed.(*unstructured.Unstructured)
+		obj = cached
 	}
 	return inventory.Observe(obj)
 }

@@ -99,11 +99,8 @@ var mayMovePlan = predicate.Funcs{
 	// reconciled when the manager started.
 	CreateFunc: func(e event.CreateEvent) bool { return e.Object.GetAnnotations()[task.AppliedHashAnnotation] == "" },
 	UpdateFunc: func(e event.UpdateEvent) bool {
-		old, okOld := e.ObjectOld.(*unstructured.Unstructured)
-		cur, okNew := e.ObjectNew.(*unstructured.Unstructured)
+		old, cur := e.ObjectOld, e.ObjectNew
 		switch {
-		case !okOld || !okNew:
-			return true
 		// A resync: the Instance's own resync reconciles it, once.
 		case old.GetResourceVersion() == cur.GetResourceVersion():
 			return false
@@ -118,7 +115,12 @@ var mayMovePlan = predicate.Funcs{
 			old.GetDeletionTimestamp().IsZero() != cur.GetDeletionTimestamp().IsZero():
 			return true
 		}
-		return health.State(old) != health.State(cur) || health.PodProblem(old) != health.PodProblem(cur)
+		oldU, errOld := asUnstructured(old)
+		curU, errCur := asUnstructured(cur)
+		if errOld != nil || errCur != nil {
+			return true
+		}
+		return health.State(oldU) != health.State(curU) || health.PodProblem(oldU) != health.PodProblem(curU)
 	},
 }
 
@@ -147,8 +149,8 @@ var podMayMovePlan = predicate.Funcs{
 }
 
 func podProblem(pod client.Object) string {
-	u, ok := pod.(*unstructured.Unstructured)
-	if !ok {
+	u, err := asUnstructured(pod)
+	if err != nil {
 		return ""
 	}
 	return health.PodProblem(u)

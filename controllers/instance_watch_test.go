@@ -6,9 +6,16 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kubescheme "k8s.io/client-go/kubernetes/scheme"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -78,24 +85,47 @@ metadata: {name: web-1, generation: 1}
 status: {phase: Pending, conditions: [{type: PodScheduled, status: "True"}]}`, false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cur := object(t, tt.cur)
-			if tt.old == "" {
-				if got := mayMovePlan.Create(event.CreateEvent{Object: cur}); got != tt.want {
+		for _, form := range informerForms {
+			t.Run(tt.name+", "+form.name, func(t *testing.T) {
+				cur := object(t, tt.cur)
+				if tt.old == "" {
+					if got := mayMovePlan.Create(event.CreateEvent{Object: form.of(t, cur)}); got != tt.want {
+						t.Errorf("mayMovePlan = %t, want %t", got, tt.want)
+					}
+					return
+				}
+				old := object(t, tt.old)
+				if cur.GetResourceVersion() == "" {
+					old.SetResourceVersion("1")
+					cur.SetResourceVersion("2")
+				}
+				if got := mayMovePlan.Update(event.UpdateEvent{ObjectOld: form.of(t, old), ObjectNew: form.of(t, cur)}); got != tt.want {
 					t.Errorf("mayMovePlan = %t, want %t", got, tt.want)
 				}
-				return
-			}
-			old := object(t, tt.old)
-			if cur.GetResourceVersion() == "" {
-				old.SetResourceVersion("1")
-				cur.SetResourceVersion("2")
-			}
-			if got := mayMovePlan.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: cur}); got != tt.want {
-				t.Errorf("mayMovePlan = %t, want %t", got, tt.want)
-			}
-		})
+			})
+		}
 	}
+}
+
+// informerForms are the forms in which informers hand objects to event
+// handlers: unstructured, and typed without their kind for built-in kinds.
+var informerForms = []struct {
+	name string
+	of   func(*testing.T, *unstructured.Unstructured) client.Object
+}{
+	{"unstructured", func(_ *testing.T, u *unstructured.Unstructured) client.Object { return u }},
+	{"typed", func(t *testing.T, u *unstructured.Unstructured) client.Object {
+		t.Helper()
+		typed, err := kubescheme.Scheme.New(u.GroupVersionKind())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
+			t.Fatal(err)
+		}
+		typed.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+		return typed.(client.Object)
+	}},
 }
 
 func TestPodMayMovePlan(t *testing.T) {
@@ -122,19 +152,21 @@ func TestPodMayMovePlan(t *testing.T) {
 		{"a new pod a package applied", "", appliedPod + pending, true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cur := object(t, tt.cur)
-			var got bool
-			if tt.old == "" {
-				got = podMayMovePlan.Create(event.CreateEvent{Object: cur})
-			} else {
-				cur.SetResourceVersion("2")
-				got = podMayMovePlan.Update(event.UpdateEvent{ObjectOld: object(t, tt.old), ObjectNew: cur})
-			}
-			if got != tt.want {
-				t.Errorf("podMayMovePlan = %t, want %t", got, tt.want)
-			}
-		})
+		for _, form := range informerForms {
+			t.Run(tt.name+", "+form.name, func(t *testing.T) {
+				cur := object(t, tt.cur)
+				var got bool
+				if tt.old == "" {
+					got = podMayMovePlan.Create(event.CreateEvent{Object: form.of(t, cur)})
+				} else {
+					cur.SetResourceVersion("2")
+					got = podMayMovePlan.Update(event.UpdateEvent{ObjectOld: form.of(t, object(t, tt.old)), ObjectNew: form.of(t, cur)})
+				}
+				if got != tt.want {
+					t.Errorf("podMayMovePlan = %t, want %t", got, tt.want)
+				}
+			})
+		}
 	}
 }
 
@@ -200,5 +232,38 @@ var _ = Describe("Watching the kinds packages apply", func() {
 		informer, err := instances.cache.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(informer.HasSynced()).To(BeTrue())
+	})
+
+	It("holds the objects of built-in kinds typed and reads them as unstructured", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		Expect(k8sClient.Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns, Labels: map[string]string{"app": "web"}},
+			Data:       map[string]string{"mode": "fast"},
+		})).To(Succeed())
+		gvk := corev1.SchemeGroupVersion.WithKind("ConfigMap")
+		Expect(instances.watch(ctx, gvk)).To(Succeed())
+
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(gvk)
+		Eventually(func() error {
+			return instances.cache.Get(ctx, client.ObjectKey{Namespace: ns, Name: "settings"}, got)
+		}).Should(Succeed())
+		Expect(got.GroupVersionKind()).To(Equal(gvk))
+		Expect(got.Object).To(HaveKeyWithValue("data", map[string]any{"mode": "fast"}))
+
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
+		Expect(instances.cache.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{"app": "web"})).To(Succeed())
+		Expect(list.Items).To(HaveLen(1))
+		Expect(list.Items[0].GetKind()).To(Equal("ConfigMap"))
+		Expect(list.Items[0].GetName()).To(Equal("settings"))
+
+		informer, err := instances.cache.GetInformer(ctx, got)
+		Expect(err).NotTo(HaveOccurred())
+		held, found, err := informer.(toolscache.SharedIndexInformer).GetStore().GetByKey(ns + "/settings")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(found).To(BeTrue())
+		Expect(held).To(BeAssignableToTypeOf(&corev1.ConfigMap{}))
 	})
 })

@@ -68,6 +68,7 @@ var _ = BeforeSuite(func() {
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Client:                 client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		NewCache:               NewCache,
 		Cache:                  cache.Options{DefaultTransform: TrimForCache},
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host: testEnv.WebhookInstallOptions.LocalServingHost, Port: testEnv.WebhookInstallOptions.LocalServingPort,
