@@ -32,7 +32,15 @@ func main() {
 	flag.StringVar(&cfg.renderBench, "render", "bin/bench-render.txt", "Output of the render Go benchmarks.")
 	flag.StringVar(&cfg.jsonOut, "json", "bin/bench.json", "Where to write the JSON report.")
 	flag.StringVar(&cfg.markdownOut, "markdown", "docs/benchmarks.md", "Where to write the Markdown report.")
+	rewriteOnly := flag.Bool("rewrite", false, "Measure nothing: write the Markdown report again from the JSON report.")
 	flag.Parse()
+	if *rewriteOnly {
+		if err := rewrite(cfg.jsonOut, cfg.markdownOut); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if cfg.scaleRuns < 1 {
 		fmt.Fprintf(os.Stderr, "bench: -scale-runs: %d is not a positive count\n", cfg.scaleRuns)
 		os.Exit(2)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -139,6 +140,26 @@ func sum(requests map[string]float64) float64 {
 	return t
 }
 
+// levers is the record, kept by hand, of what each change for speed and
+// memory did, measured by make bench before and after it.
+//
+//go:embed levers.md
+var levers string
+
+// rewrite writes the Markdown report again from a JSON one, after a change
+// to the report's text or to the record of levers.
+func rewrite(jsonPath, markdownPath string) error {
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		return err
+	}
+	r := &Report{}
+	if err := json.Unmarshal(data, r); err != nil {
+		return fmt.Errorf("%s: %w", jsonPath, err)
+	}
+	return os.WriteFile(markdownPath, []byte(r.markdown()), 0o644)
+}
+
 func (r *Report) write(jsonPath, markdownPath string) error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
@@ -257,10 +278,12 @@ func (r *Report) markdown() string {
 	for _, s := range r.Scale {
 		switch s.Instances {
 		case 100:
-			p("Goal: 100 Instances in ≤ 5 s (%s) — %s.", runsNote(s.Runs), verdict(s.Seconds <= 5))
+			p("Goal: 100 Instances in ≤ 1.3× the floor's time (%s) — %s.", runsNote(s.Runs), verdict(s.Seconds <= 1.3*s.FloorSeconds))
 		case 1000:
-			p("Goals: 1,000 Instances in ≤ 60 s (%s) — %s; RSS ≤ 200 MiB at 1,000 — %s.",
-				runsNote(s.Runs), verdict(s.Seconds <= 60), verdict(s.PeakRSSMiB <= 200))
+			extra := s.ControlPlaneCPU["kube-apiserver"]/s.FloorControlPlaneCPU["kube-apiserver"] - 1
+			p("Goals: 1,000 Instances in ≤ 1.2× the floor's time (%s) — %s; the API server's CPU at most 25%% over the floor's",
+				runsNote(s.Runs), verdict(s.Seconds <= 1.2*s.FloorSeconds))
+			p("(%+.0f%%) — %s; manager RSS ≤ 150 MiB at 1,000 — %s.", 100*extra, verdict(extra <= 0.25), verdict(s.PeakRSSMiB <= 150))
 		}
 	}
 	p("")
@@ -349,8 +372,8 @@ func (r *Report) markdown() string {
 	p("|---|---|---|%s", strings.Repeat("---|", len(verbNames)))
 	p("| %.2f | %.2f | %.2f | %s |", sum(lr), sum(lr)/float64(l.Resources), l.ObjectWrites/float64(l.Resources), strings.Join(cells, " | "))
 	p("")
-	p("Goals: ≤ 1.5 requests per resource per plan in all — %s; ≤ 1 write per resource per plan — %s; no uncached GETs — %s.",
-		verdict(sum(lr)/float64(l.Resources) <= 1.5), verdict(l.ObjectWrites/float64(l.Resources) <= 1), verdict(lr["get"] == 0))
+	p("Goals: ≤ 1.3 requests per resource per plan in all — %s; ≤ 1 write per resource per plan — %s; no uncached GETs — %s.",
+		verdict(sum(lr)/float64(l.Resources) <= 1.3), verdict(l.ObjectWrites/float64(l.Resources) <= 1), verdict(lr["get"] == 0))
 	p("")
 	p("The scale package (%d objects), per Instance of each scale run. A plan's own writes (two status writes,", scaleResources)
 	p("the clearing of spec.planExecution, an event) weigh more on a package of fewer objects:")
@@ -376,6 +399,8 @@ func (r *Report) markdown() string {
 	for _, g := range r.Render {
 		p("| %s | %.2f ms | %.0f KiB | %.0f |", g.Name, g.NsPerOp/1e6, g.BytesPerOp/1024, g.AllocsPerOp)
 	}
+	p("")
+	b.WriteString(levers)
 	return b.String()
 }
 
