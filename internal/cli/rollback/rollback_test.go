@@ -48,6 +48,20 @@ func web() *kudov1beta1.Instance {
 	}
 }
 
+// rollback rolls the Instance back in a cluster of objs, and returns it as
+// the cluster then has it, with the command's output and error.
+func rollback(t *testing.T, instance string, revision int64, objs ...client.Object) (*kudov1beta1.Instance, string, error) {
+	t.Helper()
+	c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).WithObjects(objs...).Build()
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	err := Run(context.Background(), c, "ns", streams, &Options{Instance: instance, Revision: revision})
+	got := &kudov1beta1.Instance{}
+	if getErr := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: instance}, got); getErr != nil {
+		t.Fatal(getErr)
+	}
+	return got, out.String(), err
+}
+
 func TestRollback(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -66,14 +80,8 @@ func TestRollback(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).
-				WithObjects(web(), operatorVersion("web-0.0.9"), operatorVersion("web-0.1.0"), operatorVersion("web-0.2.0")).Build()
-			streams, _, out, _ := genericiooptions.NewTestIOStreams()
-			err := Run(context.Background(), c, "ns", streams, &Options{Instance: "web", Revision: tt.revision})
-			got := &kudov1beta1.Instance{}
-			if getErr := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "web"}, got); getErr != nil {
-				t.Fatal(getErr)
-			}
+			got, out, err := rollback(t, "web", tt.revision,
+				web(), operatorVersion("web-0.0.9"), operatorVersion("web-0.1.0"), operatorVersion("web-0.2.0"))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -89,7 +97,7 @@ func TestRollback(t *testing.T) {
 			if got.Spec.OperatorVersion.Name != tt.wantOV || got.Spec.Parameters["COLOR"] != "red" {
 				t.Errorf("spec = %+v, want %s with COLOR=red", got.Spec, tt.wantOV)
 			}
-			if out.String() != tt.wantOut {
+			if out != tt.wantOut {
 				t.Errorf("output %q, want %q", out, tt.wantOut)
 			}
 		})
@@ -147,13 +155,7 @@ func TestRollbackOfSensitiveParameters(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, objs := db()
-			c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).WithObjects(objs...).Build()
-			streams, _, out, _ := genericiooptions.NewTestIOStreams()
-			err := Run(context.Background(), c, "ns", streams, &Options{Instance: "db", Revision: tt.revision})
-			got := &kudov1beta1.Instance{}
-			if getErr := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "db"}, got); getErr != nil {
-				t.Fatal(getErr)
-			}
+			got, out, err := rollback(t, "db", tt.revision, objs...)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -174,7 +176,7 @@ func TestRollbackOfSensitiveParameters(t *testing.T) {
 			if !reflect.DeepEqual(got.Spec, want) {
 				t.Errorf("spec = %+v, want %+v", got.Spec, want)
 			}
-			if out.String() != tt.wantOut {
+			if out != tt.wantOut {
 				t.Errorf("output %q, want %q", out, tt.wantOut)
 			}
 		})
