@@ -9,7 +9,9 @@
 # 16440; the cluster uses ports up to 23 above it), CLUSTER_NODES (simulated
 # nodes, default 3), CLUSTER_NODE_PODS (pods per simulated node, default 110
 # as a kubelet's), CLUSTER_REAL_NODE (default true; false for simulated nodes
-# only, which needs neither root nor containerd).
+# only, which needs neither root nor containerd), CLUSTER_APISERVER_PROFILING
+# (default false; true serves the API server's /debug/pprof, as make bench
+# wants it).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,6 +28,7 @@ kcm_port=$((base + 4)) scheduler_port=$((base + 5)) kwok_port=$((base + 6))
 pki=$dir/pki logs=$dir/logs pids=$dir/pids
 kubeconfig=$dir/kubeconfig
 real_node=${CLUSTER_REAL_NODE:-true}
+profiling=${CLUSTER_APISERVER_PROFILING:-false}
 start=$SECONDS
 # shellcheck source=node.sh
 source "$root/hack/cluster/node.sh"
@@ -136,7 +139,7 @@ launch kube-apiserver "$assets/kube-apiserver" \
   --service-account-issuer https://kubernetes.default.svc.cluster.local \
   --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
   --service-cluster-ip-range 10.96.0.0/16 --authorization-mode Node,RBAC --allow-privileged=true \
-  --profiling=false "${apiserver_flags[@]}"
+  --profiling="$profiling" "${apiserver_flags[@]}"
 wait_for kube-apiserver 60 "$kubectl" --kubeconfig "$kubeconfig" get --raw /readyz
 
 # Client limits and workers as a production control plane sets them, not the

@@ -76,6 +76,10 @@ func run(ctx context.Context, cfg *config) error {
 	if err := os.Setenv("CLUSTER_NODE_PODS", strconv.Itoa(max(110, 2*scaled/3+100))); err != nil {
 		return err
 	}
+	// The API server's CPU profiles of the largest run and its floor.
+	if err := os.Setenv("CLUSTER_APISERVER_PROFILING", "true"); err != nil {
+		return err
+	}
 	start := time.Now()
 	cluster, err := localcluster.Start("bench-cluster", 16740)
 	if err != nil {
@@ -110,7 +114,7 @@ func run(ctx context.Context, cfg *config) error {
 	if report.Drift, err = measureRecreate(ctx, cluster, m); err != nil {
 		return fmt.Errorf("drift: %w", err)
 	}
-	if report.Idle, err = idleRun(ctx, m, scaled, cfg.syncPeriod); err != nil {
+	if report.Idle, err = idleRun(ctx, m, cfg.sizes[len(cfg.sizes)-1], cfg.syncPeriod); err != nil {
 		return fmt.Errorf("idle: %w", err)
 	}
 	// The floors go last, so that their objects are not in the manager's

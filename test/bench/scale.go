@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -69,8 +68,11 @@ type Scale struct {
 	// Profile lists the top of the CPU profile taken during the run, and
 	// HeapProfile of the heap profile taken at its end, when RSSAnonMiB
 	// and RSSFileMiB were resident.
-	Profile, HeapProfile   string  `json:",omitempty"`
-	RSSAnonMiB, RSSFileMiB float64 `json:",omitempty"`
+	Profile, HeapProfile string `json:",omitempty"`
+	// APIServerWork is what the API server did, by kind of work, in the
+	// last run of the largest size and in its floor.
+	APIServerWork          []APIServerWork `json:",omitempty"`
+	RSSAnonMiB, RSSFileMiB float64         `json:",omitempty"`
 }
 
 // Idle is what the manager did during a resync with nothing to change.
@@ -90,8 +92,15 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 	var results []Scale
 	for i, n := range cfg.sizes {
 		runs := make([]*Scale, scaleRuns(n, cfg.scaleRuns))
+		// Each run has the cluster to itself, the last of the size before
+		// included: the largest run's memory is that of its own Instances.
+		if i > 0 {
+			before := cfg.sizes[i-1]
+			if err := deleteNamespace(ctx, c, scaleNamespace(before, scaleRuns(before, cfg.scaleRuns)-1)); err != nil {
+				return nil, err
+			}
+		}
 		for k := range runs {
-			// The last run of a size stays while the next size runs.
 			if k > 0 {
 				if err := deleteNamespace(ctx, c, scaleNamespace(n, k-1)); err != nil {
 					return nil, err
@@ -139,7 +148,8 @@ func measureScaleFloors(ctx context.Context, c *localcluster.Cluster, cfg *confi
 					return err
 				}
 			}
-			f, err := measureScaleFloor(ctx, c, dyn, pkg, n, k)
+			profiled := i == len(results)-1 && k == len(runs)-1
+			f, err := measureScaleFloor(ctx, c, dyn, pkg, n, k, profiled)
 			if err != nil {
 				return err
 			}
@@ -151,7 +161,10 @@ func measureScaleFloors(ctx context.Context, c *localcluster.Cluster, cfg *confi
 		results[i].FloorSeconds, results[i].FloorRuns = median.seconds, times(runs, seconds)
 		results[i].FloorControlPlaneCPU, results[i].FloorServiceCreateMs = median.controlPlaneCPU, median.serviceCreateMs
 	}
-	return nil
+	last := &results[len(results)-1]
+	last.APIServerWork, err = compareAPIServerWork(apiServerProfilePath(c, last.Instances, false),
+		apiServerProfilePath(c, last.Instances, true))
+	return err
 }
 
 // scaleRuns is how many times a size of n Instances runs: as often as fits
@@ -202,14 +215,21 @@ type floorResult struct {
 }
 
 func measureScaleFloor(
-	ctx context.Context, c *localcluster.Cluster, dyn dynamic.Interface, pkg *packages.Package, n, run int,
+	ctx context.Context, c *localcluster.Cluster, dyn dynamic.Interface, pkg *packages.Package, n, run int, profiled bool,
 ) (*floorResult, error) {
 	plane, err := controlPlaneBefore(c)
 	if err != nil {
 		return nil, err
 	}
+	waitProfile := func() error { return nil }
+	if profiled {
+		waitProfile = inBackground(func() error { return apiServerProfile(ctx, c, apiServerProfilePath(c, n, true)) })
+	}
 	d, err := scaleFloorRun(ctx, c, dyn, pkg, n, run)
 	if err != nil {
+		return nil, err
+	}
+	if err := waitProfile(); err != nil {
 		return nil, err
 	}
 	f := &floorResult{seconds: d.Seconds()}
@@ -276,15 +296,11 @@ func scaleRun(
 	if err != nil {
 		return nil, err
 	}
-	var profiled sync.WaitGroup
-	var profileErr error
+	var profiled []func() error
 	if profile != "" {
-		profiled.Add(1)
-		go func() {
-			defer profiled.Done()
-			// A scale run is expected to last about a minute at 1,000.
-			profileErr = m.profile(30, profile)
-		}()
+		// A scale run is expected to last about a minute at 1,000.
+		profiled = append(profiled, inBackground(func() error { return m.profile(30, profile) }),
+			inBackground(func() error { return apiServerProfile(ctx, c, apiServerProfilePath(c, n, false)) }))
 	}
 
 	start := time.Now()
@@ -308,9 +324,10 @@ func scaleRun(
 	s.Requests, s.ObjectWrites = used.Requests, used.ObjectWrites
 	s.CPUSeconds, s.PeakRSSMiB = procAfter.CPUSeconds-procBefore.CPUSeconds, procAfter.PeakRSSMiB
 	if profile != "" {
-		profiled.Wait()
-		if profileErr != nil {
-			return nil, profileErr
+		for _, finished := range profiled {
+			if err := finished(); err != nil {
+				return nil, err
+			}
 		}
 		if s.Profile, err = pprofTop(profile); err != nil {
 			return nil, err
@@ -325,6 +342,14 @@ func scaleRun(
 		s.RSSAnonMiB, s.RSSFileMiB = procAfter.RSSAnonMiB, procAfter.RSSFileMiB
 	}
 	return s, nil
+}
+
+// inBackground runs record at once; the function it returns waits for it
+// to finish and returns its error.
+func inBackground(record func() error) (finished func() error) {
+	done := make(chan error, 1)
+	go func() { done <- record() }()
+	return func() error { return <-done }
 }
 
 // pprofTop is the top of a profile, as `go tool pprof -top` prints it.
