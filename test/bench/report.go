@@ -287,12 +287,14 @@ func (r *Report) markdown() string {
 			p("(%+.0f%%) — %s; manager RSS ≤ 150 MiB at 1,000 — %s.", 100*extra, verdict(extra <= 0.25), verdict(s.PeakRSSMiB <= 150))
 			p("")
 			busy := sum(s.ControlPlaneCPU) + s.CPUSeconds
-			p("At 1,000 the machine's cores are the limit: kudo-ng's run kept %.1f of them busy (%.1f CPU s of the control plane",
-				busy/s.Seconds, sum(s.ControlPlaneCPU))
-			p("and %.1f of the manager in %.2f s), the floor %.1f (%.1f CPU s of the control plane in %.2f s; the floor", s.CPUSeconds,
-				s.Seconds, sum(s.FloorControlPlaneCPU)/s.FloorSeconds, sum(s.FloorControlPlaneCPU), s.FloorSeconds)
-			p("program's own not counted). So the time follows the CPU, and what the manager and the API server do beyond")
-			p("the floor's work takes its time whatever order it runs in.")
+			p("At 1,000 the machine's cores are the limit: kudo-ng's run used %.1f CPU s of the control plane and %.1f of",
+				sum(s.ControlPlaneCPU), s.CPUSeconds)
+			p("the manager in %.2f s, %.2f CPU s a second of the %d; the floor's %.1f CPU s of the control plane in %.2f s (the",
+				s.Seconds, busy/s.Seconds, r.Machine.Cores, sum(s.FloorControlPlaneCPU), s.FloorSeconds)
+			p("floor program's own not counted). So the time follows the CPU, and what the manager and the API server do beyond")
+			p("the floor's work takes its time whatever order it runs in. Even a manager that used no CPU at all would leave")
+			p("the control plane's %.1f CPU s against the floor's %.1f: %.2f× by themselves.", sum(s.ControlPlaneCPU),
+				sum(s.FloorControlPlaneCPU), sum(s.ControlPlaneCPU)/sum(s.FloorControlPlaneCPU))
 		}
 	}
 	p("")
