@@ -270,6 +270,13 @@ func (r *Report) markdown() string {
 		}
 	}
 	p("")
+	ratios := make([]string, 0, len(r.Scale))
+	for _, s := range r.Scale {
+		ratios = append(ratios, fmt.Sprintf("%.2f× at %d", sum(s.ControlPlaneCPU)/sum(s.FloorControlPlaneCPU), s.Instances))
+	}
+	p("In kudo-ng's runs the control plane alone used more CPU than in the floor's: %s. Both keep", strings.Join(ratios, ", "))
+	p("the cores busy (below), so a manager that used no CPU at all would still take about as many times the floor's time.")
+	p("")
 	p("Service create is the API server's mean time to create one of the package's Services (its")
 	p("`apiserver_request_duration_seconds`). The Service is headless, as those of stateful packages are: Kubernetes 1.34")
 	p("allocates ClusterIPs one at a time (its allocator holds a lock while it writes each IPAddress object), so")
@@ -292,9 +299,7 @@ func (r *Report) markdown() string {
 			p("the manager in %.2f s, %.2f CPU s a second of the %d; the floor's %.1f CPU s of the control plane in %.2f s (the",
 				s.Seconds, busy/s.Seconds, r.Machine.Cores, sum(s.FloorControlPlaneCPU), s.FloorSeconds)
 			p("floor program's own not counted). So the time follows the CPU, and what the manager and the API server do beyond")
-			p("the floor's work takes its time whatever order it runs in. Even a manager that used no CPU at all would leave")
-			p("the control plane's %.1f CPU s against the floor's %.1f: %.2f× by themselves.", sum(s.ControlPlaneCPU),
-				sum(s.FloorControlPlaneCPU), sum(s.ControlPlaneCPU)/sum(s.FloorControlPlaneCPU))
+			p("the floor's work takes its time whatever order it runs in.")
 		}
 	}
 	p("")
