@@ -272,10 +272,12 @@ func (r *Report) markdown() string {
 	p("")
 	ratios := make([]string, 0, len(r.Scale))
 	for _, s := range r.Scale {
-		ratios = append(ratios, fmt.Sprintf("%.2f× at %d", sum(s.ControlPlaneCPU)/sum(s.FloorControlPlaneCPU), s.Instances))
+		floor := sum(s.FloorControlPlaneCPU) + s.FloorProgramCPU
+		ratios = append(ratios, fmt.Sprintf("%.2f× at %d", sum(s.ControlPlaneCPU)/floor, s.Instances))
 	}
-	p("In kudo-ng's runs the control plane alone used more CPU than in the floor's: %s. Both keep", strings.Join(ratios, ", "))
-	p("the cores busy (below), so a manager that used no CPU at all would still take about as many times the floor's time.")
+	p("The control plane alone used, in kudo-ng's runs, this many times the CPU that the control plane and the floor")
+	p("program together used in the floor's: %s. Both keep the cores busy (below), so a manager", strings.Join(ratios, ", "))
+	p("that used no CPU at all would still take about as many times the floor's time.")
 	p("")
 	p("Service create is the API server's mean time to create one of the package's Services (its")
 	p("`apiserver_request_duration_seconds`). The Service is headless, as those of stateful packages are: Kubernetes 1.34")
@@ -296,9 +298,11 @@ func (r *Report) markdown() string {
 			busy := sum(s.ControlPlaneCPU) + s.CPUSeconds
 			p("At 1,000 the machine's cores are the limit: kudo-ng's run used %.1f CPU s of the control plane and %.1f of",
 				sum(s.ControlPlaneCPU), s.CPUSeconds)
-			p("the manager in %.2f s, %.2f CPU s a second of the %d; the floor's %.1f CPU s of the control plane in %.2f s (the",
-				s.Seconds, busy/s.Seconds, r.Machine.Cores, sum(s.FloorControlPlaneCPU), s.FloorSeconds)
-			p("floor program's own not counted). So the time follows the CPU, and what the manager and the API server do beyond")
+			floor := sum(s.FloorControlPlaneCPU) + s.FloorProgramCPU
+			p("the manager in %.2f s, %.2f CPU s a second of the %d; the floor's %.1f of the control plane and %.1f of the floor",
+				s.Seconds, busy/s.Seconds, r.Machine.Cores, sum(s.FloorControlPlaneCPU), s.FloorProgramCPU)
+			p("program in %.2f s, %.2f a second. So the time follows the CPU, and what the manager and the API server do beyond",
+				s.FloorSeconds, floor/s.FloorSeconds)
 			p("the floor's work takes its time whatever order it runs in.")
 		}
 	}

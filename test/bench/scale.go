@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -57,6 +58,9 @@ type Scale struct {
 	// process of the control plane used from the first create until all were
 	// done, in the run and in its floor.
 	ControlPlaneCPU, FloorControlPlaneCPU map[string]float64
+	// FloorProgramCPU is the CPU seconds the floor program itself used in
+	// its median run.
+	FloorProgramCPU float64
 	// CPUSeconds is the manager's CPU time during the run; PeakRSSMiB its
 	// peak resident memory since it started.
 	CPUSeconds float64
@@ -160,6 +164,7 @@ func measureScaleFloors(ctx context.Context, c *localcluster.Cluster, cfg *confi
 		median := medianRun(runs, seconds)
 		results[i].FloorSeconds, results[i].FloorRuns = median.seconds, times(runs, seconds)
 		results[i].FloorControlPlaneCPU, results[i].FloorServiceCreateMs = median.controlPlaneCPU, median.serviceCreateMs
+		results[i].FloorProgramCPU = median.programCPU
 	}
 	last := &results[len(results)-1]
 	last.APIServerWork, err = compareAPIServerWork(apiServerProfilePath(c, last.Instances, false),
@@ -210,8 +215,8 @@ func deleteNamespace(ctx context.Context, c *localcluster.Cluster, name string) 
 
 // floorResult is one run of a scale floor.
 type floorResult struct {
-	seconds, serviceCreateMs float64
-	controlPlaneCPU          map[string]float64
+	seconds, serviceCreateMs, programCPU float64
+	controlPlaneCPU                      map[string]float64
 }
 
 func measureScaleFloor(
@@ -225,18 +230,34 @@ func measureScaleFloor(
 	if profiled {
 		waitProfile = inBackground(func() error { return apiServerProfile(ctx, c, apiServerProfilePath(c, n, true)) })
 	}
-	d, err := scaleFloorRun(ctx, c, dyn, pkg, n, run)
+	programBefore, err := ownCPUSeconds()
 	if err != nil {
 		return nil, err
 	}
-	if err := waitProfile(); err != nil {
+	d, err := scaleFloorRun(ctx, c, dyn, pkg, n, run)
+	if err != nil {
 		return nil, err
 	}
 	f := &floorResult{seconds: d.Seconds()}
 	if f.controlPlaneCPU, f.serviceCreateMs, err = plane.since(c); err != nil {
 		return nil, err
 	}
-	return f, nil
+	programAfter, err := ownCPUSeconds()
+	if err != nil {
+		return nil, err
+	}
+	f.programCPU = programAfter - programBefore
+	return f, waitProfile()
+}
+
+// ownCPUSeconds is the CPU time this process has used: the floor program's,
+// while a floor runs.
+func ownCPUSeconds() (float64, error) {
+	var usage syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err != nil {
+		return 0, err
+	}
+	return time.Duration(usage.Utime.Nano() + usage.Stime.Nano()).Seconds(), nil
 }
 
 // controlPlaneUse is what the control plane had done before a run: the
