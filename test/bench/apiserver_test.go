@@ -32,7 +32,12 @@ func cpuProfile(t *testing.T, samples map[int64][]string) string {
 		}
 		p.Sample = append(p.Sample, s)
 	}
-	path := filepath.Join(t.TempDir(), "cpu.pprof")
+	return writeProfile(t, p)
+}
+
+func writeProfile(t *testing.T, p *profile.Profile) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "profile.pprof")
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
@@ -85,16 +90,7 @@ func TestCompareAPIServerWork(t *testing.T) {
 }
 
 func TestCompareAPIServerWorkRefusesOtherProfiles(t *testing.T) {
-	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "inuse_space", Unit: "bytes"}}}
-	path := filepath.Join(t.TempDir(), "heap.pprof")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Write(f); err != nil {
-		t.Fatal(err)
-	}
-	_ = f.Close()
+	path := writeProfile(t, &profile.Profile{SampleType: []*profile.ValueType{{Type: "inuse_space", Unit: "bytes"}}})
 	if _, err := compareAPIServerWork(path, path); err == nil {
 		t.Error("a heap profile was read as a CPU profile")
 	}
