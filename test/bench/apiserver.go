@@ -27,13 +27,14 @@ type APIServerWork struct {
 }
 
 // apiServerWork sorts the API server's work by the functions on its stack.
-// The kinds are disjoint: none runs inside another.
+// A sample counts for the first kind whose functions are on it: admission
+// runs inside the custom resources' handlers, so it comes before them.
 var apiServerWork = []struct {
 	work   string
 	frames *regexp.Regexp
 }{
 	{"Instance status writes (a custom resource's status subresource)", regexp.MustCompile(`customresource\.\(\*StatusREST\)\.Update$`)},
-	{"calls of admission webhooks", regexp.MustCompile(`admission/plugin/webhook/(mutating|validating)\.`)},
+	{"admission webhooks: matching each request against them, and calling them", regexp.MustCompile(`admission/plugin/webhook/(mutating|validating)\.`)},
 	{"the other work on custom resources: their decoding, schema validation and handlers", regexp.MustCompile(`^k8s\.io/apiextensions-apiserver/`)},
 	{"watches served", regexp.MustCompile(`handlers\.\(\*WatchServer\)\.HandleHTTP$`)},
 	{"Go's garbage collector", regexp.MustCompile(`^runtime\.gcBgMarkWorker$`)},

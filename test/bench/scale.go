@@ -72,11 +72,11 @@ type Scale struct {
 	// Profile lists the top of the CPU profile taken during the run, and
 	// HeapProfile of the heap profile taken at its end, when RSSAnonMiB
 	// and RSSFileMiB were resident.
-	Profile, HeapProfile string `json:",omitempty"`
+	Profile, HeapProfile   string  `json:",omitempty"`
+	RSSAnonMiB, RSSFileMiB float64 `json:",omitempty"`
 	// APIServerWork is what the API server did, by kind of work, in the
 	// last run of the largest size and in its floor.
-	APIServerWork          []APIServerWork `json:",omitempty"`
-	RSSAnonMiB, RSSFileMiB float64         `json:",omitempty"`
+	APIServerWork []APIServerWork `json:",omitempty"`
 }
 
 // Idle is what the manager did during a resync with nothing to change.
