@@ -201,6 +201,11 @@ status:
 ---
 NODE
   done
+  # WaitForFirstConsumer, as kind's default class: with Immediate, kube-scheduler
+  # 1.34 now and then leaves a pod whose claim was bound while it was being
+  # scheduled in its unschedulable queue until the 5-minute flush (1 in 36
+  # StatefulSets of 6 claims under load). Waiting for the volume in PreBind,
+  # it polls instead: about a second more per new claim.
   cat <<SC
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
@@ -210,7 +215,7 @@ metadata:
     storageclass.kubernetes.io/is-default-class: "true"
 provisioner: kudo-ng.dev/hostpath
 reclaimPolicy: Delete
-volumeBindingMode: Immediate
+volumeBindingMode: WaitForFirstConsumer
 SC
 } | "$kubectl" --kubeconfig "$kubeconfig" apply -f - >/dev/null
 

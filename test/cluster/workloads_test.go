@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"os/exec"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -45,11 +44,9 @@ var _ = Describe("Workloads on simulated nodes", func() {
 	})
 	AfterEach(func() {
 		if CurrentSpecReport().Failed() {
-			// What the scheduler, the volume controllers and kwok left, to tell which one stalled.
-			out, _ := cluster.Kubectl("get", "statefulsets,pods,pvc,pv,events", "-n", ns, "-o", "wide")
-			AddReportEntry("objects and events", out)
-			logs, _ := exec.Command("bash", "-c", "tail -n 40 "+cluster.Dir+"/logs/*.log").CombinedOutput()
-			AddReportEntry("component logs", string(logs))
+			objects, logs := cluster.Diagnose(ns)
+			AddReportEntry("objects and events", objects)
+			AddReportEntry("component logs", logs)
 		}
 	})
 

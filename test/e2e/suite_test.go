@@ -37,6 +37,9 @@ var (
 	k8sClient     client.Client
 	managerOutput *gbytes.Buffer
 	conformance   string
+	// specNamespaces are the namespaces the running spec made, for its
+	// report if it fails.
+	specNamespaces []string
 )
 
 func TestE2E(t *testing.T) {
@@ -172,7 +175,11 @@ var _ = ReportAfterEach(func(report SpecReport) {
 	if report.Failed() {
 		_ = os.WriteFile(filepath.Join(cluster.Root, "bin", "e2e-manager.log"), managerOutput.Contents(), 0o644)
 		AddReportEntry("manager log", "bin/e2e-manager.log")
+		objects, logs := cluster.Diagnose(specNamespaces...)
+		AddReportEntry("objects and events", objects)
+		AddReportEntry("component logs", logs)
 	}
+	specNamespaces = nil
 })
 
 // labelNodeForTest labels a node key=true until the test ends: what lets
@@ -196,6 +203,7 @@ func newNamespace(ctx context.Context) string {
 	GinkgoHelper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
 	Expect(k8sClient.Create(ctx, ns)).To(Succeed())
+	specNamespaces = append(specNamespaces, ns.Name)
 	return ns.Name
 }
 

@@ -83,6 +83,21 @@ func (c *Cluster) Kubectl(args ...string) (string, error) {
 	return out.String(), nil
 }
 
+// Diagnose is what a failed spec's report needs to tell which component
+// stalled: the workloads, pods, claims and events of its namespaces, the
+// volumes and nodes, and the tail of each component's log.
+func (c *Cluster) Diagnose(namespaces ...string) (objects, logs string) {
+	var b strings.Builder
+	for _, ns := range namespaces {
+		out, _ := c.Kubectl("get", "statefulsets,deployments,pods,pvc,events", "-n", ns, "-o", "wide")
+		fmt.Fprintf(&b, "namespace %s:\n%s\n", ns, out)
+	}
+	out, _ := c.Kubectl("get", "pv,nodes", "-o", "wide")
+	b.WriteString(out)
+	tails, _ := exec.Command("bash", "-c", "tail -n 40 "+c.Dir+"/logs/*.log").CombinedOutput()
+	return b.String(), string(tails)
+}
+
 // ProcessesUnder lists the processes whose command line names a path under dir.
 func ProcessesUnder(dir string) ([]string, error) {
 	entries, err := os.ReadDir("/proc")
