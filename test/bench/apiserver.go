@@ -63,10 +63,11 @@ func apiServerProfile(ctx context.Context, c *localcluster.Cluster, path string)
 }
 
 func apiServerProfilePath(c *localcluster.Cluster, n int, floor bool) string {
+	run := ""
 	if floor {
-		return filepath.Join(c.Root, "bin", fmt.Sprintf("bench-apiserver-floor-%d.pprof", n))
+		run = "floor-"
 	}
-	return filepath.Join(c.Root, "bin", fmt.Sprintf("bench-apiserver-%d.pprof", n))
+	return filepath.Join(c.Root, "bin", fmt.Sprintf("bench-apiserver-%s%d.pprof", run, n))
 }
 
 // compareAPIServerWork is the API server's CPU seconds by kind of work in

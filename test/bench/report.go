@@ -272,8 +272,7 @@ func (r *Report) markdown() string {
 	p("")
 	ratios := make([]string, 0, len(r.Scale))
 	for _, s := range r.Scale {
-		floor := sum(s.FloorControlPlaneCPU) + s.FloorProgramCPU
-		ratios = append(ratios, fmt.Sprintf("%.2f× at %d", sum(s.ControlPlaneCPU)/floor, s.Instances))
+		ratios = append(ratios, fmt.Sprintf("%.2f× at %d", sum(s.ControlPlaneCPU)/s.floorCPU(), s.Instances))
 	}
 	p("The control plane alone used, in kudo-ng's runs, this many times the CPU that the control plane and the floor")
 	p("program together used in the floor's: %s. Both keep the cores busy (below), so a manager", strings.Join(ratios, ", "))
@@ -298,11 +297,10 @@ func (r *Report) markdown() string {
 			busy := sum(s.ControlPlaneCPU) + s.CPUSeconds
 			p("At 1,000 the machine's cores are the limit: kudo-ng's run used %.1f CPU s of the control plane and %.1f of",
 				sum(s.ControlPlaneCPU), s.CPUSeconds)
-			floor := sum(s.FloorControlPlaneCPU) + s.FloorProgramCPU
 			p("the manager in %.2f s, %.2f CPU s a second of the %d; the floor's %.1f of the control plane and %.1f of the floor",
 				s.Seconds, busy/s.Seconds, r.Machine.Cores, sum(s.FloorControlPlaneCPU), s.FloorProgramCPU)
 			p("program in %.2f s, %.2f a second. So the time follows the CPU, and what the manager and the API server do beyond",
-				s.FloorSeconds, floor/s.FloorSeconds)
+				s.FloorSeconds, s.floorCPU()/s.FloorSeconds)
 			p("the floor's work takes its time whatever order it runs in.")
 		}
 	}

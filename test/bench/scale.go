@@ -79,6 +79,10 @@ type Scale struct {
 	APIServerWork []APIServerWork `json:",omitempty"`
 }
 
+// floorCPU is the CPU seconds the floor's median run used in all: the
+// control plane's and the floor program's.
+func (s *Scale) floorCPU() float64 { return sum(s.FloorControlPlaneCPU) + s.FloorProgramCPU }
+
 // Idle is what the manager did during a resync with nothing to change.
 type Idle struct {
 	SyncPeriod string
