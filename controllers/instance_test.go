@@ -12,10 +12,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/engine"
 )
 
 const configMapTemplate = `apiVersion: v1
@@ -177,6 +180,38 @@ var _ = Describe("InstanceReconciler", func() {
 			g.Expect(got.Status.PlanStatus["mood"].UID).To(BeEquivalentTo("0b4e2a6c-1111-4c1d-9b2a-000000000001"))
 			g.Expect(got.Spec.PlanExecution).To(Equal(kudov1beta1.PlanExecution{}))
 		}).Should(Succeed())
+	})
+
+	It("never serves a version that settles a requested plan before the status records its end, as kubectl kudo's --wait reads it", func() {
+		_, key := deployDemo(ctx, ns)
+		watcher, err := client.NewWithWatch(testEnv.Config, client.Options{Scheme: scheme.Scheme})
+		Expect(err).NotTo(HaveOccurred())
+		from := getInstance(ctx, Default, key).ResourceVersion
+		w, err := watcher.Watch(ctx, &kudov1beta1.InstanceList{}, client.InNamespace(ns),
+			&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: from}})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(w.Stop)
+
+		setParameters(ctx, key, map[string]string{"GREETING": "hi"})
+		var asked types.UID
+		for {
+			var e watch.Event
+			Eventually(w.ResultChan()).Should(Receive(&e))
+			i, ok := e.Object.(*kudov1beta1.Instance)
+			Expect(ok).To(BeTrue(), "watch event %s: %v", e.Type, e.Object)
+			if asked == "" {
+				if pe := i.Spec.PlanExecution; pe.PlanName == "update" {
+					asked = pe.UID
+				}
+				continue
+			}
+			if engine.Settled(i) {
+				update := i.Status.PlanStatus["update"]
+				Expect(update.UID).To(Equal(asked), "resourceVersion %s settles before the run asked for ends", i.ResourceVersion)
+				Expect(update.Status).To(Equal(kudov1beta1.ExecutionComplete))
+				return
+			}
+		}
 	})
 
 	It("runs the cleanup plan on delete, then deletes what the plans applied and removes its finalizer", func() {

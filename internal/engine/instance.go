@@ -106,13 +106,16 @@ func Requested(i *kudov1beta1.Instance) bool {
 }
 
 // Settled reports whether the plan an Instance was last asked to run has
-// ended: the run spec.planExecution asks for, or else the active plan.
+// ended: the run spec.planExecution asks for, or else the active plan. With
+// no spec.planExecution, the status must have observed the spec: the
+// controller empties spec.planExecution just before it writes the status
+// that ends the run, and until then the active plan is the one before.
 func Settled(i *kudov1beta1.Instance) bool {
 	if pe := i.Spec.PlanExecution; pe.PlanName != "" {
 		ps, ok := i.Status.PlanStatus[pe.PlanName]
 		return ok && ps.UID == pe.UID && ps.Status.IsTerminal() && !RetryRequested(i, pe.PlanName)
 	}
-	return i.Status.ActivePlan != nil && i.Status.ActivePlan.Status.IsTerminal()
+	return i.Status.ActivePlan != nil && i.Status.ActivePlan.Status.IsTerminal() && i.Status.ObservedGeneration == i.Generation
 }
 
 // AwaitedPlan names the plan Settled waits for: the one spec.planExecution

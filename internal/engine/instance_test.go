@@ -149,6 +149,8 @@ func TestPlanRequests(t *testing.T) {
 		{"a cancel of an earlier run is not this run's", withSpec(instance("backup", inProgress, "u3"), request("backup", "u2", kudov1beta1.ExecutionCancelled)),
 			false, false, false, "backup"},
 		{"nothing asked, the active plan ended", instance("deploy", complete, "u1"), false, true, false, "deploy"},
+		{"nothing asked since the request was emptied, its end not yet written: the plan before ended", withSpec(instance("deploy", complete, "u1"),
+			func(i *kudov1beta1.Instance) { i.Generation, i.Status.ObservedGeneration = 3, 2 }), false, false, false, "deploy"},
 		{"nothing asked, the active plan runs (started by a parameter change)", instance("update", inProgress, "u1"), false, false, false, "update"},
 	}
 	for _, tt := range tests {
