@@ -17,7 +17,6 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/engine"
-	"github.com/kudo-ng/kudo/internal/health"
 	"github.com/kudo-ng/kudo/internal/inventory"
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/planmetrics"
@@ -209,7 +208,7 @@ func (r *InstanceReconciler) judge(ctx context.Context, run *planRun) ([]engine.
 		}
 		// An unhealthy object is reported as KUDO did, changed or not: an
 		// edit that breaks a workload is ResourceNotReady.
-		if verdict := health.Check(live); !verdict.Healthy {
+		if verdict := task.Judge(ctx, r.Client, live); !verdict.Healthy {
 			msg := task.Explain(ctx, r.Client, r.watch, i.Name, live, verdict.Message)
 			if drifted {
 				msg += "; it was changed by another field manager"

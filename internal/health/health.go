@@ -28,6 +28,7 @@ type Result struct {
 var (
 	instanceKind = kudov1beta1.GroupVersion.WithKind("Instance").GroupKind()
 	jobKind      = schema.GroupKind{Group: "batch", Kind: "Job"}
+	claimKind    = schema.GroupKind{Kind: "PersistentVolumeClaim"}
 )
 
 // Check judges an object as read from the cluster.
@@ -83,6 +84,29 @@ func State(obj *unstructured.Unstructured) string {
 		return "Unknown"
 	}
 	return string(res.Status)
+}
+
+// PendingClaimClass is the StorageClass a PersistentVolumeClaim names while
+// it is Pending; ok is false for any other object. Whether such a claim is
+// healthy depends on the class, which Check does not read: see
+// AwaitsFirstConsumer.
+func PendingClaimClass(obj *unstructured.Unstructured) (class string, ok bool) {
+	if obj.GroupVersionKind().GroupKind() != claimKind {
+		return "", false
+	}
+	phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
+	class, _, _ = unstructured.NestedString(obj.Object, "spec", "storageClassName")
+	return class, phase == "Pending" && class != ""
+}
+
+// AwaitsFirstConsumer is the verdict on a Pending claim whose StorageClass
+// binds a volume only once a pod that uses the claim is scheduled
+// (volumeBindingMode WaitForFirstConsumer, the default class's mode on kind
+// and most clouds): only a later step's pod can bind it, so waiting for it
+// would never end. KUDO counted every claim healthy at once.
+func AwaitsFirstConsumer(obj *unstructured.Unstructured, class string) Result {
+	return Result{Healthy: true, Message: fmt.Sprintf(
+		"%s %s is Pending until a pod uses it (StorageClass %s binds on first consumer); counted healthy", obj.GetKind(), obj.GetName(), class)}
 }
 
 // unjudged: a custom object with neither conditions nor an observed

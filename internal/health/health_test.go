@@ -140,3 +140,36 @@ func TestPodProblem(t *testing.T) {
 		})
 	}
 }
+
+func TestPendingClaimClass(t *testing.T) {
+	tests := []struct {
+		name    string
+		obj     string
+		class   string
+		pending bool
+	}{
+		{"a Pending claim of a class", `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec: {storageClassName: standard}
+status: {phase: Pending}`, "standard", true},
+		{"a bound claim", `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec: {storageClassName: standard}
+status: {phase: Bound}`, "standard", false},
+		{"a Pending claim of no class, bound to a volume by hand", `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec: {storageClassName: ""}
+status: {phase: Pending}`, "", false},
+		{"another kind", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if class, pending := PendingClaimClass(obj(t, tt.obj)); class != tt.class || pending != tt.pending {
+				t.Errorf("PendingClaimClass = %q, %t; want %q, %t", class, pending, tt.class, tt.pending)
+			}
+		})
+	}
+}

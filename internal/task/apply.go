@@ -106,7 +106,7 @@ func isFoundation(obj *unstructured.Unstructured) bool {
 // notes on the healthy ones.
 func judge(ctx context.Context, env *Env, applied []Applied) (waiting, notes []string, err error) {
 	for _, a := range applied {
-		verdict := health.Check(a.Object)
+		verdict := Judge(ctx, env.Client, a.Object)
 		switch {
 		case verdict.Fatal:
 			return nil, nil, Fatalf("%s", Explain(ctx, env.Client, env.Watch, env.Instance.Name, a.Object, verdict.Message))

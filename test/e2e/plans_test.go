@@ -10,10 +10,13 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -54,9 +57,10 @@ var _ = Describe("Plans", func() {
 		}).Should(Succeed())
 	})
 
-	It("runs mysql's backup plan when its trigger parameter changes", func() {
-		ctx := context.Background()
-		ns := newNamespace(ctx)
+	// backupMySQL installs mysql and runs its backup plan, whose first step
+	// applies a claim and waits for it before the step whose Job uses it.
+	backupMySQL := func(ctx context.Context, ns string) *kudov1beta1.Instance {
+		GinkgoHelper()
 		i := install(ctx, ns, filepath.Join(conformance, "mysql", "operator"), "mysql", nil)
 		planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
 
@@ -65,6 +69,36 @@ var _ = Describe("Plans", func() {
 		Expect(got.Status.ActivePlan.Name).To(Equal("backup"))
 		// The backup's cleanup step deleted its Job.
 		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "backup-job"}, &batchv1.Job{}))).To(BeTrue())
+		return got
+	}
+
+	It("runs mysql's backup plan when its trigger parameter changes", func() {
+		ctx := context.Background()
+		backupMySQL(ctx, newNamespace(ctx))
+	})
+
+	It("runs mysql's backup plan where the default StorageClass binds on first consumer, as kind's does: the claim counts healthy before the Job that uses it", func() {
+		ctx := context.Background()
+		// The newest default StorageClass is the one claims get.
+		firstConsumer := &storagev1.StorageClass{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: "e2e-first-consumer", Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"},
+			},
+			Provisioner:       "kudo-ng.dev/hostpath",
+			ReclaimPolicy:     ptr.To(corev1.PersistentVolumeReclaimDelete),
+			VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
+		}
+		Expect(k8sClient.Create(ctx, firstConsumer)).To(Succeed())
+		DeferCleanup(func() { Expect(k8sClient.Delete(context.Background(), firstConsumer)).To(Succeed()) })
+		ns := newNamespace(ctx)
+
+		got := backupMySQL(ctx, ns)
+		claim := &corev1.PersistentVolumeClaim{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mysql-backup-pv"}, claim)).To(Succeed())
+		Expect(claim.Spec.StorageClassName).To(HaveValue(Equal(firstConsumer.Name)))
+		Expect(claim.Status.Phase).To(Equal(corev1.ClaimBound), "the backup Job's pod bound it")
+		Expect(got.Status.PlanStatus["backup"].Phases[0].Steps[0].Message).To(Equal("PersistentVolumeClaim mysql-backup-pv is Pending " +
+			"until a pod uses it (StorageClass e2e-first-consumer binds on first consumer); counted healthy"))
 	})
 
 	It("fails the step of a Job that fails", func() {
