@@ -93,10 +93,12 @@ var _ = Describe("Plans", func() {
 		ns := newNamespace(ctx)
 
 		got := backupMySQL(ctx, ns)
-		claim := &corev1.PersistentVolumeClaim{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mysql-backup-pv"}, claim)).To(Succeed())
-		Expect(claim.Spec.StorageClassName).To(HaveValue(Equal(firstConsumer.Name)))
-		Expect(claim.Status.Phase).To(Equal(corev1.ClaimBound), "the backup Job's pod bound it")
+		Eventually(func(g Gomega) {
+			claim := &corev1.PersistentVolumeClaim{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mysql-backup-pv"}, claim)).To(Succeed())
+			g.Expect(claim.Spec.StorageClassName).To(HaveValue(Equal(firstConsumer.Name)))
+			g.Expect(claim.Status.Phase).To(Equal(corev1.ClaimBound), "the backup Job's pod binds it")
+		}).Should(Succeed())
 		Expect(got.Status.PlanStatus["backup"].Phases[0].Steps[0].Message).To(Equal("PersistentVolumeClaim mysql-backup-pv is Pending " +
 			"until a pod uses it (StorageClass e2e-first-consumer binds on first consumer); counted healthy"))
 	})
