@@ -2,8 +2,9 @@
 # The demo of `make demo`, on the running local control plane: builds the
 # manager's image and runs it as a pod on the real node with `kubectl kudo
 # init` (or, on a cluster with simulated nodes only, as a process beside it,
-# stopped by `make cluster-down`), installs KUDO's first-operator and shows
-# what the controllers made of it.
+# stopped by `make cluster-down`), then runs hack/demo-package.sh: the
+# project's own first package, examples/hello, installed, and what the
+# controllers made of it.
 # Environment (set by the Makefile): KUBECONFIG, KUBECTL, KUSTOMIZE, IMG, MAKE.
 set -euo pipefail
 
@@ -37,35 +38,7 @@ else
   fi
 fi
 
-package=$root/../shared/conformance/first-operator/operator
-
-step "kubectl kudo install $package --wait"
-if kubectl get instance first-operator-instance >/dev/null 2>&1; then
-  echo "already installed"
-else
-  kudo install "$package" --wait
-fi
-
-step "kubectl kudo plan status --instance first-operator-instance"
-kudo plan status --instance first-operator-instance
-
-step "kubectl get kudo,deployments"
-kubectl get kudo,deployments
-
-instance=instance/first-operator-instance
-step "kubectl delete deployment nginx-deployment: the Instance is not Ready, naming it"
-kubectl annotate "$instance" kudo.dev/drift-correction=false --overwrite >/dev/null
-kubectl delete deployment nginx-deployment
-kubectl wait "$instance" --for=condition=Ready=false --timeout=60s
-kudo plan status --instance first-operator-instance | grep '^Not ready'
-kubectl get instances
-
-step "kubectl annotate $instance kudo.dev/drift-correction=true: it is applied again, Ready again"
-kubectl annotate "$instance" kudo.dev/drift-correction=true --overwrite
-kubectl wait "$instance" --for=condition=Ready --timeout=120s
-kubectl get instances,deployments
-kubectl get events --field-selector involvedObject.name=first-operator-instance \
-  -o custom-columns=REASON:.reason,MESSAGE:.message | grep -E 'REASON|Missing|DriftCorrected|ResourcesReady'
+"$root/hack/demo-package.sh"
 
 cat <<MSG
 

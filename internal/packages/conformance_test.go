@@ -1,27 +1,44 @@
 package packages
 
 import (
-	"os"
+	"io/fs"
 	"path/filepath"
 	"testing"
+
+	"github.com/kudo-ng/kudo/test/corpus"
 )
 
-// conformanceDir holds real KUDO packages, beside the repository.
-var conformanceDir = filepath.Join("..", "..", "..", "shared", "conformance")
-
+// conformancePackages are the operator/ directories of the conformance
+// corpus; the test is skipped without it.
 func conformancePackages(t testing.TB) []string {
 	t.Helper()
-	dirs, err := filepath.Glob(filepath.Join(conformanceDir, "*", "operator"))
+	dir := corpus.Require(t)
+	dirs, err := filepath.Glob(filepath.Join(dir, "*", "operator"))
 	if err != nil || len(dirs) == 0 {
-		t.Fatalf("no conformance packages in %s: %v", conformanceDir, err)
+		t.Fatalf("no packages in %s (%s/*/operator): %v", corpus.Variable, dir, err)
+	}
+	return dirs
+}
+
+// examplePackages are the project's own packages in examples/.
+func examplePackages(t testing.TB) []string {
+	t.Helper()
+	var dirs []string
+	err := filepath.WalkDir(corpus.Examples(), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == OperatorFileName {
+			dirs = append(dirs, filepath.Dir(path))
+		}
+		return err
+	})
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no packages in %s: %v", corpus.Examples(), err)
 	}
 	return dirs
 }
 
 func TestConformancePackagesVerify(t *testing.T) {
 	for _, dir := range conformancePackages(t) {
-		name := filepath.Base(filepath.Dir(dir))
-		t.Run(name, func(t *testing.T) {
+		t.Run(filepath.Base(filepath.Dir(dir)), func(t *testing.T) {
 			p, err := Read(dir)
 			if err != nil {
 				t.Fatal(err)
@@ -35,7 +52,21 @@ func TestConformancePackagesVerify(t *testing.T) {
 			}
 		})
 	}
-	if _, err := os.Stat(conformanceDir); err != nil {
-		t.Fatal(err)
+}
+
+// TestExamplePackagesVerify: the project's own packages have no error and no
+// warning, since they are what users copy.
+func TestExamplePackagesVerify(t *testing.T) {
+	for _, dir := range examplePackages(t) {
+		t.Run(filepath.Base(filepath.Dir(dir)), func(t *testing.T) {
+			p, err := Read(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			report := Verify(p, VerifyOptions{})
+			for _, issue := range append(report.Errors, report.Warnings...) {
+				t.Errorf("%s: %s", dir, issue)
+			}
+		})
 	}
 }

@@ -4,12 +4,18 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/kudo-ng/kudo/test/corpus"
 )
 
-// seedFiles adds the operator.yaml and params.yaml of every conformance
-// package to a fuzz corpus.
+// seedFiles adds the file of every example package, and of every package of
+// the conformance corpus when it is there, to a fuzz corpus.
 func seedFiles(f *testing.F, name string) {
-	for _, dir := range conformancePackages(f) {
+	dirs := examplePackages(f)
+	if dir, err := corpus.Dir(); err == nil && dir != "" {
+		dirs = append(dirs, conformancePackages(f)...)
+	}
+	for _, dir := range dirs {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			f.Fatal(err)
@@ -20,7 +26,7 @@ func seedFiles(f *testing.F, name string) {
 
 func FuzzOperatorFile(f *testing.F) {
 	seedFiles(f, OperatorFileName)
-	params, err := os.ReadFile(filepath.Join(conformanceDir, "first-operator", "operator", ParamsFileName))
+	params, err := os.ReadFile(filepath.Join(corpus.Examples(), "hello", "operator", ParamsFileName))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -41,7 +47,7 @@ func FuzzOperatorFile(f *testing.F) {
 func FuzzParamsFile(f *testing.F) {
 	seedFiles(f, ParamsFileName)
 	f.Add([]byte("parameters:\n- name: A\n  default: [1, {a: b}]\n  type: array\n  enum: [[1]]\n"))
-	operator, err := os.ReadFile(filepath.Join(conformanceDir, "first-operator", "operator", OperatorFileName))
+	operator, err := os.ReadFile(filepath.Join(corpus.Examples(), "hello", "operator", OperatorFileName))
 	if err != nil {
 		f.Fatal(err)
 	}

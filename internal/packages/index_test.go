@@ -4,34 +4,43 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/kudo-ng/kudo/test/corpus"
 )
 
 func TestTarballRoundTripAndIndex(t *testing.T) {
 	dir := t.TempDir()
+	hello, err := Read(filepath.Join(corpus.Examples(), "hello", "operator"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same package of another name with no appVersion, whose tarball's
+	// name has none either, and an older version of hello, which must sort
+	// after the newer one.
+	bare := variant(t, hello, "name: hello", "name: bare", "appVersion: 1.27.0\n", "")
+	older := variant(t, hello, "operatorVersion: 0.1.0", "operatorVersion: 0.0.10")
 	var names []string
-	for _, pkg := range []string{"zookeeper", "first-operator", "cowsay"} {
-		p, err := Read(filepath.Join(conformanceDir, pkg, "operator"))
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, p := range []*Package{hello, bare, older} {
 		var buf bytes.Buffer
 		if err := p.WriteTarball(&buf); err != nil {
 			t.Fatal(err)
 		}
 		var again bytes.Buffer
 		if err := p.WriteTarball(&again); err != nil || !bytes.Equal(buf.Bytes(), again.Bytes()) {
-			t.Fatalf("%s: writing twice gave different tarballs (%v)", pkg, err)
+			t.Fatalf("%s: writing twice gave different tarballs (%v)", p.TarballName(), err)
 		}
 		read, err := ReadTarball(bytes.NewReader(buf.Bytes()))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(read.Files) != len(p.Files) || read.Operator.Name != p.Operator.Name || len(read.Templates) != len(p.Templates) {
-			t.Fatalf("%s: the tarball does not read back as the package", pkg)
+			t.Fatalf("%s: the tarball does not read back as the package", p.TarballName())
 		}
 		name := filepath.Join(dir, p.TarballName())
 		if err := os.WriteFile(name, buf.Bytes(), 0o644); err != nil {
@@ -39,22 +48,11 @@ func TestTarballRoundTripAndIndex(t *testing.T) {
 		}
 		names = append(names, filepath.Base(name))
 	}
-	want := []string{"zookeeper-3.6.2_0.3.3.tgz", "first-operator-0.2.0.tgz", "cowsay-0.2.0.tgz"}
+	want := []string{"hello-1.27.0_0.1.0.tgz", "bare-0.1.0.tgz", "hello-1.27.0_0.0.10.tgz"}
 	for i := range want {
 		if names[i] != want[i] {
 			t.Errorf("tarball name %q, want %q", names[i], want[i])
 		}
-	}
-
-	// A second version of first-operator, older, must sort after.
-	p, _ := Read(filepath.Join(conformanceDir, "first-operator", "operator"))
-	p.Files[OperatorFileName] = bytes.Replace(p.Files[OperatorFileName], []byte(`"0.2.0"`), []byte(`"0.1.10"`), 1)
-	var buf bytes.Buffer
-	if err := p.WriteTarball(&buf); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "first-operator-0.1.10.tgz"), buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
 	}
 
 	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
@@ -70,18 +68,21 @@ func TestTarballRoundTripAndIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := parsed.Entries["first-operator"]
-	if len(first) != 2 || first[0].OperatorVersion != "0.2.0" || first[1].OperatorVersion != "0.1.10" {
-		t.Errorf("first-operator entries, newest first: %+v", first)
+	entries := parsed.Entries["hello"]
+	if len(entries) != 2 || entries[0].OperatorVersion != "0.1.0" || entries[1].OperatorVersion != "0.0.10" {
+		t.Fatalf("hello entries, newest first: %+v", entries)
 	}
-	zk := parsed.Entries["zookeeper"][0]
-	tgz, _ := os.ReadFile(filepath.Join(dir, "zookeeper-3.6.2_0.3.3.tgz"))
+	newest := entries[0]
+	tgz, _ := os.ReadFile(filepath.Join(dir, "hello-1.27.0_0.1.0.tgz"))
 	sum := sha256.Sum256(tgz)
-	if zk.Digest != hex.EncodeToString(sum[:]) {
-		t.Errorf("digest %s, want the sha256 of the tarball", zk.Digest)
+	if newest.Digest != hex.EncodeToString(sum[:]) {
+		t.Errorf("digest %s, want the sha256 of the tarball", newest.Digest)
 	}
-	if zk.URLs[0] != "http://127.0.0.1:8080/zookeeper-3.6.2_0.3.3.tgz" || zk.AppVersion != "3.6.2" || zk.OperatorVersion != "0.3.3" {
-		t.Errorf("zookeeper entry: %+v", zk)
+	if newest.URLs[0] != "http://127.0.0.1:8080/hello-1.27.0_0.1.0.tgz" || newest.AppVersion != "1.27.0" || newest.OperatorVersion != "0.1.0" {
+		t.Errorf("hello entry: %+v", newest)
+	}
+	if bare := parsed.Entries["bare"]; len(bare) != 1 || bare[0].AppVersion != "" {
+		t.Errorf("bare entries: %+v", bare)
 	}
 	if !parsed.Generated.Equal(now) {
 		t.Errorf("generated %v, want %v", parsed.Generated, now)
@@ -113,4 +114,24 @@ func TestParseIndexErrors(t *testing.T) {
 			t.Errorf("ParseIndex(%q) = %v, want %q", data, err, want)
 		}
 	}
+}
+
+// variant is the package with operator.yaml's text replaced, pair by pair,
+// read again.
+func variant(t *testing.T, p *Package, oldNew ...string) *Package {
+	t.Helper()
+	files := maps.Clone(p.Files)
+	operator := string(files[OperatorFileName])
+	for i := 0; i < len(oldNew); i += 2 {
+		if !strings.Contains(operator, oldNew[i]) {
+			t.Fatalf("%s has no %q", OperatorFileName, oldNew[i])
+		}
+		operator = strings.Replace(operator, oldNew[i], oldNew[i+1], 1)
+	}
+	files[OperatorFileName] = []byte(operator)
+	v, err := parseFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

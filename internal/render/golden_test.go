@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -19,11 +20,10 @@ import (
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/render/migrate"
 	"github.com/kudo-ng/kudo/internal/task"
+	"github.com/kudo-ng/kudo/test/corpus"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden (make test-update-golden)")
-
-var conformanceDir = filepath.Join("..", "..", "..", "shared", "conformance")
 
 // use is where a template is first used: its plan, phase and step, and the
 // task whose kind renders it.
@@ -161,51 +161,89 @@ func build(t *kudov1beta1.Task, name string, in *task.Input) (*task.Intent, erro
 	return kind.Build(t, in)
 }
 
-// TestConformanceGolden renders every template of every conformance package
-// and compares with testdata/<package>.golden, which must parse back as
-// Kubernetes objects.
+// TestConformanceGolden renders every template of every package of the
+// conformance corpus and compares with testdata/<package>.golden.
 func TestConformanceGolden(t *testing.T) {
-	dirs, err := filepath.Glob(filepath.Join(conformanceDir, "*", "operator"))
+	dirs, err := filepath.Glob(filepath.Join(corpus.Require(t), "*", "operator"))
 	if err != nil || len(dirs) != 9 {
-		t.Fatalf("want the 9 conformance packages in %s, found %d (%v)", conformanceDir, len(dirs), err)
+		t.Fatalf("want the 9 conformance packages in %s, found %d (%v)", corpus.Variable, len(dirs), err)
 	}
 	for _, dir := range dirs {
 		name := filepath.Base(filepath.Dir(dir))
-		t.Run(name, func(t *testing.T) {
-			got := renderPackage(t, dir)
-			golden := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run make test-update-golden)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("rendering of %s differs from %s (run make test-update-golden and review the diff)", name, golden)
-			}
-			objs, err := render.Objects(golden, string(want))
-			if err != nil {
-				t.Fatalf("the golden file does not parse back: %v", err)
-			}
-			for _, obj := range objs {
-				if obj.GetName() == "" && obj.GetKind() != "Pod" {
-					t.Errorf("%s: %s without a name", golden, obj.GetKind())
-				}
-			}
-			if len(objs) == 0 {
-				t.Errorf("%s holds no objects", golden)
-			}
-		})
+		t.Run(name, func(t *testing.T) { checkGolden(t, dir, filepath.Join("testdata", name+".golden")) })
+	}
+}
+
+// TestExamplesGolden renders every template of every package in examples/
+// and compares with testdata/examples/<path>.golden, the package's path
+// below examples/ with its slashes as dashes.
+func TestExamplesGolden(t *testing.T) {
+	dirs := examplePackages(t)
+	if len(dirs) == 0 {
+		t.Fatalf("no packages in %s", corpus.Examples())
+	}
+	for _, dir := range dirs {
+		rel, err := filepath.Rel(corpus.Examples(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.ReplaceAll(filepath.ToSlash(rel), "/", "-")
+		t.Run(name, func(t *testing.T) { checkGolden(t, dir, filepath.Join("testdata", "examples", name+".golden")) })
+	}
+}
+
+// examplePackages are the directories of examples/ that hold an operator.yaml.
+func examplePackages(t testing.TB) []string {
+	var dirs []string
+	err := filepath.WalkDir(corpus.Examples(), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == packages.OperatorFileName {
+			dirs = append(dirs, filepath.Dir(path))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dirs
+}
+
+// checkGolden compares the rendering of the package in dir with the golden
+// file, which must parse back as Kubernetes objects.
+func checkGolden(t *testing.T, dir, golden string) {
+	got := renderPackage(t, dir)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run make test-update-golden)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("rendering of %s differs from %s (run make test-update-golden and review the diff)", dir, golden)
+	}
+	objs, err := render.Objects(golden, string(want))
+	if err != nil {
+		t.Fatalf("the golden file does not parse back: %v", err)
+	}
+	for _, obj := range objs {
+		if obj.GetName() == "" && obj.GetKind() != "Pod" {
+			t.Errorf("%s: %s without a name", golden, obj.GetKind())
+		}
+	}
+	if len(objs) == 0 {
+		t.Errorf("%s holds no objects", golden)
 	}
 }
 
 // BenchmarkRenderZookeeper renders the largest conformance package (by
 // template size): every template, parsed, migrated and enhanced.
 func BenchmarkRenderZookeeper(b *testing.B) {
-	dir := filepath.Join(conformanceDir, "zookeeper", "operator")
+	dir := corpus.Package(b, "zookeeper")
 	b.ReportAllocs()
 	for b.Loop() {
 		renderPackage(b, dir)

@@ -45,7 +45,7 @@ var _ = Describe("kubectl kudo", func() {
 	It("installs zookeeper, updates it, shows its plans and uninstalls it", func() {
 		ctx := context.Background()
 		ns := newNamespace(ctx)
-		zk := filepath.Join(conformance, "zookeeper", "operator")
+		zk := conformancePackage("zookeeper")
 		Expect(mustKudo(ns, "install", zk, "--instance", "zk", "-p", "NODE_COUNT=3", "--wait")).To(ContainSubstring("instance zk is deployed"))
 		Expect(mustKudo(ns, "update", "--instance", "zk", "-p", "NODE_COUNT=5", "--wait")).To(ContainSubstring("instance.kudo.dev/zk updated"))
 
@@ -82,7 +82,7 @@ var _ = Describe("kubectl kudo", func() {
 		ctx := context.Background()
 		ns := newNamespace(ctx)
 		repo := GinkgoT().TempDir()
-		mustKudo(ns, "package", "create", filepath.Join(conformance, "first-operator", "operator"), "-d", repo)
+		mustKudo(ns, "package", "create", hello, "-d", repo)
 
 		listener, err := net.Listen("tcp", "127.0.0.1:0")
 		Expect(err).NotTo(HaveOccurred())
@@ -93,8 +93,8 @@ var _ = Describe("kubectl kudo", func() {
 		mustKudo(ns, "repo", "index", repo, "--url", url)
 
 		mustKudo(ns, "repo", "add", "local", url)
-		Expect(mustKudo(ns, "search", "first")).To(MatchRegexp(`first-operator\s+0\.2\.0`))
-		Expect(mustKudo(ns, "install", "first-operator", "--wait")).To(ContainSubstring("instance first-operator-instance is deployed"))
+		Expect(mustKudo(ns, "search", "hel")).To(MatchRegexp(`hello\s+0\.1\.0`))
+		Expect(mustKudo(ns, "install", "hello", "--wait")).To(ContainSubstring("instance hello-instance is deployed"))
 		out, err := kudo(ns, "install", "cassandra", "--repo", url)
 		Expect(err).To(HaveOccurred())
 		Expect(out).To(ContainSubstring("package cassandra not found in repository " + url))

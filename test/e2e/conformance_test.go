@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -41,7 +40,7 @@ var _ = Describe("The conformance packages, unchanged", func() {
 			ctx := context.Background()
 			ns := newNamespace(ctx)
 			start := time.Now()
-			i := install(ctx, ns, filepath.Join(conformance, name, "operator"), name+"-instance", nil)
+			i := install(ctx, ns, conformancePackage(name), name+"-instance", nil)
 			got := planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
 			AddReportEntry("deploy COMPLETE after", time.Since(start).String())
 			Expect(meta.IsStatusConditionTrue(got.Status.Conditions, kudov1beta1.ReadyCondition)).To(BeTrue())
@@ -60,7 +59,7 @@ var _ = Describe("The conformance packages, unchanged", func() {
 	It("runs zookeeper's validation Job once, though the next step deletes it", func() {
 		ctx := context.Background()
 		ns := newNamespace(ctx)
-		i := install(ctx, ns, filepath.Join(conformance, "zookeeper", "operator"), "zk", nil)
+		i := install(ctx, ns, conformancePackage("zookeeper"), "zk", nil)
 		planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
 		Expect(jobUIDs(ctx, Default, ns, "zk-validation")).To(HaveLen(1), "the validation step ran its Job more than once")
 	})
@@ -70,7 +69,7 @@ var _ = Describe("The conformance packages, unchanged", func() {
 	It("runs cowsay up to its Pipe step, whose pod never reaches the real node", func() {
 		ctx := context.Background()
 		ns := newNamespace(ctx)
-		i := install(ctx, ns, filepath.Join(conformance, "cowsay", "operator"), "cowsay-instance", nil)
+		i := install(ctx, ns, conformancePackage("cowsay"), "cowsay-instance", nil)
 		Eventually(func(g Gomega) {
 			got := &kudov1beta1.Instance{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(i), got)).To(Succeed())

@@ -184,7 +184,7 @@ var _ = Describe("kudo-ng in the cluster, from its image, on the real node", Ord
 		names := []string{"first-operator", "zookeeper", "redis", "mysql", "flink", "rabbitmq", "confluent-rest-proxy", "confluent-schema-registry"}
 		instances := map[string]*kudov1beta1.Instance{}
 		for _, name := range names {
-			instances[name] = install(ctx, newNamespace(ctx), filepath.Join(conformance, name, "operator"), name+"-instance", nil)
+			instances[name] = install(ctx, newNamespace(ctx), conformancePackage(name), name+"-instance", nil)
 		}
 		var wg sync.WaitGroup
 		for _, name := range names {
@@ -315,7 +315,7 @@ var _ = Describe("make deploy", Ordered, func() {
 			g.Expect(err).To(Or(Succeed(), Not(MatchError(ContainSubstring("failed calling webhook")))))
 		}).Should(Succeed())
 		ns := newNamespace(ctx)
-		i := install(ctx, ns, filepath.Join(conformance, "first-operator", "operator"), "first", nil)
+		i := install(ctx, ns, hello, "first", nil)
 		planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
 	})
 
@@ -387,7 +387,7 @@ var _ = Describe("make deploy", Ordered, func() {
 		}
 
 		ns := newNamespace(ctx)
-		op, ov := installPackage(ctx, ns, filepath.Join(conformance, "first-operator", "operator"))
+		op, ov := installPackage(ctx, ns, hello)
 		i := &kudov1beta1.Instance{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sharded",
 				Labels: map[string]string{"kudo.dev/operator": op.Name, kudov1beta1.ShardLabel: "two"}},

@@ -60,54 +60,54 @@ func scale(ctx context.Context, ns, name, manager string, replicas int32) {
 }
 
 var _ = Describe("What a plan applied stays as applied", func() {
-	const instance = "first-operator-instance"
+	const instance = "hello"
 
-	It("is not Ready within seconds of nginx-deployment's deletion, naming it; with correction on it comes back, Ready again", func() {
+	It("is not Ready within seconds of its Deployment's deletion, naming it; with correction on it comes back, Ready again", func() {
 		ctx := context.Background()
 		ns := newNamespace(ctx)
-		mustKudo(ns, "install", filepath.Join(conformance, "first-operator", "operator"), "--instance", instance, "--wait")
+		mustKudo(ns, "install", hello, "--instance", instance, "--wait")
 
-		original := deployment(ctx, Default, ns, "nginx-deployment")
+		original := deployment(ctx, Default, ns, instance)
 		Expect(k8sClient.Delete(ctx, original)).To(Succeed())
 		deleted := time.Now()
 		Eventually(func(g Gomega) {
 			c := readyOf(ctx, g, ns, instance)
 			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(c.Reason).To(Equal("Missing"))
-			g.Expect(c.Message).To(Equal(fmt.Sprintf("Deployment %s/nginx-deployment is missing", ns)))
+			g.Expect(c.Message).To(Equal(fmt.Sprintf("Deployment %s/hello is missing", ns)))
 		}, "10s").Should(Succeed())
 		AddReportEntry("deletion to Ready False", time.Since(deleted).String())
 		Expect(mustKudo(ns, "plan", "status", "--instance", instance)).To(
-			ContainSubstring(fmt.Sprintf("Not ready (Missing): Deployment %s/nginx-deployment is missing", ns)))
+			ContainSubstring(fmt.Sprintf("Not ready (Missing): Deployment %s/hello is missing", ns)))
 		out, err := cluster.Kubectl("get", "instances", "-n", ns)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(out).To(MatchRegexp(`first-operator-instance\s+first-operator-0.2.0\s+deploy\s+COMPLETE\s+False\s+Missing`))
+		Expect(out).To(MatchRegexp(`hello\s+hello-1.27.0-0.1.0\s+deploy\s+COMPLETE\s+False\s+Missing`))
 		Consistently(func() bool {
-			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nginx-deployment"}, &appsv1.Deployment{}))
+			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: instance}, &appsv1.Deployment{}))
 		}, "2s").Should(BeTrue(), "without correction, nothing is applied again")
 
 		_, err = cluster.Kubectl("annotate", "-n", ns, "instance", instance, kudov1beta1.DriftCorrectionAnnotation+"=true")
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func(g Gomega) {
-			g.Expect(deployment(ctx, g, ns, "nginx-deployment").UID).NotTo(Equal(original.UID))
+			g.Expect(deployment(ctx, g, ns, instance).UID).NotTo(Equal(original.UID))
 			c := readyOf(ctx, g, ns, instance)
 			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(c.Reason).To(Equal("ResourcesReady"))
 		}, "30s").Should(Succeed())
 
 		By("scale: put back")
-		scale(ctx, ns, "nginx-deployment", "kubectl", 5)
+		scale(ctx, ns, instance, "kubectl", 5)
 		Eventually(func(g Gomega) {
-			g.Expect(*deployment(ctx, g, ns, "nginx-deployment").Spec.Replicas).To(BeEquivalentTo(2))
+			g.Expect(*deployment(ctx, g, ns, instance).Spec.Replicas).To(BeEquivalentTo(2))
 		}, "10s").Should(Succeed())
 
 		By("an edited image: put back")
-		d := deployment(ctx, Default, ns, "nginx-deployment")
+		d := deployment(ctx, Default, ns, instance)
 		patch := client.MergeFrom(d.DeepCopy())
 		d.Spec.Template.Spec.Containers[0].Image = "nginx:does-not-exist"
 		Expect(k8sClient.Patch(ctx, d, patch, client.FieldOwner("kubectl-edit"))).To(Succeed())
 		Eventually(func(g Gomega) {
-			g.Expect(deployment(ctx, g, ns, "nginx-deployment").Spec.Template.Spec.Containers[0].Image).To(Equal("nginx:1.7.9"))
+			g.Expect(deployment(ctx, g, ns, instance).Spec.Template.Spec.Containers[0].Image).To(Equal("nginx:1.27"))
 			g.Expect(readyOf(ctx, g, ns, instance).Status).To(Equal(metav1.ConditionTrue))
 			events := eventReasons(ctx, g, ns, instance)
 			g.Expect(events["DriftCorrected"]).To(BeNumerically(">=", 3))

@@ -40,7 +40,7 @@ var _ = Describe("Plans", func() {
 	It("scales zookeeper when NODE_COUNT changes from 3 to 5", func() {
 		ctx := context.Background()
 		ns := newNamespace(ctx)
-		i := install(ctx, ns, filepath.Join(conformance, "zookeeper", "operator"), "zk", map[string]string{"NODE_COUNT": "3"})
+		i := install(ctx, ns, conformancePackage("zookeeper"), "zk", map[string]string{"NODE_COUNT": "3"})
 		before := planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete).Status.PlanStatus["deploy"].UID
 
 		setParameter(ctx, i, "NODE_COUNT", "5")
@@ -61,7 +61,7 @@ var _ = Describe("Plans", func() {
 	// applies a claim and waits for it before the step whose Job uses it.
 	backupMySQL := func(ctx context.Context, ns string) *kudov1beta1.Instance {
 		GinkgoHelper()
-		i := install(ctx, ns, filepath.Join(conformance, "mysql", "operator"), "mysql", nil)
+		i := install(ctx, ns, conformancePackage("mysql"), "mysql", nil)
 		planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
 
 		setParameter(ctx, i, "BACKUP_FILE", "monday.sql")
@@ -167,12 +167,12 @@ var _ = Describe("Plans", func() {
 	It("is not Ready, as in KUDO, while a workload of its completed plan is not, and Ready again after", func() {
 		ctx := context.Background()
 		ns := newNamespace(ctx)
-		i := install(ctx, ns, filepath.Join(conformance, "first-operator", "operator"), "first", nil)
+		i := install(ctx, ns, hello, "first", nil)
 		planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
 		setImage := func(image string) {
 			GinkgoHelper()
 			d := &appsv1.Deployment{}
-			Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nginx-deployment"}, d)).To(Succeed())
+			Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "first"}, d)).To(Succeed())
 			patch := client.MergeFrom(d.DeepCopy())
 			d.Spec.Template.Spec.Containers[0].Image = image
 			Expect(k8sClient.Patch(ctx, d, patch)).To(Succeed())
@@ -190,10 +190,10 @@ var _ = Describe("Plans", func() {
 			c := ready(g)
 			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(c.Reason).To(Equal("ResourceNotReady"))
-			g.Expect(c.Message).To(ContainSubstring("Deployment nginx-deployment"))
+			g.Expect(c.Message).To(ContainSubstring("Deployment first"))
 		}).Should(Succeed())
 
-		setImage("nginx:1.7.9")
+		setImage("nginx:1.27")
 		Eventually(func(g Gomega) {
 			c := ready(g)
 			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
@@ -204,7 +204,7 @@ var _ = Describe("Plans", func() {
 	It("removes everything the Instance owned when it is uninstalled", func() {
 		ctx := context.Background()
 		ns := newNamespace(ctx)
-		i := install(ctx, ns, filepath.Join(conformance, "first-operator", "operator"), "first", nil)
+		i := install(ctx, ns, hello, "first", nil)
 		planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
 
 		Expect(k8sClient.Delete(ctx, i)).To(Succeed())
@@ -232,7 +232,7 @@ var _ = Describe("Observing plans", func() {
 	It("reads as kstatus says: Current once Ready, Failed once its plan failed; kubectl wait --for=condition=Ready works", func() {
 		ctx := context.Background()
 		ns := newNamespace(ctx)
-		install(ctx, ns, filepath.Join(conformance, "first-operator", "operator"), "watched", nil)
+		install(ctx, ns, hello, "watched", nil)
 		_, err := cluster.Kubectl("-n", ns, "wait", "--for=condition=Ready", "instance/watched", "--timeout=120s")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(kstatusOf(ctx, ns, "watched")).To(Equal(kstatus.CurrentStatus))
@@ -245,7 +245,7 @@ var _ = Describe("Observing plans", func() {
 	It("counts plan runs and their durations, scraped from the manager's metrics endpoint", func() {
 		ctx := context.Background()
 		ns := newNamespace(ctx)
-		i := install(ctx, ns, filepath.Join(conformance, "first-operator", "operator"), "counted", nil)
+		i := install(ctx, ns, hello, "counted", nil)
 		planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
 		Eventually(func(g Gomega) {
 			resp, err := http.Get("http://" + metricsAddress + "/metrics")
@@ -253,13 +253,13 @@ var _ = Describe("Observing plans", func() {
 			defer func() { _ = resp.Body.Close() }()
 			body, err := io.ReadAll(resp.Body)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(string(body)).To(MatchRegexp(`kudo_ng_plans_started_total\{operator="first-operator",plan="deploy"\} [1-9]`))
+			g.Expect(string(body)).To(MatchRegexp(`kudo_ng_plans_started_total\{operator="hello",plan="deploy"\} [1-9]`))
 			g.Expect(string(body)).To(MatchRegexp(
-				`kudo_ng_plans_finished_total\{operator="first-operator",plan="deploy",result="COMPLETE"\} [1-9]`))
+				`kudo_ng_plans_finished_total\{operator="hello",plan="deploy",result="COMPLETE"\} [1-9]`))
 			g.Expect(string(body)).To(MatchRegexp(
-				`kudo_ng_plan_duration_seconds_count\{operator="first-operator",plan="deploy",result="COMPLETE"\} [1-9]`))
+				`kudo_ng_plan_duration_seconds_count\{operator="hello",plan="deploy",result="COMPLETE"\} [1-9]`))
 			g.Expect(string(body)).To(MatchRegexp(
-				`kudo_ng_step_duration_seconds_count\{operator="first-operator",plan="deploy",result="COMPLETE",step="everything"\} [1-9]`))
+				`kudo_ng_step_duration_seconds_count\{operator="hello",plan="deploy",result="COMPLETE",step="everything"\} [1-9]`))
 		}).Should(Succeed())
 	})
 })

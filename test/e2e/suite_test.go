@@ -24,8 +24,18 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/packages"
+	"github.com/kudo-ng/kudo/test/corpus"
 	"github.com/kudo-ng/kudo/test/localcluster"
 )
+
+// conformancePackage is the operator/ directory of the corpus' package
+// name; the spec is skipped when the corpus is absent.
+func conformancePackage(name string) string {
+	if conformance == "" {
+		Skip(corpus.SkipReason)
+	}
+	return filepath.Join(conformance, name, "operator")
+}
 
 const (
 	metricsAddress = "127.0.0.1:16650"
@@ -36,7 +46,11 @@ var (
 	cluster       *localcluster.Cluster
 	k8sClient     client.Client
 	managerOutput *gbytes.Buffer
-	conformance   string
+	// conformance is the corpus of KUDO's real packages, "" when absent:
+	// the specs that need it skip (conformancePackage).
+	conformance string
+	// hello is the project's own first package.
+	hello = filepath.Join(corpus.Examples(), "hello", "operator")
 	// specNamespaces are the namespaces the running spec made, for its
 	// report if it fails.
 	specNamespaces []string
@@ -55,7 +69,8 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(cluster.Stop()).To(Succeed()) })
 	k8sClient = cluster.Client
-	conformance = filepath.Join(cluster.Root, "..", "shared", "conformance")
+	conformance, err = corpus.Dir()
+	Expect(err).NotTo(HaveOccurred())
 	Expect(cluster.Make("install")).To(Succeed())
 
 	manager := filepath.Join(cluster.Dir, "manager")

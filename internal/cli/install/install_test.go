@@ -18,9 +18,10 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+	"github.com/kudo-ng/kudo/test/corpus"
 )
 
-var zookeeper = filepath.Join("..", "..", "..", "..", "shared", "conformance", "zookeeper", "operator")
+var hello = filepath.Join(corpus.Examples(), "hello", "operator")
 
 func newClient() client.Client {
 	return fake.NewClientBuilder().WithScheme(clientutil.Scheme).
@@ -44,30 +45,30 @@ func TestInstall(t *testing.T) {
 	ctx := context.Background()
 	c := newClient()
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	if err := Run(ctx, c, "default", streams, &Options{Package: zookeeper, Instance: "zk", Parameters: []string{"NODE_COUNT=5"}}); err != nil {
+	if err := Run(ctx, c, "default", streams, &Options{Package: hello, Instance: "web", Parameters: []string{"replicas=5"}}); err != nil {
 		t.Fatal(err)
 	}
-	want := "operator.kudo.dev/zookeeper created\noperatorversion.kudo.dev/zookeeper-3.6.2-0.3.3 created\ninstance.kudo.dev/zk created\n"
+	want := "operator.kudo.dev/hello created\noperatorversion.kudo.dev/hello-1.27.0-0.1.0 created\ninstance.kudo.dev/web created\n"
 	if out.String() != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
 	i := &kudov1beta1.Instance{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "zk"}, i); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web"}, i); err != nil {
 		t.Fatal(err)
 	}
-	if i.Spec.OperatorVersion.Name != "zookeeper-3.6.2-0.3.3" || i.Spec.Parameters["NODE_COUNT"] != "5" || i.Labels["kudo.dev/operator"] != "zookeeper" {
+	if i.Spec.OperatorVersion.Name != "hello-1.27.0-0.1.0" || i.Spec.Parameters["replicas"] != "5" || i.Labels["kudo.dev/operator"] != "hello" {
 		t.Errorf("Instance = %+v", i)
 	}
 
-	err := Run(ctx, c, "default", streams, &Options{Package: zookeeper, Instance: "zk"})
-	if err == nil || err.Error() != "instance zk already exists in namespace default: change it with kubectl kudo update or upgrade" {
+	err := Run(ctx, c, "default", streams, &Options{Package: hello, Instance: "web"})
+	if err == nil || err.Error() != "instance web already exists in namespace default: change it with kubectl kudo update or upgrade" {
 		t.Errorf("second install: %v", err)
 	}
 	out.Reset()
-	if err := Run(ctx, c, "default", streams, &Options{Package: zookeeper, SkipInstance: true}); err != nil {
+	if err := Run(ctx, c, "default", streams, &Options{Package: hello, SkipInstance: true}); err != nil {
 		t.Fatal(err)
 	}
-	if out.String() != "operator.kudo.dev/zookeeper unchanged\noperatorversion.kudo.dev/zookeeper-3.6.2-0.3.3 unchanged\n" {
+	if out.String() != "operator.kudo.dev/hello unchanged\noperatorversion.kudo.dev/hello-1.27.0-0.1.0 unchanged\n" {
 		t.Errorf("an installed OperatorVersion must be reused: %s", out)
 	}
 }
@@ -81,18 +82,18 @@ func TestInstallRefusesBeforeWriting(t *testing.T) {
 		opts Options
 		want string
 	}{
-		{"an undefined parameter", "default", Options{Package: zookeeper, Parameters: []string{"NODE_COUNTS=5"}},
-			"parameter NODE_COUNTS is not defined; the parameters are "},
-		{"a bad parameter syntax", "default", Options{Package: zookeeper, Parameters: []string{"NODE_COUNT"}},
-			`parameter "NODE_COUNT": expected NAME=VALUE`},
-		{"a missing namespace", "prod", Options{Package: zookeeper},
+		{"an undefined parameter", "default", Options{Package: hello, Parameters: []string{"replica=5"}},
+			"parameter replica is not defined; the parameters are "},
+		{"a bad parameter syntax", "default", Options{Package: hello, Parameters: []string{"replicas"}},
+			`parameter "replicas": expected NAME=VALUE`},
+		{"a missing namespace", "prod", Options{Package: hello},
 			"namespace prod does not exist: create it, or pass --create-namespace"},
 		{"an invalid package", "default", Options{Package: bad},
 			`package bad is not valid: operator.yaml: plans.deploy.phases[0].steps[0].tasks[1]: task "ghost" is not defined in tasks`},
 		{"a package that does not exist", "default", Options{Package: "./nowhere"}, "package ./nowhere: no such directory or file"},
-		{"a name without a repository", "default", Options{Package: "zookeeper"},
-			"package zookeeper is not a directory or file, and no repository is configured: pass --repo URL"},
-		{"an unreachable repository", "default", Options{Package: "zookeeper", Repo: "http://127.0.0.1:1"},
+		{"a name without a repository", "default", Options{Package: "hello"},
+			"package hello is not a directory or file, and no repository is configured: pass --repo URL"},
+		{"an unreachable repository", "default", Options{Package: "hello", Repo: "http://127.0.0.1:1"},
 			"repository http://127.0.0.1:1 is unreachable: "},
 	}
 	for _, tt := range tests {
@@ -146,33 +147,33 @@ func TestInstallRefusesAnInstalledOperatorVersionWithOtherContentAndReplacesAnUn
 	ctx := context.Background()
 	c := newClient()
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	if err := Run(ctx, c, "default", streams, &Options{Package: zookeeper, Instance: "zk"}); err != nil {
+	if err := Run(ctx, c, "default", streams, &Options{Package: hello, Instance: "web"}); err != nil {
 		t.Fatal(err)
 	}
 	// An Instance of another namespace uses it too.
 	other := &kudov1beta1.Instance{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "zk"},
-		Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: "zookeeper-3.6.2-0.3.3", Namespace: "default"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "web"},
+		Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: "hello-1.27.0-0.1.0", Namespace: "default"}},
 	}
 	if err := c.Create(ctx, other); err != nil {
 		t.Fatal(err)
 	}
-	edited := changedCopy(t, zookeeper, "params.yaml", "default: 3", "default: 5")
+	edited := changedCopy(t, hello, "params.yaml", "default: 2", "default: 5")
 	installedDefault := func() string {
 		t.Helper()
 		ov := &kudov1beta1.OperatorVersion{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "zookeeper-3.6.2-0.3.3"}, ov); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "hello-1.27.0-0.1.0"}, ov); err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range ov.Spec.Parameters {
-			if p.Name == "NODE_COUNT" {
+			if p.Name == "replicas" {
 				return *p.Default
 			}
 		}
-		t.Fatal("NODE_COUNT is gone")
+		t.Fatal("replicas is gone")
 		return ""
 	}
-	differs := "OperatorVersion zookeeper-3.6.2-0.3.3 in namespace default differs from package zookeeper 0.3.3 (in spec.parameters)"
+	differs := "OperatorVersion hello-1.27.0-0.1.0 in namespace default differs from package hello 0.1.0 (in spec.parameters)"
 
 	steps := []struct {
 		name    string
@@ -182,19 +183,19 @@ func TestInstallRefusesAnInstalledOperatorVersionWithOtherContentAndReplacesAnUn
 		wantOut string
 		want    string
 	}{
-		{name: "another Instance of it", opts: Options{Package: edited, Instance: "zk2"},
+		{name: "another Instance of it", opts: Options{Package: edited, Instance: "web2"},
 			wantErr: differs + ": bump operatorVersion in the package's operator.yaml, " +
-				"or pass --replace-operator-version to replace it (if no Instance uses it)", want: "3"},
+				"or pass --replace-operator-version to replace it (if no Instance uses it)", want: "2"},
 		{name: "only the Operator and OperatorVersion", opts: Options{Package: edited, SkipInstance: true},
-			wantErr: differs + ": bump operatorVersion", want: "3"},
+			wantErr: differs + ": bump operatorVersion", want: "2"},
 		{name: "a replacement while Instances use it", opts: Options{Package: edited, SkipInstance: true, ReplaceOperatorVersion: true},
-			wantErr: differs + ", and Instances apps/zk, default/zk use it: it cannot be replaced under them; " +
-				"bump operatorVersion in the package's operator.yaml and upgrade them with kubectl kudo upgrade", want: "3"},
+			wantErr: differs + ", and Instances apps/web, default/web use it: it cannot be replaced under them; " +
+				"bump operatorVersion in the package's operator.yaml and upgrade them with kubectl kudo upgrade", want: "2"},
 		{name: "a replacement when no Instance uses it", opts: Options{Package: edited, SkipInstance: true, ReplaceOperatorVersion: true},
-			remove:  []*kudov1beta1.Instance{other, {ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "zk"}}},
-			wantOut: "operator.kudo.dev/zookeeper unchanged\noperatorversion.kudo.dev/zookeeper-3.6.2-0.3.3 replaced\n", want: "5"},
-		{name: "the same content again", opts: Options{Package: edited, Instance: "zk"},
-			wantOut: "operator.kudo.dev/zookeeper unchanged\noperatorversion.kudo.dev/zookeeper-3.6.2-0.3.3 unchanged\ninstance.kudo.dev/zk created\n", want: "5"},
+			remove:  []*kudov1beta1.Instance{other, {ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}}},
+			wantOut: "operator.kudo.dev/hello unchanged\noperatorversion.kudo.dev/hello-1.27.0-0.1.0 replaced\n", want: "5"},
+		{name: "the same content again", opts: Options{Package: edited, Instance: "web"},
+			wantOut: "operator.kudo.dev/hello unchanged\noperatorversion.kudo.dev/hello-1.27.0-0.1.0 unchanged\ninstance.kudo.dev/web created\n", want: "5"},
 	}
 	for _, step := range steps {
 		for _, i := range step.remove {
@@ -213,10 +214,10 @@ func TestInstallRefusesAnInstalledOperatorVersionWithOtherContentAndReplacesAnUn
 			t.Errorf("%s: output\n%s\nwant\n%s", step.name, out, step.wantOut)
 		}
 		if got := installedDefault(); got != step.want {
-			t.Errorf("%s: installed NODE_COUNT default %s, want %s", step.name, got, step.want)
+			t.Errorf("%s: installed replicas default %s, want %s", step.name, got, step.want)
 		}
 	}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "zk2"}, &kudov1beta1.Instance{}); !apierrors.IsNotFound(err) {
-		t.Errorf("Instance zk2 of a refused install: %v", err)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web2"}, &kudov1beta1.Instance{}); !apierrors.IsNotFound(err) {
+		t.Errorf("Instance web2 of a refused install: %v", err)
 	}
 }

@@ -11,22 +11,19 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kudo-ng/kudo/internal/render"
+	"github.com/kudo-ng/kudo/test/corpus"
 )
 
-var conformanceDir = filepath.Join("..", "..", "..", "..", "shared", "conformance")
-
-func pkg(name string) string { return filepath.Join(conformanceDir, name, "operator") }
+// hello is the project's own first package.
+var hello = filepath.Join(corpus.Examples(), "hello", "operator")
 
 func TestVerify(t *testing.T) {
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	if err := RunVerify(context.Background(), streams, &VerifyOptions{Path: pkg("zookeeper")}); err != nil {
+	if err := RunVerify(context.Background(), streams, &VerifyOptions{Path: hello}); err != nil {
 		t.Fatal(err)
 	}
-	want := `Warning: templates/pdb.yaml: PodDisruptionBudget "zookeeper-instance-pdb": policy/v1beta1 → policy/v1, ` +
-		"which Kubernetes 1.34 no longer serves: kudo-ng migrates it when it applies it\n" +
-		"package zookeeper 0.3.3 is valid (1 warning(s))\n"
-	if out.String() != want {
-		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	if want := "package hello 0.1.0 is valid (0 warning(s))\n"; out.String() != want {
+		t.Errorf("output %q, want %q", out, want)
 	}
 
 	streams, _, out, _ = genericiooptions.NewTestIOStreams()
@@ -37,6 +34,21 @@ func TestVerify(t *testing.T) {
 	}
 	if want := "Error: operator.yaml: plans.deploy.phases[0].steps[0].tasks[1]: task \"ghost\" is not defined in tasks\n"; out.String() != want {
 		t.Errorf("output %q, want %q", out, want)
+	}
+}
+
+// TestVerifyWarnsOfARemovedAPIVersionItMigrates: zookeeper's
+// policy/v1beta1 PodDisruptionBudget is a warning, not an error.
+func TestVerifyWarnsOfARemovedAPIVersionItMigrates(t *testing.T) {
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	if err := RunVerify(context.Background(), streams, &VerifyOptions{Path: corpus.Package(t, "zookeeper")}); err != nil {
+		t.Fatal(err)
+	}
+	want := `Warning: templates/pdb.yaml: PodDisruptionBudget "zookeeper-instance-pdb": policy/v1beta1 → policy/v1, ` +
+		"which Kubernetes 1.34 no longer serves: kudo-ng migrates it when it applies it\n" +
+		"package zookeeper 0.3.3 is valid (1 warning(s))\n"
+	if out.String() != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
 }
 
@@ -64,7 +76,7 @@ func find(objs []*unstructured.Unstructured, kind string) *unstructured.Unstruct
 
 func TestRenderZookeeper(t *testing.T) {
 	objs := renderObjects(t, &RenderOptions{
-		Path: pkg("zookeeper"), Namespace: "default", Plan: "deploy", KubernetesVersion: "1.34", Parameters: []string{"NODE_COUNT=5"},
+		Path: corpus.Package(t, "zookeeper"), Namespace: "default", Plan: "deploy", KubernetesVersion: "1.34", Parameters: []string{"NODE_COUNT=5"},
 	})
 	sts := find(objs, "StatefulSet")
 	if sts == nil {
@@ -90,7 +102,7 @@ func TestRenderZookeeper(t *testing.T) {
 // task's pod as the controller applies it, named after the task and with the
 // container that keeps the files until they are read.
 func TestRenderShowsThePipePodTheControllerRuns(t *testing.T) {
-	objs := renderObjects(t, &RenderOptions{Path: pkg("cowsay"), Namespace: "default", Plan: "deploy", KubernetesVersion: "1.34"})
+	objs := renderObjects(t, &RenderOptions{Path: corpus.Package(t, "cowsay"), Namespace: "default", Plan: "deploy", KubernetesVersion: "1.34"})
 	pod := find(objs, "Pod")
 	if pod == nil {
 		t.Fatal("no Pod rendered")
@@ -107,22 +119,21 @@ func TestRenderParameterErrors(t *testing.T) {
 		params []string
 		want   string
 	}{
-		{[]string{"NODE_COUN=5"}, "parameter NODE_COUN is not defined; the parameters are CLIENT_PORT, CPUS, CPUS_LIMIT, DISK_SIZE, " +
-			"ELECTION_PORT, IMAGE_PULL_POLICY, MEMORY, MEM_LIMIT, NODE_COUNT, SERVER_PORT, STORAGE_CLASS"},
-		{[]string{"NODE_COUNT"}, `parameter "NODE_COUNT": expected NAME=VALUE`},
+		{[]string{"replica=5"}, "parameter replica is not defined; the parameters are image, replicas"},
+		{[]string{"replicas"}, `parameter "replicas": expected NAME=VALUE`},
 	}
 	for _, tt := range tests {
 		streams, _, _, _ := genericiooptions.NewTestIOStreams()
 		err := RunRender(context.Background(), streams, &RenderOptions{
-			Path: pkg("zookeeper"), Namespace: "default", Plan: "deploy", KubernetesVersion: "1.34", Parameters: tt.params,
+			Path: hello, Namespace: "default", Plan: "deploy", KubernetesVersion: "1.34", Parameters: tt.params,
 		})
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("%v: error = %v, want %q", tt.params, err, tt.want)
 		}
 	}
 	streams, _, _, _ := genericiooptions.NewTestIOStreams()
-	err := RunRender(context.Background(), streams, &RenderOptions{Path: pkg("zookeeper"), Plan: "scale", KubernetesVersion: "1.34"})
-	if err == nil || err.Error() != `plan "scale" is not defined; the plans are deploy, not-allowed, validation` {
+	err := RunRender(context.Background(), streams, &RenderOptions{Path: hello, Plan: "scale", KubernetesVersion: "1.34"})
+	if err == nil || err.Error() != `plan "scale" is not defined; the plans are deploy` {
 		t.Errorf("unknown plan: %v", err)
 	}
 }
@@ -130,11 +141,11 @@ func TestRenderParameterErrors(t *testing.T) {
 func TestCreate(t *testing.T) {
 	dir := t.TempDir()
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	opts := &CreateOptions{Path: pkg("first-operator"), Destination: dir}
+	opts := &CreateOptions{Path: hello, Destination: dir}
 	if err := RunCreate(context.Background(), streams, opts); err != nil {
 		t.Fatal(err)
 	}
-	target := filepath.Join(dir, "first-operator-0.2.0.tgz")
+	target := filepath.Join(dir, "hello-1.27.0_0.1.0.tgz")
 	if out.String() != "package created: "+target+"\n" {
 		t.Errorf("output %q", out)
 	}
@@ -147,7 +158,7 @@ func TestCreate(t *testing.T) {
 	}
 	// The tarball verifies and renders like the directory.
 	objs := renderObjects(t, &RenderOptions{Path: target, Namespace: "default", Plan: "deploy", KubernetesVersion: "1.34"})
-	if d := find(objs, "Deployment"); d == nil || d.GetName() != "nginx-deployment" {
+	if d := find(objs, "Deployment"); d == nil || d.GetName() != "hello-instance" {
 		t.Errorf("rendering the tarball: %v", objs)
 	}
 	bad := filepath.Join("..", "..", "packages", "testdata", "bad", "missing-template")
@@ -162,13 +173,13 @@ func TestCreate(t *testing.T) {
 
 func TestList(t *testing.T) {
 	tests := []struct{ what, want string }{
-		{"parameters", "NAME      DEFAULT  REQUIRED  IMMUTABLE  TRIGGER\nreplicas  2        true      false      \n"},
-		{"tasks", "NAME  KIND   RESOURCES\napp   Apply  deployment.yaml\n"},
-		{"plans", "plans\n└── deploy (serial)\n    └── phase main (parallel)\n        └── step everything: app\n"},
+		{"parameters", "NAME      DEFAULT     REQUIRED  IMMUTABLE  TRIGGER\nimage     nginx:1.27  true      false      \nreplicas  2           true      false      \n"},
+		{"tasks", "NAME  KIND   RESOURCES\napp   Apply  deployment.yaml, service.yaml\n"},
+		{"plans", "plans\n└── deploy (serial)\n    └── phase main (serial)\n        └── step everything: app\n"},
 	}
 	for _, tt := range tests {
 		streams, _, out, _ := genericiooptions.NewTestIOStreams()
-		if err := RunList(context.Background(), streams, &ListOptions{What: tt.what, Path: pkg("first-operator")}); err != nil {
+		if err := RunList(context.Background(), streams, &ListOptions{What: tt.what, Path: hello}); err != nil {
 			t.Fatal(err)
 		}
 		if out.String() != tt.want {

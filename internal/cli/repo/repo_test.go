@@ -12,13 +12,27 @@ import (
 
 	"github.com/kudo-ng/kudo/internal/cli/packagecmd"
 	"github.com/kudo-ng/kudo/internal/packages"
+	"github.com/kudo-ng/kudo/test/corpus"
 )
 
 func TestIndex(t *testing.T) {
 	dir := t.TempDir()
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	for _, pkg := range []string{"first-operator", "zookeeper"} {
-		path := filepath.Join("..", "..", "..", "..", "shared", "conformance", pkg, "operator")
+	// Two packages: hello, and a copy of it named bye with no appVersion.
+	bye := filepath.Join(t.TempDir(), "bye")
+	if err := os.CopyFS(bye, os.DirFS(filepath.Join(corpus.Examples(), "hello", "operator"))); err != nil {
+		t.Fatal(err)
+	}
+	operator := filepath.Join(bye, packages.OperatorFileName)
+	data, err := os.ReadFile(operator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = []byte(strings.Replace(strings.Replace(string(data), "name: hello", "name: bye", 1), "appVersion: 1.27.0\n", "", 1))
+	if err := os.WriteFile(operator, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{filepath.Join(corpus.Examples(), "hello", "operator"), bye} {
 		if err := packagecmd.RunCreate(context.Background(), streams, &packagecmd.CreateOptions{Path: path, Destination: dir}); err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +45,7 @@ func TestIndex(t *testing.T) {
 	if want := "index written: " + filepath.Join(dir, "index.yaml") + " (2 package(s), 2 version(s))\n"; out.String() != want {
 		t.Errorf("output %q, want %q", out, want)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "index.yaml"))
+	data, err = os.ReadFile(filepath.Join(dir, "index.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,9 +53,12 @@ func TestIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	zk := index.Entries["zookeeper"]
-	if len(zk) != 1 || zk[0].URLs[0] != "http://127.0.0.1:8080/zookeeper-3.6.2_0.3.3.tgz" || len(zk[0].Digest) != 64 {
-		t.Errorf("zookeeper entry: %+v", zk)
+	entry := index.Entries["hello"]
+	if len(entry) != 1 || entry[0].URLs[0] != "http://127.0.0.1:8080/hello-1.27.0_0.1.0.tgz" || len(entry[0].Digest) != 64 {
+		t.Errorf("hello entry: %+v", entry)
+	}
+	if bye := index.Entries["bye"]; len(bye) != 1 || bye[0].URLs[0] != "http://127.0.0.1:8080/bye-0.1.0.tgz" {
+		t.Errorf("bye entry: %+v", bye)
 	}
 	if !strings.Contains(string(data), "generated: \"2026-11-21T10:00:00Z\"") {
 		t.Errorf("index.yaml:\n%s", data)

@@ -18,22 +18,23 @@ import (
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/cli/get"
 	"github.com/kudo-ng/kudo/internal/cli/install"
+	"github.com/kudo-ng/kudo/test/corpus"
 )
 
-var firstOperator = filepath.Join("..", "..", "..", "..", "shared", "conformance", "first-operator", "operator")
+var hello = filepath.Join(corpus.Examples(), "hello", "operator")
 
-// version writes a copy of first-operator with another operatorVersion and,
+// version writes a copy of hello with another operatorVersion and,
 // in operator.yaml, each old of replace (old, new, ...) replaced by its new.
 func version(t *testing.T, v string, replace ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, f := range []string{"operator.yaml", "params.yaml", "templates/deployment.yaml"} {
-		data, err := os.ReadFile(filepath.Join(firstOperator, f))
+	for _, f := range []string{"operator.yaml", "params.yaml", "templates/deployment.yaml", "templates/service.yaml"} {
+		data, err := os.ReadFile(filepath.Join(hello, f))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if f == "operator.yaml" {
-			replace = append([]string{`operatorVersion: "0.2.0"`, `operatorVersion: "` + v + `"`}, replace...)
+			replace = append([]string{"operatorVersion: 0.1.0", "operatorVersion: " + v}, replace...)
 			for k := 0; k+1 < len(replace); k += 2 {
 				if !bytes.Contains(data, []byte(replace[k])) {
 					t.Fatalf("operator.yaml has no %q", replace[k])
@@ -57,27 +58,27 @@ func TestUpgrade(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).
 		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}).Build()
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	if err := install.Run(ctx, c, "default", streams, &install.Options{Package: firstOperator, Instance: "web"}); err != nil {
+	if err := install.Run(ctx, c, "default", streams, &install.Options{Package: hello, Instance: "web"}); err != nil {
 		t.Fatal(err)
 	}
 
-	err := Run(ctx, c, "default", streams, &Options{Package: firstOperator, Instance: "web"})
-	if err == nil || err.Error() != "operator version 0.2.0 is not newer than the installed 0.2.0: upgrade only goes forward" {
+	err := Run(ctx, c, "default", streams, &Options{Package: hello, Instance: "web"})
+	if err == nil || err.Error() != "operator version 0.1.0 is not newer than the installed 0.1.0: upgrade only goes forward" {
 		t.Errorf("upgrade to the same version: %v", err)
 	}
 	out.Reset()
 	if err := Run(ctx, c, "default", streams, &Options{Package: version(t, "0.3.0"), Instance: "web", Parameters: []string{"replicas=4"}}); err != nil {
 		t.Fatal(err)
 	}
-	if want := "operator.kudo.dev/first-operator unchanged\noperatorversion.kudo.dev/first-operator-0.3.0 created\n" +
-		"instance.kudo.dev/web upgraded to first-operator-0.3.0\n"; out.String() != want {
+	if want := "operator.kudo.dev/hello unchanged\noperatorversion.kudo.dev/hello-1.27.0-0.3.0 created\n" +
+		"instance.kudo.dev/web upgraded to hello-1.27.0-0.3.0\n"; out.String() != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
 	i := &kudov1beta1.Instance{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web"}, i); err != nil {
 		t.Fatal(err)
 	}
-	if i.Spec.OperatorVersion.Name != "first-operator-0.3.0" || i.Spec.Parameters["replicas"] != "4" {
+	if i.Spec.OperatorVersion.Name != "hello-1.27.0-0.3.0" || i.Spec.Parameters["replicas"] != "4" {
 		t.Errorf("Instance spec = %+v", i.Spec)
 	}
 
@@ -85,8 +86,8 @@ func TestUpgrade(t *testing.T) {
 	if err := get.Run(ctx, c, "default", out, "operatorversions"); err != nil {
 		t.Fatal(err)
 	}
-	want := "OPERATOR VERSION      OPERATOR        VERSION  APP VERSION\n" +
-		"first-operator-0.2.0  first-operator  0.2.0    \nfirst-operator-0.3.0  first-operator  0.3.0    \n"
+	want := "OPERATOR VERSION    OPERATOR  VERSION  APP VERSION\n" +
+		"hello-1.27.0-0.1.0  hello     0.1.0    1.27.0\nhello-1.27.0-0.3.0  hello     0.3.0    1.27.0\n"
 	if out.String() != want {
 		t.Errorf("get operatorversions:\n%q\nwant\n%q", out, want)
 	}
@@ -105,7 +106,7 @@ func TestUpgradeToAPackageWithoutDeployPlan(t *testing.T) {
 			c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).
 				WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}).Build()
 			streams, _, _, _ := genericiooptions.NewTestIOStreams()
-			if err := install.Run(ctx, c, "default", streams, &install.Options{Package: firstOperator, Instance: "web"}); err != nil {
+			if err := install.Run(ctx, c, "default", streams, &install.Options{Package: hello, Instance: "web"}); err != nil {
 				t.Fatal(err)
 			}
 			next := version(t, "0.3.0", "  deploy:", "  "+plan+":")
@@ -120,7 +121,7 @@ func TestUpgradeToAPackageWithoutDeployPlan(t *testing.T) {
 			if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web"}, i); err != nil {
 				t.Fatal(err)
 			}
-			if i.Spec.OperatorVersion.Name != "first-operator-0.3.0" {
+			if i.Spec.OperatorVersion.Name != "hello-1.27.0-0.3.0" {
 				t.Errorf("Instance runs %s", i.Spec.OperatorVersion.Name)
 			}
 		})
@@ -136,12 +137,12 @@ func TestUpgradeOfAnInstanceWhoseOperatorVersionIsInAnotherNamespace(t *testing.
 	c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).
 		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shared"}}, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps"}}).Build()
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	if err := install.Run(ctx, c, "shared", streams, &install.Options{Package: firstOperator, SkipInstance: true}); err != nil {
+	if err := install.Run(ctx, c, "shared", streams, &install.Options{Package: hello, SkipInstance: true}); err != nil {
 		t.Fatal(err)
 	}
 	web := &kudov1beta1.Instance{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "web"},
-		Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: "first-operator-0.2.0", Namespace: "shared"}},
+		Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: "hello-1.27.0-0.1.0", Namespace: "shared"}},
 	}
 	if err := c.Create(ctx, web); err != nil {
 		t.Fatal(err)
@@ -150,17 +151,17 @@ func TestUpgradeOfAnInstanceWhoseOperatorVersionIsInAnotherNamespace(t *testing.
 	if err := Run(ctx, c, "apps", streams, &Options{Package: version(t, "0.3.0"), Instance: "web"}); err != nil {
 		t.Fatal(err)
 	}
-	if want := "operator.kudo.dev/first-operator unchanged\noperatorversion.kudo.dev/first-operator-0.3.0 created\n" +
-		"instance.kudo.dev/web upgraded to first-operator-0.3.0\n"; out.String() != want {
+	if want := "operator.kudo.dev/hello unchanged\noperatorversion.kudo.dev/hello-1.27.0-0.3.0 created\n" +
+		"instance.kudo.dev/web upgraded to hello-1.27.0-0.3.0\n"; out.String() != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: "shared", Name: "first-operator-0.3.0"}, &kudov1beta1.OperatorVersion{}); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "shared", Name: "hello-1.27.0-0.3.0"}, &kudov1beta1.OperatorVersion{}); err != nil {
 		t.Errorf("the new OperatorVersion is not next to the old one: %v", err)
 	}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
 		t.Fatal(err)
 	}
-	if want := (corev1.ObjectReference{Name: "first-operator-0.3.0", Namespace: "shared"}); web.Spec.OperatorVersion != want {
+	if want := (corev1.ObjectReference{Name: "hello-1.27.0-0.3.0", Namespace: "shared"}); web.Spec.OperatorVersion != want {
 		t.Errorf("Instance references %+v, want %+v", web.Spec.OperatorVersion, want)
 	}
 }
