@@ -103,10 +103,26 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if err != nil {
 		return err
 	}
+	var assigned params.Assigned
+	if !opts.SkipInstance {
+		// A package whose parameters do not convert has no values to
+		// resolve; verifying it says why.
+		if _, ov, err := p.Convert(ns); err == nil {
+			if assigned, err = params.Resolve(ov.Spec.Parameters, opts.ParameterFiles, opts.Parameters); err != nil {
+				return err
+			}
+		}
+	}
 	versions := make([]*Version, 0, len(deps)+1)
 	for _, pkg := range append(deps, p) {
-		if report := packages.Verify(pkg, packages.VerifyOptions{}); len(report.Errors) > 0 {
-			return fmt.Errorf("package %s is not valid: %s", pkg.Operator.Name, report.Errors[0])
+		// A dependency renders with its defaults: the values its parent's
+		// KudoOperator task passes are known only when the plan runs.
+		verify := packages.VerifyOptions{}
+		if pkg == p {
+			verify.Values = assigned.Values
+		}
+		if err := VerifyPackage(pkg, verify, streams.ErrOut); err != nil {
+			return err
 		}
 		v, err := PrepareVersion(ctx, c, ns, pkg, opts.ReplaceOperatorVersion)
 		if err != nil {
@@ -119,11 +135,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if name == "" {
 		name = p.Operator.Name + "-instance"
 	}
-	var assigned params.Assigned
 	if !opts.SkipInstance {
-		if assigned, err = params.Resolve(ov.Spec.Parameters, opts.ParameterFiles, opts.Parameters); err != nil {
-			return err
-		}
 		clientutil.WarnPlainSensitive(streams.ErrOut, assigned, ov.Spec.Parameters)
 		existing := &kudov1beta1.Instance{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, existing); err == nil {
@@ -180,6 +192,21 @@ func ensureNamespace(ctx context.Context, c client.Client, ns string, create boo
 func ReplaceFlag(f *pflag.FlagSet, replace *bool) {
 	f.BoolVar(replace, "replace-operator-version", false, "Replace an installed OperatorVersion of the package's name "+
 		"but other content, if no Instance uses it (without the flag such a package is refused: bump its operatorVersion instead)")
+}
+
+// VerifyPackage verifies a package to install or upgrade to (opts.Install):
+// it refuses one that cannot install or run, and prints the rules of good
+// packaging it breaks as warnings, as package verify names them.
+func VerifyPackage(p *packages.Package, opts packages.VerifyOptions, errOut io.Writer) error {
+	opts.Install = true
+	report := packages.Verify(p, opts)
+	if len(report.Errors) > 0 {
+		return fmt.Errorf("package %s is not valid: %s", p.Operator.Name, report.Errors[0])
+	}
+	for _, w := range report.Warnings {
+		_, _ = fmt.Fprintf(errOut, "Warning: package %s: %s\n", p.Operator.Name, w)
+	}
+	return nil
 }
 
 // Version is what installing a package writes: its Operator and

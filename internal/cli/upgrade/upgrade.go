@@ -90,20 +90,28 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if err := newer(p.Operator.OperatorVersion, current.Spec.Version); err != nil {
 		return err
 	}
+	// The templates render with the parameters the Instance will keep: its
+	// own with the changes. A package whose parameters do not convert has
+	// no changes to resolve; verifying it says why.
+	var changes params.Assigned
+	kept := i.Spec.DeepCopy()
+	if _, ov, err := p.Convert(i.OperatorVersionNamespace()); err == nil {
+		if changes, err = params.Resolve(params.Optional(ov.Spec.Parameters), opts.ParameterFiles, opts.Parameters); err != nil {
+			return err
+		}
+		changes.ApplyTo(kept)
+	}
 	// As KUDO's upgrade: deploy is only needed to install; an upgrade runs
 	// the upgrade plan, or update, or deploy, whichever the package has.
-	if report := packages.Verify(p, packages.VerifyOptions{SkipDeployPlan: true}); len(report.Errors) > 0 {
-		return fmt.Errorf("package %s is not valid: %s", p.Operator.Name, report.Errors[0])
+	verify := packages.VerifyOptions{SkipDeployPlan: true, Values: kept.Parameters}
+	if err := install.VerifyPackage(p, verify, streams.ErrOut); err != nil {
+		return err
 	}
 	version, err := install.PrepareVersion(ctx, c, i.OperatorVersionNamespace(), p, opts.ReplaceOperatorVersion)
 	if err != nil {
 		return err
 	}
 	ov := version.OperatorVersion()
-	changes, err := params.Resolve(params.Optional(ov.Spec.Parameters), opts.ParameterFiles, opts.Parameters)
-	if err != nil {
-		return err
-	}
 	clientutil.WarnPlainSensitive(streams.ErrOut, changes, ov.Spec.Parameters)
 	if err := version.Write(ctx, c, streams.Out); err != nil {
 		return err
