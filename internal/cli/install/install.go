@@ -95,11 +95,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if err != nil {
 		return err
 	}
-	dir := ""
-	if info, err := os.Stat(opts.Package); err == nil && info.IsDir() {
-		dir = opts.Package
-	}
-	deps, err := resolve.Dependencies(ctx, p, dir, repo)
+	deps, err := Dependencies(ctx, p, opts.Package, repo)
 	if err != nil {
 		return err
 	}
@@ -113,22 +109,10 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 			}
 		}
 	}
-	versions := make([]*Version, 0, len(deps)+1)
-	for _, pkg := range append(deps, p) {
-		// A dependency renders with its defaults: the values its parent's
-		// KudoOperator task passes are known only when the plan runs.
-		verify := packages.VerifyOptions{}
-		if pkg == p {
-			verify.Values = assigned.Values
-		}
-		if err := VerifyPackage(pkg, verify, streams.ErrOut); err != nil {
-			return err
-		}
-		v, err := PrepareVersion(ctx, c, ns, pkg, opts.ReplaceOperatorVersion)
-		if err != nil {
-			return err
-		}
-		versions = append(versions, v)
+	verify := packages.VerifyOptions{Values: assigned.Values}
+	versions, err := PrepareVersions(ctx, c, ns, append(deps, p), verify, opts.ReplaceOperatorVersion, streams.ErrOut)
+	if err != nil {
+		return err
 	}
 	ov := versions[len(versions)-1].OperatorVersion()
 	name := opts.Instance
@@ -192,6 +176,41 @@ func ensureNamespace(ctx context.Context, c client.Client, ns string, create boo
 func ReplaceFlag(f *pflag.FlagSet, replace *bool) {
 	f.BoolVar(replace, "replace-operator-version", false, "Replace an installed OperatorVersion of the package's name "+
 		"but other content, if no Instance uses it (without the flag such a package is refused: bump its operatorVersion instead)")
+}
+
+// Dependencies resolves the packages of p's KudoOperator tasks, and theirs,
+// each before the packages that need it; ref is where p was found, to which
+// a directory a task names is relative.
+func Dependencies(ctx context.Context, p *packages.Package, ref, repo string) ([]*packages.Package, error) {
+	dir := ""
+	if info, err := os.Stat(ref); err == nil && info.IsDir() {
+		dir = ref
+	}
+	return resolve.Dependencies(ctx, p, dir, repo)
+}
+
+// PrepareVersions verifies the packages to install or upgrade to, the last
+// with verify and each before it, a dependency, with its defaults: the
+// values its parent's KudoOperator task passes are known only when the plan
+// runs. It prepares, in the same order, what installing them writes.
+func PrepareVersions(ctx context.Context, c client.Reader, ns string, pkgs []*packages.Package, verify packages.VerifyOptions,
+	replace bool, errOut io.Writer) ([]*Version, error) {
+	versions := make([]*Version, 0, len(pkgs))
+	for k, pkg := range pkgs {
+		opts := packages.VerifyOptions{}
+		if k == len(pkgs)-1 {
+			opts = verify
+		}
+		if err := VerifyPackage(pkg, opts, errOut); err != nil {
+			return nil, err
+		}
+		v, err := PrepareVersion(ctx, c, ns, pkg, replace)
+		if err != nil {
+			return nil, err
+		}
+		versions = append(versions, v)
+	}
+	return versions, nil
 }
 
 // VerifyPackage verifies a package to install or upgrade to (opts.Install):

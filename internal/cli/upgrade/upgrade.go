@@ -90,6 +90,12 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if err := newer(p.Operator.OperatorVersion, current.Spec.Version); err != nil {
 		return err
 	}
+	// As KUDO's upgrade, and install: the new version's dependencies are
+	// installed with it, and its KudoOperator tasks name their packages.
+	deps, err := install.Dependencies(ctx, p, opts.Package, repo)
+	if err != nil {
+		return err
+	}
 	// The templates render with the parameters the Instance will keep: its
 	// own with the changes. A package whose parameters do not convert has
 	// no changes to resolve; verifying it says why.
@@ -104,17 +110,17 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	// As KUDO's upgrade: deploy is only needed to install; an upgrade runs
 	// the upgrade plan, or update, or deploy, whichever the package has.
 	verify := packages.VerifyOptions{SkipDeployPlan: true, Values: kept.Parameters}
-	if err := install.VerifyPackage(p, verify, streams.ErrOut); err != nil {
-		return err
-	}
-	version, err := install.PrepareVersion(ctx, c, i.OperatorVersionNamespace(), p, opts.ReplaceOperatorVersion)
+	versions, err := install.PrepareVersions(ctx, c, i.OperatorVersionNamespace(), append(deps, p), verify,
+		opts.ReplaceOperatorVersion, streams.ErrOut)
 	if err != nil {
 		return err
 	}
-	ov := version.OperatorVersion()
+	ov := versions[len(versions)-1].OperatorVersion()
 	clientutil.WarnPlainSensitive(streams.ErrOut, changes, ov.Spec.Parameters)
-	if err := version.Write(ctx, c, streams.Out); err != nil {
-		return err
+	for _, v := range versions {
+		if err := v.Write(ctx, c, streams.Out); err != nil {
+			return err
+		}
 	}
 	patch := client.MergeFrom(i.DeepCopy())
 	i.Spec.OperatorVersion.Name = ov.Name

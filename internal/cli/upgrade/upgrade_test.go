@@ -167,7 +167,8 @@ func TestUpgradeOfAnInstanceWhoseOperatorVersionIsInAnotherNamespace(t *testing.
 
 // web returns a package of testdata: web-0.1.0 has replicas; 0.2.0 and
 // 0.3.0 add a required parameter without default used as a label; 0.4.0
-// has only an upgrade plan, and a parameter triggering deploy.
+// has only an upgrade plan, and a parameter triggering deploy; 0.5.0 a
+// KudoOperator task installing ../child.
 func web(version string) string { return filepath.Join("testdata", "web-"+version) }
 
 // installWeb installs web at a version as the Instance web, with parameters.
@@ -237,5 +238,32 @@ func TestUpgradeWarnsOfATriggerNamingNoPlan(t *testing.T) {
 		"operator.kudo.dev/web unchanged\noperatorversion.kudo.dev/web-0.4.0 created\ninstance.kudo.dev/web upgraded to web-0.4.0\n"
 	if output.String() != want {
 		t.Errorf("output:\n%s\nwant:\n%s", &output, want)
+	}
+}
+
+// TestUpgradeInstallsTheDependenciesOfTheNewVersion: as KUDO's upgrade, and
+// install, the packages of the new version's KudoOperator tasks are
+// installed with it, and its tasks name them as the cluster knows them.
+func TestUpgradeInstallsTheDependenciesOfTheNewVersion(t *testing.T) {
+	t.Setenv("KUDO_HOME", t.TempDir())
+	ctx := context.Background()
+	c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).
+		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}).Build()
+	installWeb(t, c, "0.1.0")
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	if err := Run(ctx, c, "default", streams, &Options{Package: web("0.5.0"), Instance: "web"}); err != nil {
+		t.Fatal(err)
+	}
+	want := "operator.kudo.dev/child created\noperatorversion.kudo.dev/child-0.1.0 created\n" +
+		"operator.kudo.dev/web unchanged\noperatorversion.kudo.dev/web-0.5.0 created\ninstance.kudo.dev/web upgraded to web-0.5.0\n"
+	if out.String() != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	}
+	ov := &kudov1beta1.OperatorVersion{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web-0.5.0"}, ov); err != nil {
+		t.Fatal(err)
+	}
+	if spec := ov.Spec.Tasks[1].Spec.KudoOperatorTaskSpec; spec.Package != "child" || spec.OperatorVersion != "0.1.0" {
+		t.Errorf("the KudoOperator task installs %s %s, want child 0.1.0", spec.Package, spec.OperatorVersion)
 	}
 }
