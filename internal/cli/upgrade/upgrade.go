@@ -67,8 +67,8 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 }
 
 // Run checks that the package is the Instance's, and newer, installs its
-// OperatorVersion next to the current one (which may be in another
-// namespace than the Instance) and points the Instance at it.
+// OperatorVersion and its dependencies' next to the current one (which may
+// be in another namespace than the Instance) and points the Instance at it.
 func Run(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
 	i, current, err := clientutil.GetInstance(ctx, c, ns, opts.Instance)
 	if err != nil {
