@@ -41,12 +41,13 @@ func FromOperatorVersion(ov *kudov1beta1.OperatorVersion) *Package {
 }
 
 // VerifyOperatorVersion runs the verify rules that an installed
-// OperatorVersion can break; the package metadata rules (semver of the
-// versions, kubernetesVersion) are package verify's alone, and one without a
-// deploy plan is fine to upgrade to (admission refuses a new Instance of
-// it). Issues name fields of the OperatorVersion's spec.
+// OperatorVersion can break, as install does: only what cannot run is an
+// error. The package metadata rules (semver of the versions,
+// kubernetesVersion) are package verify's alone, and one without a deploy
+// plan is fine to upgrade to (admission refuses a new Instance of it).
+// Issues name fields of the OperatorVersion's spec.
 func VerifyOperatorVersion(ov *kudov1beta1.OperatorVersion) *Report {
-	r := Verify(FromOperatorVersion(ov), VerifyOptions{skipMetadata: true, SkipDeployPlan: true})
+	r := Verify(FromOperatorVersion(ov), VerifyOptions{skipMetadata: true, SkipDeployPlan: true, Install: true})
 	for _, list := range [][]Issue{r.Errors, r.Warnings} {
 		for i := range list {
 			list[i] = specIssue(list[i])

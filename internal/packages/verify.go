@@ -41,14 +41,28 @@ func (i Issue) String() string {
 type Report struct {
 	Errors   []Issue
 	Warnings []Issue
+	// install makes the rules of good packaging warnings.
+	install bool
 }
 
+// errorf records what cannot install or run.
 func (r *Report) errorf(file, field, format string, args ...any) {
 	r.Errors = append(r.Errors, Issue{File: file, Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
 func (r *Report) warnf(file, field, format string, args ...any) {
 	r.Warnings = append(r.Warnings, Issue{File: file, Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// rulef records a rule of good packaging that a package breaks, though it
+// installs and runs: an error for package verify, a warning for install and
+// upgrade, which KUDO did not verify.
+func (r *Report) rulef(file, field, format string, args ...any) {
+	if r.install {
+		r.warnf(file, field, format, args...)
+		return
+	}
+	r.errorf(file, field, format, args...)
 }
 
 // DefaultKubernetesVersion is the Kubernetes version templates are checked
@@ -65,6 +79,18 @@ type VerifyOptions struct {
 	// which only installing needs: KUDO upgrades to a package with only an
 	// upgrade or update plan.
 	SkipDeployPlan bool
+	// Install verifies a package about to be installed or upgraded to:
+	// only what cannot install or run is an error, the rules of good
+	// packaging are warnings. KUDO verified only in package verify, and its
+	// install and upgrade took packages that break those rules.
+	Install bool
+	// Values are the parameters' values an Instance sets (its
+	// spec.parameters), which templates render with instead of the
+	// defaults. With Install, a template that fails to render, using a
+	// parameter that needs a value and has none here (taken from a Secret,
+	// or passed by a parent's KudoOperator task), is a warning: the
+	// Instance gives it one.
+	Values map[string]string
 	// skipMetadata leaves out the rules about operator.yaml's metadata,
 	// which an installed OperatorVersion does not carry.
 	skipMetadata bool
@@ -76,9 +102,10 @@ var parameterTypes = []kudov1beta1.ParameterType{
 }
 
 // Verify checks a package against KUDO's rules: what would fail to install
-// or run is an error; what is defined but never used is a warning.
+// or run is an error, and so, unless opts.Install, are the rules of good
+// packaging; what is defined but never used is a warning.
 func Verify(p *Package, opts VerifyOptions) *Report {
-	r := &Report{}
+	r := &Report{install: opts.Install}
 	v := &verifier{p: p, r: r, templateUse: map[string]bool{}, paramUse: map[string]bool{}}
 	if !opts.skipMetadata {
 		v.metadata()
@@ -116,22 +143,27 @@ func (v *verifier) metadata() {
 	if o.Name == "" {
 		v.r.errorf(OperatorFileName, "name", "is required")
 	}
-	v.semver("operatorVersion", o.OperatorVersion, true)
-	v.semver("kubernetesVersion", o.KubernetesVersion, true)
-	v.semver("appVersion", o.AppVersion, false)
-	v.semver("kudoVersion", o.KUDOVersion, false)
+	// The OperatorVersion is named after the operatorVersion. The versions'
+	// form is a packaging rule: upgrade says itself when it cannot compare.
+	if o.OperatorVersion == "" {
+		v.r.errorf(OperatorFileName, "operatorVersion", "is required")
+	}
+	if o.KubernetesVersion == "" {
+		v.r.rulef(OperatorFileName, "kubernetesVersion", "is required")
+	}
+	v.semver("operatorVersion", o.OperatorVersion)
+	v.semver("kubernetesVersion", o.KubernetesVersion)
+	v.semver("appVersion", o.AppVersion)
+	v.semver("kudoVersion", o.KUDOVersion)
 }
 
-func (v *verifier) semver(field, value string, required bool) {
-	switch {
-	case value == "" && required:
-		v.r.errorf(OperatorFileName, field, "is required")
-	case value == "":
-	default:
-		if _, err := semver.StrictNewVersion(strings.TrimPrefix(value, "v")); err != nil {
-			if _, err := semver.NewVersion(value); err != nil {
-				v.r.errorf(OperatorFileName, field, "%q is not a semantic version (MAJOR.MINOR.PATCH)", value)
-			}
+func (v *verifier) semver(field, value string) {
+	if value == "" {
+		return
+	}
+	if _, err := semver.StrictNewVersion(strings.TrimPrefix(value, "v")); err != nil {
+		if _, err := semver.NewVersion(value); err != nil {
+			v.r.rulef(OperatorFileName, field, "%q is not a semantic version (MAJOR.MINOR.PATCH)", value)
 		}
 	}
 }
@@ -149,7 +181,7 @@ func (v *verifier) parameters() {
 		v.declared[p.Name] = true
 		field += " " + p.Name
 		if strings.ContainsAny(p.Name, ";,") {
-			v.r.errorf(ParamsFileName, field, "name must not contain ';' or ','")
+			v.r.rulef(ParamsFileName, field, "name must not contain ';' or ','")
 		}
 		if j, dup := seen[strings.ToLower(p.Name)]; dup {
 			v.r.errorf(ParamsFileName, field, "duplicates parameters[%d] %s (names are compared ignoring case)", j, v.p.Params.Parameters[j].Name)
@@ -163,7 +195,7 @@ func (v *verifier) parameters() {
 			continue
 		}
 		if p.IsImmutable() && !p.IsRequired() && p.Default == nil {
-			v.r.errorf(ParamsFileName, field, "is immutable but neither required nor defaulted: it could never be set")
+			v.r.rulef(ParamsFileName, field, "is immutable but neither required nor defaulted: it could never be set")
 		}
 		v.parameterValues(p, field)
 	}
@@ -189,7 +221,7 @@ func (v *verifier) parameterValues(p *Parameter, field string) {
 		return
 	}
 	if len(*p.Enum) == 0 {
-		v.r.errorf(ParamsFileName, field, "enum is empty: no value could be set")
+		v.r.rulef(ParamsFileName, field, "enum is empty: no value could be set")
 		return
 	}
 	enum := make([]string, 0, len(*p.Enum))
@@ -207,7 +239,7 @@ func (v *verifier) parameterValues(p *Parameter, field string) {
 	apiParam.Enum = &enum
 	if def != nil {
 		if err := params.Check(&apiParam, *def); err != nil {
-			v.r.errorf(ParamsFileName, field, "default %q is not one of the enum values %s", *def, strings.Join(enum, ", "))
+			v.r.rulef(ParamsFileName, field, "default %q is not one of the enum values %s", *def, strings.Join(enum, ", "))
 		}
 	}
 }
@@ -293,7 +325,7 @@ func (v *verifier) plans(needDeploy bool) {
 	for i := range v.p.Params.Parameters {
 		p := &v.p.Params.Parameters[i]
 		if _, ok := plans[p.Trigger]; p.Trigger != "" && !ok {
-			v.r.errorf(ParamsFileName, fmt.Sprintf("parameters[%d] %s", i, p.Name), "trigger %q names no plan of %s", p.Trigger, OperatorFileName)
+			v.r.rulef(ParamsFileName, fmt.Sprintf("parameters[%d] %s", i, p.Name), "trigger %q names no plan of %s", p.Trigger, OperatorFileName)
 		}
 	}
 }
@@ -345,9 +377,12 @@ func (v *verifier) templates(opts VerifyOptions) {
 	if err != nil {
 		return // reported by parameters()
 	}
-	values, err := params.Values(ov.Spec.Parameters, nil)
-	if err != nil {
-		return // reported by parameters()
+	values, renderable := v.paramValues(ov, opts.Values)
+	unknown := map[string]bool{}
+	for i := range ov.Spec.Parameters {
+		if p := &ov.Spec.Parameters[i]; opts.Install && params.NeedsValue(p) && opts.Values[p.Name] == "" {
+			unknown[p.Name] = true
+		}
 	}
 	in := &task.Input{
 		Site: render.Site{
@@ -368,18 +403,26 @@ func (v *verifier) templates(opts VerifyOptions) {
 			continue
 		}
 		undefined := false
+		var needed []string
 		for _, ref := range usedParams(t) {
 			v.paramUse[ref.name] = true
 			if !v.declared[ref.name] {
-				v.r.errorf(file, ref.position, "parameter %q is not defined in %s", ref.name, ParamsFileName)
+				v.r.rulef(file, ref.position, "parameter %q is not defined in %s", ref.name, ParamsFileName)
 				undefined = true
 			}
+			if unknown[ref.name] {
+				needed = append(needed, ref.name)
+			}
 		}
-		if undefined {
-			continue // rendering would only fail on the same parameter
+		// A given value its parameter cannot take leaves nothing to render
+		// with; to verify a package, rendering would only fail on the
+		// undefined parameter.
+		if !renderable || (undefined && !opts.Install) {
+			continue
 		}
+		fail := v.renderFailure(file, needed)
 		if builder := builders[name]; builder != nil {
-			v.build(file, name, builder, in)
+			v.build(name, builder, in, fail)
 		}
 		if !objectTemplates[name] {
 			continue
@@ -391,7 +434,7 @@ func (v *verifier) templates(opts VerifyOptions) {
 		})
 		if err != nil {
 			field, msg := templateIssue(err)
-			v.r.errorf(file, field, "%s", strings.TrimPrefix(msg, name+": "))
+			fail(field, strings.TrimPrefix(msg, name+": "))
 			continue
 		}
 		for _, m := range result.Migrations {
@@ -399,10 +442,32 @@ func (v *verifier) templates(opts VerifyOptions) {
 		}
 		for _, obj := range result.Objects {
 			if obj.GetKind() == "Namespace" && obj.GroupVersionKind().Group == "" && name != o.NamespaceManifest {
-				v.r.errorf(file, "", "Namespace %q: a Namespace may only be created by the namespaceManifest template", obj.GetName())
+				v.r.rulef(file, "", "Namespace %q: a Namespace may only be created by the namespaceManifest template", obj.GetName())
 			}
 		}
 	}
+}
+
+// paramValues are what templates see as .Params: the given values over the
+// defaults. A given value its parameter cannot take is an error, as admission
+// refuses it; renderable is false when there is nothing to render with.
+func (v *verifier) paramValues(ov *kudov1beta1.OperatorVersion, given map[string]string) (values map[string]any, renderable bool) {
+	renderable = true
+	for i := range ov.Spec.Parameters {
+		p := &ov.Spec.Parameters[i]
+		if value, set := given[p.Name]; set {
+			if err := params.Check(p, value); err != nil {
+				v.r.errorf("spec.parameters", p.Name, "%s", strings.TrimPrefix(err.Error(), "parameter "+p.Name+": "))
+				renderable = false
+			}
+		}
+	}
+	if !renderable {
+		return nil, false
+	}
+	values, err := params.Values(ov.Spec.Parameters, given)
+	// A default that does not fit its type is reported by parameters().
+	return values, err == nil
 }
 
 // migrationWarning says what kudo-ng changes of an object when it applies it
@@ -447,9 +512,22 @@ func (v *verifier) templateRoles() (objects map[string]bool, builders map[string
 	return objects, builders
 }
 
+// renderFailure returns how a template that fails to render is reported:
+// as an error, or, when it was rendered without a value for the parameters
+// it uses that need one (needed), as a warning, since the Instance gives
+// them values that may well render.
+func (v *verifier) renderFailure(file string, needed []string) func(field, msg string) {
+	if len(needed) == 0 {
+		return func(field, msg string) { v.r.errorf(file, field, "%s", msg) }
+	}
+	return func(field, msg string) {
+		v.r.warnf(file, field, "%s (rendered without a value for %s, which the Instance must set)", msg, strings.Join(needed, ", "))
+	}
+}
+
 // build checks a template by building the task that makes something of it,
 // as the controller would, and reports what fails.
-func (v *verifier) build(file, name string, t *kudov1beta1.Task, in *task.Input) {
+func (v *verifier) build(name string, t *kudov1beta1.Task, in *task.Input, fail func(field, msg string)) {
 	kind, err := task.For(t.Kind)
 	if err == nil {
 		_, err = kind.Build(t, in)
@@ -458,11 +536,11 @@ func (v *verifier) build(file, name string, t *kudov1beta1.Task, in *task.Input)
 		return
 	}
 	if fe := (*fieldpath.Error)(nil); errors.As(err, &fe) {
-		v.r.errorf(file, fe.Field, "%s", fe.Detail)
+		fail(fe.Field, fe.Detail)
 		return
 	}
 	field, msg := templateIssue(err)
-	v.r.errorf(file, field, "%s", strings.TrimPrefix(msg, name+": "))
+	fail(field, strings.TrimPrefix(msg, name+": "))
 }
 
 func (v *verifier) unused() {

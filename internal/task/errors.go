@@ -22,13 +22,15 @@ import (
 //	a template that does not render, or not      a kind a CustomResourceDefinition of the plan
 //	  into objects (every kind's Build)            serves, not served yet
 //	a Pipe pod or file KUDO refuses; a Kudo-     reading the cluster; conflicts, timeouts,
-//	  Operator parameter file that is not a map    server errors, an admission webhook down
+//	  Operator parameter file that is not a map    other server errors, an admission webhook down
 //	  of the child's parameters                  RBAC not granted yet (an aggregated role)
 //	a kind the server does not serve and no      a child's OperatorVersion not installed yet
 //	  CustomResourceDefinition of the plan does  health not reached yet (IN_PROGRESS, not an
 //	the API server refuses an object: invalid      error)
-//	  (422), malformed (400), or not in the
-//	  kind's schema
+//	  (422), malformed (400), or not typed by
+//	  the kind's schema (a field it does not
+//	  declare, a value of another type:
+//	  replicas: abc)
 //	a terminal health state: a failed Job, a
 //	  child Instance whose plan failed
 //	a circular KudoOperator dependency
@@ -45,18 +47,25 @@ func (env *Env) classify(obj *unstructured.Unstructured, err error) error {
 		return &FatalError{Err: fmt.Errorf(
 			"%w: the server does not serve %s %s, and no task of plan %s applies a CustomResourceDefinition serving it",
 			err, gvk.Kind, gvk.GroupVersion(), env.Site.Plan)}
-	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), notInSchema(err):
+	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), outOfSchema(err):
 		// The API server refuses the object as rendered: a retry renders the same.
 		return &FatalError{Err: err}
 	}
 	return err
 }
 
-// notInSchema: server-side apply refuses a field the kind's schema does not
-// declare with an internal error, which a retry would meet again.
-func notInSchema(err error) bool {
+// outOfSchema: server-side apply refuses an object its kind's schema cannot
+// type — a field the schema does not declare, a value of another type — with
+// an internal error (500) that a retry would meet again. The wording is
+// k8s.io/apimachinery's managedfields (structuredmerge.go) and
+// structured-merge-diff's (typed/validate.go).
+func outOfSchema(err error) bool {
 	var status apierrors.APIStatus
-	return errors.As(err, &status) && strings.Contains(status.Status().Message, "field not declared in schema")
+	if !errors.As(err, &status) {
+		return false
+	}
+	msg := status.Status().Message
+	return strings.Contains(msg, "failed to create typed patch object") || strings.Contains(msg, "field not declared in schema")
 }
 
 // planServes reports whether a task of the running plan applies a

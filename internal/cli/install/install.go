@@ -95,35 +95,31 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if err != nil {
 		return err
 	}
-	dir := ""
-	if info, err := os.Stat(opts.Package); err == nil && info.IsDir() {
-		dir = opts.Package
-	}
-	deps, err := resolve.Dependencies(ctx, p, dir, repo)
+	deps, err := Dependencies(ctx, p, opts.Package, repo)
 	if err != nil {
 		return err
 	}
-	versions := make([]*Version, 0, len(deps)+1)
-	for _, pkg := range append(deps, p) {
-		if report := packages.Verify(pkg, packages.VerifyOptions{}); len(report.Errors) > 0 {
-			return fmt.Errorf("package %s is not valid: %s", pkg.Operator.Name, report.Errors[0])
+	var assigned params.Assigned
+	if !opts.SkipInstance {
+		// A package whose parameters do not convert has no values to
+		// resolve; verifying it says why.
+		if _, ov, err := p.Convert(ns); err == nil {
+			if assigned, err = params.Resolve(ov.Spec.Parameters, opts.ParameterFiles, opts.Parameters); err != nil {
+				return err
+			}
 		}
-		v, err := PrepareVersion(ctx, c, ns, pkg, opts.ReplaceOperatorVersion)
-		if err != nil {
-			return err
-		}
-		versions = append(versions, v)
+	}
+	verify := packages.VerifyOptions{Values: assigned.Values}
+	versions, err := PrepareVersions(ctx, c, ns, append(deps, p), verify, opts.ReplaceOperatorVersion, streams.ErrOut)
+	if err != nil {
+		return err
 	}
 	ov := versions[len(versions)-1].OperatorVersion()
 	name := opts.Instance
 	if name == "" {
 		name = p.Operator.Name + "-instance"
 	}
-	var assigned params.Assigned
 	if !opts.SkipInstance {
-		if assigned, err = params.Resolve(ov.Spec.Parameters, opts.ParameterFiles, opts.Parameters); err != nil {
-			return err
-		}
 		clientutil.WarnPlainSensitive(streams.ErrOut, assigned, ov.Spec.Parameters)
 		existing := &kudov1beta1.Instance{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, existing); err == nil {
@@ -180,6 +176,56 @@ func ensureNamespace(ctx context.Context, c client.Client, ns string, create boo
 func ReplaceFlag(f *pflag.FlagSet, replace *bool) {
 	f.BoolVar(replace, "replace-operator-version", false, "Replace an installed OperatorVersion of the package's name "+
 		"but other content, if no Instance uses it (without the flag such a package is refused: bump its operatorVersion instead)")
+}
+
+// Dependencies resolves the packages of p's KudoOperator tasks, and theirs,
+// each before the packages that need it; ref is where p was found, to which
+// a directory a task names is relative.
+func Dependencies(ctx context.Context, p *packages.Package, ref, repo string) ([]*packages.Package, error) {
+	dir := ""
+	if info, err := os.Stat(ref); err == nil && info.IsDir() {
+		dir = ref
+	}
+	return resolve.Dependencies(ctx, p, dir, repo)
+}
+
+// PrepareVersions verifies the packages to install or upgrade to, the last
+// with verify and each before it, a dependency, with its defaults: the
+// values its parent's KudoOperator task passes are known only when the plan
+// runs. It prepares, in the same order, what installing them writes.
+func PrepareVersions(ctx context.Context, c client.Reader, ns string, pkgs []*packages.Package, verify packages.VerifyOptions,
+	replace bool, errOut io.Writer) ([]*Version, error) {
+	versions := make([]*Version, 0, len(pkgs))
+	for k, pkg := range pkgs {
+		opts := packages.VerifyOptions{}
+		if k == len(pkgs)-1 {
+			opts = verify
+		}
+		if err := VerifyPackage(pkg, opts, errOut); err != nil {
+			return nil, err
+		}
+		v, err := PrepareVersion(ctx, c, ns, pkg, replace)
+		if err != nil {
+			return nil, err
+		}
+		versions = append(versions, v)
+	}
+	return versions, nil
+}
+
+// VerifyPackage verifies a package to install or upgrade to (opts.Install):
+// it refuses one that cannot install or run, and prints the rules of good
+// packaging it breaks as warnings, as package verify names them.
+func VerifyPackage(p *packages.Package, opts packages.VerifyOptions, errOut io.Writer) error {
+	opts.Install = true
+	report := packages.Verify(p, opts)
+	if len(report.Errors) > 0 {
+		return fmt.Errorf("package %s is not valid: %s", p.Operator.Name, report.Errors[0])
+	}
+	for _, w := range report.Warnings {
+		_, _ = fmt.Fprintf(errOut, "Warning: package %s: %s\n", p.Operator.Name, w)
+	}
+	return nil
 }
 
 // Version is what installing a package writes: its Operator and

@@ -23,6 +23,14 @@ import (
 
 var hello = filepath.Join(corpus.Examples(), "hello", "operator")
 
+// Packages of testdata: KUDO's install took each though package verify
+// refuses it, but greeting with GREETING empty.
+var (
+	immutableParam = filepath.Join("testdata", "immutable-param")
+	greeting       = filepath.Join("testdata", "greeting")
+	parent         = filepath.Join("testdata", "parent")
+)
+
 func newClient() client.Client {
 	return fake.NewClientBuilder().WithScheme(clientutil.Scheme).
 		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}).Build()
@@ -91,6 +99,11 @@ func TestInstallRefusesBeforeWriting(t *testing.T) {
 		{"an invalid package", "default", Options{Package: bad},
 			`package bad is not valid: operator.yaml: plans.deploy.phases[0].steps[0].tasks[1]: task "ghost" is not defined in tasks`},
 		{"a package that does not exist", "default", Options{Package: "./nowhere"}, "package ./nowhere: no such directory or file"},
+		{"a value its template fails on", "default", Options{Package: greeting, Parameters: []string{"GREETING="}},
+			`package greeting is not valid: templates/cm.yaml: line 1, column 33: executing "cm.yaml" at <fail "GREETING must not be empty">: ` +
+				"error calling fail: GREETING must not be empty"},
+		{"no value for a required parameter without default", "default", Options{Package: immutableParam},
+			"parameter unchangeable is required and has no default: set it with -p unchangeable=VALUE"},
 		{"a name without a repository", "default", Options{Package: "hello"},
 			"package hello is not a directory or file, and no repository is configured: pass --repo URL"},
 		{"an unreachable repository", "default", Options{Package: "hello", Repo: "http://127.0.0.1:1"},
@@ -219,5 +232,68 @@ func TestInstallRefusesAnInstalledOperatorVersionWithOtherContentAndReplacesAnUn
 	}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web2"}, &kudov1beta1.Instance{}); !apierrors.IsNotFound(err) {
 		t.Errorf("Instance web2 of a refused install: %v", err)
+	}
+}
+
+// TestInstallRendersTheTemplatesWithTheValuesGiven: as in KUDO's
+// immutable-parameter suite, a template using a required parameter without
+// default, which does not render with the defaults, installs with the value
+// given.
+func TestInstallRendersTheTemplatesWithTheValuesGiven(t *testing.T) {
+	t.Setenv("KUDO_HOME", t.TempDir())
+	ctx := context.Background()
+	c := newClient()
+	streams, _, _, errOut := genericiooptions.NewTestIOStreams()
+	opts := &Options{Package: immutableParam, Instance: "immutable-param", Parameters: []string{"unchangeable=fixedvalue"}}
+	if err := Run(ctx, c, "default", streams, opts); err != nil {
+		t.Fatal(err)
+	}
+	if errOut.Len() != 0 {
+		t.Errorf("warnings for a package that breaks no rule: %s", errOut)
+	}
+	i := &kudov1beta1.Instance{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "immutable-param"}, i); err != nil {
+		t.Fatal(err)
+	}
+	if i.Spec.Parameters["unchangeable"] != "fixedvalue" {
+		t.Errorf("Instance parameters %v", i.Spec.Parameters)
+	}
+}
+
+// TestInstallWarnsOfRulesOfPackagingBeforeWriting: a package that breaks
+// only a rule of good packaging (a trigger naming no plan) installs, as with
+// KUDO; the rule is printed first, worded as package verify words it.
+func TestInstallWarnsOfRulesOfPackagingBeforeWriting(t *testing.T) {
+	t.Setenv("KUDO_HOME", t.TempDir())
+	var output bytes.Buffer
+	streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &output, ErrOut: &output}
+	if err := Run(context.Background(), newClient(), "default", streams, &Options{Package: greeting}); err != nil {
+		t.Fatal(err)
+	}
+	want := `Warning: package greeting: params.yaml: parameters[0] GREETING: trigger "scale" names no plan of operator.yaml` + "\n" +
+		"operator.kudo.dev/greeting created\noperatorversion.kudo.dev/greeting-0.1.0 created\ninstance.kudo.dev/greeting-instance created\n"
+	if output.String() != want {
+		t.Errorf("output:\n%s\nwant:\n%s", &output, want)
+	}
+}
+
+// TestInstallWarnsOfADependencyRenderedWithoutTheValueItsParentPasses: a
+// KudoOperator task's package renders with its defaults, not with what its
+// parent passes, which only the plan knows: a template that needs a value
+// the parent passes is a warning.
+func TestInstallWarnsOfADependencyRenderedWithoutTheValueItsParentPasses(t *testing.T) {
+	t.Setenv("KUDO_HOME", t.TempDir())
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	if err := Run(context.Background(), newClient(), "default", streams, &Options{Package: parent}); err != nil {
+		t.Fatal(err)
+	}
+	want := `Warning: package child: templates/deployment.yaml: Deployment "child-instance": .spec.template.metadata.labels accessor error: ` +
+		`contains non-string value in the map under key "fixed": <nil> is of the type <nil>, expected string ` +
+		"(rendered without a value for LABEL, which the Instance must set)\n"
+	if errOut.String() != want {
+		t.Errorf("warnings:\n%s\nwant:\n%s", errOut, want)
+	}
+	if !strings.HasSuffix(out.String(), "instance.kudo.dev/parent-instance created\n") {
+		t.Errorf("output:\n%s", out)
 	}
 }

@@ -67,8 +67,8 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 }
 
 // Run checks that the package is the Instance's, and newer, installs its
-// OperatorVersion next to the current one (which may be in another
-// namespace than the Instance) and points the Instance at it.
+// OperatorVersion and its dependencies' next to the current one (which may
+// be in another namespace than the Instance) and points the Instance at it.
 func Run(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
 	i, current, err := clientutil.GetInstance(ctx, c, ns, opts.Instance)
 	if err != nil {
@@ -90,23 +90,37 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if err := newer(p.Operator.OperatorVersion, current.Spec.Version); err != nil {
 		return err
 	}
+	// As KUDO's upgrade, and install: the new version's dependencies are
+	// installed with it, and its KudoOperator tasks name their packages.
+	deps, err := install.Dependencies(ctx, p, opts.Package, repo)
+	if err != nil {
+		return err
+	}
+	// The templates render with the parameters the Instance will keep: its
+	// own with the changes. A package whose parameters do not convert has
+	// no changes to resolve; verifying it says why.
+	var changes params.Assigned
+	kept := i.Spec.DeepCopy()
+	if _, ov, err := p.Convert(i.OperatorVersionNamespace()); err == nil {
+		if changes, err = params.Resolve(params.Optional(ov.Spec.Parameters), opts.ParameterFiles, opts.Parameters); err != nil {
+			return err
+		}
+		changes.ApplyTo(kept)
+	}
 	// As KUDO's upgrade: deploy is only needed to install; an upgrade runs
 	// the upgrade plan, or update, or deploy, whichever the package has.
-	if report := packages.Verify(p, packages.VerifyOptions{SkipDeployPlan: true}); len(report.Errors) > 0 {
-		return fmt.Errorf("package %s is not valid: %s", p.Operator.Name, report.Errors[0])
-	}
-	version, err := install.PrepareVersion(ctx, c, i.OperatorVersionNamespace(), p, opts.ReplaceOperatorVersion)
+	verify := packages.VerifyOptions{SkipDeployPlan: true, Values: kept.Parameters}
+	versions, err := install.PrepareVersions(ctx, c, i.OperatorVersionNamespace(), append(deps, p), verify,
+		opts.ReplaceOperatorVersion, streams.ErrOut)
 	if err != nil {
 		return err
 	}
-	ov := version.OperatorVersion()
-	changes, err := params.Resolve(params.Optional(ov.Spec.Parameters), opts.ParameterFiles, opts.Parameters)
-	if err != nil {
-		return err
-	}
+	ov := versions[len(versions)-1].OperatorVersion()
 	clientutil.WarnPlainSensitive(streams.ErrOut, changes, ov.Spec.Parameters)
-	if err := version.Write(ctx, c, streams.Out); err != nil {
-		return err
+	for _, v := range versions {
+		if err := v.Write(ctx, c, streams.Out); err != nil {
+			return err
+		}
 	}
 	patch := client.MergeFrom(i.DeepCopy())
 	i.Spec.OperatorVersion.Name = ov.Name

@@ -165,3 +165,106 @@ func TestUpgradeOfAnInstanceWhoseOperatorVersionIsInAnotherNamespace(t *testing.
 		t.Errorf("Instance references %+v, want %+v", web.Spec.OperatorVersion, want)
 	}
 }
+
+// web returns a package of testdata: web-0.1.0 has replicas; 0.2.0 and
+// 0.3.0 add a required parameter without default used as a label; 0.4.0
+// has only an upgrade plan, and a parameter triggering deploy; 0.5.0 a
+// KudoOperator task installing ../child.
+func web(version string) string { return filepath.Join("testdata", "web-"+version) }
+
+// installWeb installs web at a version as the Instance web, with parameters.
+func installWeb(t *testing.T, c client.Client, version string, parameters ...string) {
+	t.Helper()
+	streams, _, _, _ := genericiooptions.NewTestIOStreams()
+	if err := install.Run(context.Background(), c, "default", streams,
+		&install.Options{Package: web(version), Instance: "web", Parameters: parameters}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUpgradeRendersTheTemplatesWithTheParametersTheInstanceKeeps: as in
+// KUDO's upgrade suites, the new version's templates render with the
+// Instance's parameters and the ones given, not with the defaults, with
+// which a required parameter without default renders nothing.
+func TestUpgradeRendersTheTemplatesWithTheParametersTheInstanceKeeps(t *testing.T) {
+	tests := []struct {
+		name       string
+		from, to   string
+		installed  []string
+		parameters []string
+	}{
+		{"the value given to upgrade", "0.1.0", "0.2.0", nil, []string{"replicas=1", "unchangeable=fixedvalue"}},
+		{"the value the Instance has", "0.2.0", "0.3.0", []string{"unchangeable=fixedvalue"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("KUDO_HOME", t.TempDir())
+			ctx := context.Background()
+			c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).
+				WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}).Build()
+			installWeb(t, c, tt.from, tt.installed...)
+			streams, _, _, errOut := genericiooptions.NewTestIOStreams()
+			if err := Run(ctx, c, "default", streams, &Options{Package: web(tt.to), Instance: "web", Parameters: tt.parameters}); err != nil {
+				t.Fatal(err)
+			}
+			if errOut.Len() != 0 {
+				t.Errorf("warnings for a package that breaks no rule: %s", errOut)
+			}
+			i := &kudov1beta1.Instance{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web"}, i); err != nil {
+				t.Fatal(err)
+			}
+			if i.Spec.OperatorVersion.Name != "web-"+tt.to || i.Spec.Parameters["unchangeable"] != "fixedvalue" {
+				t.Errorf("Instance spec = %+v", i.Spec)
+			}
+		})
+	}
+}
+
+// TestUpgradeWarnsOfATriggerNamingNoPlan: as in KUDO's
+// upgrade-with-dependencies suite, a package whose parameter triggers deploy,
+// which it lacks, is upgraded to; the rule it breaks is printed first.
+func TestUpgradeWarnsOfATriggerNamingNoPlan(t *testing.T) {
+	t.Setenv("KUDO_HOME", t.TempDir())
+	c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).
+		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}).Build()
+	installWeb(t, c, "0.1.0")
+	var output bytes.Buffer
+	streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &output, ErrOut: &output}
+	if err := Run(context.Background(), c, "default", streams, &Options{Package: web("0.4.0"), Instance: "web"}); err != nil {
+		t.Fatal(err)
+	}
+	want := `Warning: package web: params.yaml: parameters[1] deploy: trigger "deploy" names no plan of operator.yaml` + "\n" +
+		"Warning: package web: params.yaml: parameters[1] deploy: no template uses this parameter\n" +
+		"operator.kudo.dev/web unchanged\noperatorversion.kudo.dev/web-0.4.0 created\ninstance.kudo.dev/web upgraded to web-0.4.0\n"
+	if output.String() != want {
+		t.Errorf("output:\n%s\nwant:\n%s", &output, want)
+	}
+}
+
+// TestUpgradeInstallsTheDependenciesOfTheNewVersion: as KUDO's upgrade, and
+// install, the packages of the new version's KudoOperator tasks are
+// installed with it, and its tasks name them as the cluster knows them.
+func TestUpgradeInstallsTheDependenciesOfTheNewVersion(t *testing.T) {
+	t.Setenv("KUDO_HOME", t.TempDir())
+	ctx := context.Background()
+	c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).
+		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}).Build()
+	installWeb(t, c, "0.1.0")
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	if err := Run(ctx, c, "default", streams, &Options{Package: web("0.5.0"), Instance: "web"}); err != nil {
+		t.Fatal(err)
+	}
+	want := "operator.kudo.dev/child created\noperatorversion.kudo.dev/child-0.1.0 created\n" +
+		"operator.kudo.dev/web unchanged\noperatorversion.kudo.dev/web-0.5.0 created\ninstance.kudo.dev/web upgraded to web-0.5.0\n"
+	if out.String() != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	}
+	ov := &kudov1beta1.OperatorVersion{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web-0.5.0"}, ov); err != nil {
+		t.Fatal(err)
+	}
+	if spec := ov.Spec.Tasks[1].Spec.KudoOperatorTaskSpec; spec.Package != "child" || spec.OperatorVersion != "0.1.0" {
+		t.Errorf("the KudoOperator task installs %s %s, want child 0.1.0", spec.Package, spec.OperatorVersion)
+	}
+}
