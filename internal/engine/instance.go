@@ -111,11 +111,25 @@ func Requested(i *kudov1beta1.Instance) bool {
 // controller empties spec.planExecution just before it writes the status
 // that ends the run, and until then the active plan is the one before.
 func Settled(i *kudov1beta1.Instance) bool {
+	plan, run, ok := AwaitedRun(i)
+	return ok && run.Status.IsTerminal() && !RetryRequested(i, plan)
+}
+
+// AwaitedRun is the status of the plan run Settled waits for, once the
+// status shows that run: the one spec.planExecution asks for, or else the
+// active one, once the status has observed the spec. Until then the status
+// holds the run before, and ok is false.
+func AwaitedRun(i *kudov1beta1.Instance) (plan string, run kudov1beta1.PlanStatus, ok bool) {
 	if pe := i.Spec.PlanExecution; pe.PlanName != "" {
-		ps, ok := i.Status.PlanStatus[pe.PlanName]
-		return ok && ps.UID == pe.UID && ps.Status.IsTerminal() && !RetryRequested(i, pe.PlanName)
+		run, ok = i.Status.PlanStatus[pe.PlanName]
+		return pe.PlanName, run, ok && run.UID == pe.UID
 	}
-	return i.Status.ActivePlan != nil && i.Status.ActivePlan.Status.IsTerminal() && i.Status.ObservedGeneration == i.Generation
+	a := i.Status.ActivePlan
+	if a == nil || i.Status.ObservedGeneration != i.Generation {
+		return "", run, false
+	}
+	run, ok = i.Status.PlanStatus[a.Name]
+	return a.Name, run, ok
 }
 
 // AwaitedPlan names the plan Settled waits for: the one spec.planExecution
