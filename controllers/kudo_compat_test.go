@@ -79,7 +79,7 @@ var _ = Describe("KUDO compatibility", func() {
 		}).Should(Succeed())
 	})
 
-	It("starts the running plan over, with a new uid and the new values, when a change triggers it", func() {
+	It("starts the running plan over, with a new uid and the new values, when a change triggers it, and ends the run before as SUPERSEDED", func() {
 		ov := &kudov1beta1.OperatorVersion{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hold-0.1.0"},
 			Spec: kudov1beta1.OperatorVersionSpec{
@@ -118,6 +118,9 @@ var _ = Describe("KUDO compatibility", func() {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hold-a"}, cm)).To(Succeed())
 			g.Expect(cm.Data["greeting"]).To(Equal("hi"))
 			g.Expect(cm.Annotations).To(HaveKeyWithValue("kudo.dev/last-plan-execution-uid", string(deploy.UID)))
+			g.Expect(got.Status.Revisions).To(HaveExactElements(
+				And(HaveField("UID", BeEquivalentTo(firstUID)), HaveField("Status", kudov1beta1.ExecutionSuperseded)),
+				And(HaveField("UID", deploy.UID), HaveField("Status", kudov1beta1.ExecutionInProgress))))
 		}).Should(Succeed())
 	})
 

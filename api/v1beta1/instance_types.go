@@ -80,6 +80,10 @@ const (
 	// with the uid of a run that ended in FATAL_ERROR: the run resumes from
 	// its failed steps; the steps it completed do not run again.
 	ExecutionRetry ExecutionStatus = "RETRY"
+	// ExecutionSuperseded (kudo-ng) is only a revision's: its run had not
+	// ended when a newer run started in its place (the plan triggered again,
+	// or cleanup on delete), and it never will.
+	ExecutionSuperseded ExecutionStatus = "SUPERSEDED"
 )
 
 // IsTerminal reports whether a plan in this state has ended.
@@ -162,7 +166,7 @@ type Revision struct {
 	// UID is the run's planExecution uid.
 	// +optional
 	UID types.UID `json:"uid,omitempty"`
-	// Status is how the run ended, or IN_PROGRESS.
+	// Status is how the run ended, IN_PROGRESS while it runs, or SUPERSEDED.
 	// +optional
 	Status ExecutionStatus `json:"status,omitempty"`
 	// +optional

@@ -111,11 +111,25 @@ func Requested(i *kudov1beta1.Instance) bool {
 // controller empties spec.planExecution just before it writes the status
 // that ends the run, and until then the active plan is the one before.
 func Settled(i *kudov1beta1.Instance) bool {
+	plan, run, ok := AwaitedRun(i)
+	return ok && run.Status.IsTerminal() && !RetryRequested(i, plan)
+}
+
+// AwaitedRun is the status of the plan run Settled waits for, once the
+// status shows that run: the one spec.planExecution asks for, or else the
+// active one, once the status has observed the spec. Until then the status
+// holds the run before, and ok is false.
+func AwaitedRun(i *kudov1beta1.Instance) (plan string, run kudov1beta1.PlanStatus, ok bool) {
 	if pe := i.Spec.PlanExecution; pe.PlanName != "" {
-		ps, ok := i.Status.PlanStatus[pe.PlanName]
-		return ok && ps.UID == pe.UID && ps.Status.IsTerminal() && !RetryRequested(i, pe.PlanName)
+		run, ok = i.Status.PlanStatus[pe.PlanName]
+		return pe.PlanName, run, ok && run.UID == pe.UID
 	}
-	return i.Status.ActivePlan != nil && i.Status.ActivePlan.Status.IsTerminal() && i.Status.ObservedGeneration == i.Generation
+	a := i.Status.ActivePlan
+	if a == nil || i.Status.ObservedGeneration != i.Generation {
+		return "", run, false
+	}
+	run, ok = i.Status.PlanStatus[a.Name]
+	return a.Name, run, ok
 }
 
 // AwaitedPlan names the plan Settled waits for: the one spec.planExecution
@@ -154,7 +168,7 @@ func StartPlan(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion, name st
 	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
 	i.Status.AppliedOperatorVersion = ov.Name
 	i.Status.AppliedParameters = maps.Clone(parameters)
-	revisions := i.Status.Revisions
+	revisions := supersede(i.Status.Revisions)
 	number := int64(1)
 	if len(revisions) > 0 {
 		number = revisions[len(revisions)-1].Number + 1
@@ -164,6 +178,18 @@ func StartPlan(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion, name st
 		OperatorVersion: ov.Name, Parameters: maps.Clone(parameters), SecretParameters: maps.Clone(i.Spec.SecretParameters),
 	})
 	i.Status.Revisions = revisions[max(0, len(revisions)-kudov1beta1.MaxRevisions):]
+}
+
+// supersede ends the revisions whose runs have not ended: a run starting
+// replaces them (the running plan started over, or cleanup in its place), and
+// nothing would end them otherwise.
+func supersede(revisions []kudov1beta1.Revision) []kudov1beta1.Revision {
+	for k := range revisions {
+		if !revisions[k].Status.IsTerminal() {
+			revisions[k].Status = kudov1beta1.ExecutionSuperseded
+		}
+	}
+	return revisions
 }
 
 // UpdateRevision records the status of a plan run in its revision.
@@ -180,7 +206,7 @@ func UpdateRevision(i *kudov1beta1.Instance, ps *kudov1beta1.PlanStatus) {
 // the Instance's; sensitive names the parameters whose values revisions
 // record masked.
 func RollbackTarget(i *kudov1beta1.Instance, number int64, sensitive map[string]bool) (*kudov1beta1.Revision, error) {
-	revisions := i.Status.Revisions
+	revisions := supersede(i.Status.Revisions)
 	if len(revisions) == 0 {
 		return nil, fmt.Errorf("no plan of Instance %s has run yet: it has no revisions", i.Name)
 	}

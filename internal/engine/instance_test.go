@@ -302,3 +302,31 @@ func TestRevisionsRecordEachRunAndKeepTheLastOnes(t *testing.T) {
 		t.Errorf("RollbackTarget = %v, %v; want the last revision, whose parameters differ now", r, err)
 	}
 }
+
+func TestARunStartingEndsTheRevisionsOfRunsThatHadNotEnded(t *testing.T) {
+	tests := []struct {
+		name   string
+		before kudov1beta1.ExecutionStatus
+		want   kudov1beta1.ExecutionStatus
+	}{
+		{"a run in progress, triggered again with new values, is superseded", inProgress, kudov1beta1.ExecutionSuperseded},
+		{"a retried run that has not ended is superseded", pending, kudov1beta1.ExecutionSuperseded},
+		{"a completed run keeps its end", complete, complete},
+		{"a failed run keeps its end", fatal, fatal},
+		{"a cancelled run keeps its end", kudov1beta1.ExecutionCancelled, kudov1beta1.ExecutionCancelled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			i := instance("update", inProgress, "u1")
+			i.Status.Revisions = []kudov1beta1.Revision{
+				{Number: 1, Plan: "deploy", UID: "u0", Status: complete},
+				{Number: 2, Plan: "update", UID: "u1", Status: tt.before},
+			}
+			StartPlan(i, ov(), "update", "u2", t0, i.Spec.Parameters)
+			got := i.Status.Revisions
+			if len(got) != 3 || got[0].Status != complete || got[1].Status != tt.want || got[2].Status != inProgress || got[2].UID != "u2" {
+				t.Errorf("revisions = %+v; want 1 COMPLETE, 2 %s, 3 IN_PROGRESS with uid u2", got, tt.want)
+			}
+		})
+	}
+}

@@ -13,9 +13,12 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/inventory"
 )
 
 // kudo runs the kubectl-kudo plugin against the cluster, in a namespace.
@@ -76,6 +79,25 @@ var _ = Describe("kubectl kudo", func() {
 		Eventually(func() error {
 			return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "zk-zookeeper"}, &appsv1.StatefulSet{})
 		}).Should(Satisfy(apierrors.IsNotFound))
+	})
+
+	It("prints the plan's progress on install --wait, and returns from uninstall --wait only once every object the Instance applied is gone", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		Expect(mustKudo(ns, "install", hello, "--instance", "first", "--wait")).
+			To(ContainSubstring("Step main/everything [COMPLETE]\nPlan deploy [COMPLETE]\ninstance first is deployed\n"))
+		i := &kudov1beta1.Instance{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "first"}, i)).To(Succeed())
+		applied := inventory.All(i.Status.Inventory)
+		Expect(applied).NotTo(BeEmpty())
+
+		mustKudo(ns, "uninstall", "--instance", "first", "--wait")
+		for _, ref := range applied {
+			obj := &metav1.PartialObjectMetadata{}
+			obj.SetGroupVersionKind(schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind))
+			err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, obj)
+			Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%s %s is still there: %v", ref.Kind, ref.Name, err)
+		}
 	})
 
 	It("installs a package by name from a repository served over HTTP", func() {

@@ -152,7 +152,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if !opts.Wait {
 		return nil
 	}
-	if err := plan.Wait(ctx, c, ns, io.Discard, i.Name, opts.WaitTime); err != nil {
+	if err := plan.Wait(ctx, c, ns, streams.Out, i.Name, opts.WaitTime); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(streams.Out, "instance %s is deployed\n", name)

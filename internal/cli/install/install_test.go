@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
@@ -295,5 +297,67 @@ func TestInstallWarnsOfADependencyRenderedWithoutTheValueItsParentPasses(t *test
 	}
 	if !strings.HasSuffix(out.String(), "instance.kudo.dev/parent-instance created\n") {
 		t.Errorf("output:\n%s", out)
+	}
+}
+
+// progressing is a cluster where Instance key moves on by one state each
+// time it is read, as the manager would run its plan.
+func progressing(key client.ObjectKey, states ...func(*kudov1beta1.Instance)) client.Client {
+	read := 0
+	return fake.NewClientBuilder().WithScheme(clientutil.Scheme).
+		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: key.Namespace}}).
+		WithInterceptorFuncs(interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, k client.ObjectKey, obj client.Object,
+			opts ...client.GetOption) error {
+			if i, ok := obj.(*kudov1beta1.Instance); ok && k == key && read < len(states) {
+				if err := c.Get(ctx, k, i); err != nil {
+					return err
+				}
+				states[read](i)
+				read++
+				if err := c.Update(ctx, i); err != nil {
+					return err
+				}
+			}
+			return c.Get(ctx, k, obj, opts...)
+		}}).Build()
+}
+
+func TestInstallWaitPrintsThePlansProgressAndWhyAStepFailed(t *testing.T) {
+	t.Setenv("KUDO_HOME", t.TempDir())
+	step := func(status kudov1beta1.ExecutionStatus, message string) func(*kudov1beta1.Instance) {
+		return func(i *kudov1beta1.Instance) {
+			plan := status
+			if status == kudov1beta1.ExecutionError {
+				plan = kudov1beta1.ExecutionInProgress
+			}
+			i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: "deploy", Status: plan}
+			i.Status.PlanStatus = map[string]kudov1beta1.PlanStatus{"deploy": {Name: "deploy", UID: "u1", Status: plan, Message: message,
+				Phases: []kudov1beta1.PhaseStatus{{Name: "main", Status: plan, Steps: []kudov1beta1.StepStatus{
+					{Name: "everything", Status: status, Message: message}}}}}}
+		}
+	}
+	c := progressing(client.ObjectKey{Namespace: "default", Name: "zk"},
+		// As admission does.
+		func(i *kudov1beta1.Instance) {
+			i.Spec.PlanExecution = kudov1beta1.PlanExecution{PlanName: "deploy", UID: "u1"}
+		},
+		step(kudov1beta1.ExecutionInProgress, "waiting for Deployment zk: Available: 0/2"),
+		step(kudov1beta1.ExecutionInProgress, "waiting for Deployment zk: Available: 0/2"),
+		step(kudov1beta1.ExecutionError, `task app: Deployment zk: spec.replicas: Invalid value: "abc" (attempt 1; next try in 1s)`),
+		step(kudov1beta1.ExecutionFatalError, "step main/everything timed out after 1m0s"),
+	)
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	err := Run(context.Background(), c, "default", streams, &Options{Package: hello, Instance: "zk", Wait: true, WaitTime: time.Minute})
+	if err == nil || err.Error() != "plan deploy failed: step main/everything timed out after 1m0s" {
+		t.Errorf("error = %v, want the plan's failure", err)
+	}
+	want := "operator.kudo.dev/hello created\noperatorversion.kudo.dev/hello-1.27.0-0.1.0 created\ninstance.kudo.dev/zk created\n" +
+		"Plan deploy [IN_PROGRESS]\n" +
+		"Step main/everything [IN_PROGRESS] (waiting for Deployment zk: Available: 0/2)\n" +
+		`Step main/everything [ERROR] (task app: Deployment zk: spec.replicas: Invalid value: "abc" (attempt 1; next try in 1s))` + "\n" +
+		"Step main/everything [FATAL_ERROR] (step main/everything timed out after 1m0s)\n" +
+		"Plan deploy [FATAL_ERROR]\n"
+	if out.String() != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
 }

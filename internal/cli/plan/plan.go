@@ -98,24 +98,52 @@ func Status(ctx context.Context, c client.Client, ns string, streams genericioop
 	default:
 		return fmt.Errorf("output %q is not supported: use json or yaml", opts.Output)
 	}
-	if err := WriteStatus(streams.Out, i, ov); err != nil || !opts.Wait {
-		return err
+	if !opts.Wait {
+		return WriteStatus(streams.Out, i, ov)
 	}
-	return waitForPlan(ctx, c, ns, streams.Out, opts, i)
+	return waitForPlan(ctx, c, ns, streams.Out, opts, i, ov, reprintTree)
 }
 
-// Wait waits until the plan the Instance runs, or was asked to run, ends;
-// a failed plan is an error.
+// Wait waits until the plan the Instance runs, or was asked to run, ends,
+// printing its progress to out; a failed plan is an error.
 func Wait(ctx context.Context, c client.Client, ns string, out io.Writer, instance string, timeout time.Duration) error {
-	i, _, err := get(ctx, c, ns, instance)
+	i, ov, err := get(ctx, c, ns, instance)
 	if err != nil {
 		return err
 	}
-	return waitForPlan(ctx, c, ns, out, &Options{Instance: instance, WaitTime: timeout, Poll: 250 * time.Millisecond}, i)
+	return waitForPlan(ctx, c, ns, out, &Options{Instance: instance, WaitTime: timeout, Poll: 250 * time.Millisecond}, i, ov, writeProgress)
 }
 
-// waitForPlan reprints the tree on every change until the active plan ends.
-func waitForPlan(ctx context.Context, c client.Client, ns string, out io.Writer, opts *Options, last *kudov1beta1.Instance) error {
+// reporter prints what a wait sees change between two reads of the
+// Instance; last is nil on the first.
+type reporter func(out io.Writer, last, cur *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) error
+
+// reprintTree prints the whole tree again on every change (plan status).
+func reprintTree(out io.Writer, last, cur *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) error {
+	if last != nil && cur.ResourceVersion == last.ResourceVersion {
+		return nil
+	}
+	return WriteStatus(out, cur, ov)
+}
+
+// writeProgress prints a line for each change of the awaited run and its
+// steps (the verbs that change an Instance and wait).
+func writeProgress(out io.Writer, last, cur *kudov1beta1.Instance, _ *kudov1beta1.OperatorVersion) error {
+	for _, line := range Progress(last, cur) {
+		if _, err := fmt.Fprintln(out, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitForPlan reports the Instance, then each change of it, until the plan
+// it was last asked to run ends.
+func waitForPlan(ctx context.Context, c client.Client, ns string, out io.Writer, opts *Options,
+	last *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion, report reporter) error {
+	if err := report(out, nil, last, ov); err != nil {
+		return err
+	}
 	deadline := time.Now().Add(opts.WaitTime)
 	for !engine.Settled(last) {
 		if time.Now().After(deadline) {
@@ -130,10 +158,8 @@ func waitForPlan(ctx context.Context, c client.Client, ns string, out io.Writer,
 		if err != nil {
 			return err
 		}
-		if i.ResourceVersion != last.ResourceVersion {
-			if err := WriteStatus(out, i, ov); err != nil {
-				return err
-			}
+		if err := report(out, last, i, ov); err != nil {
+			return err
 		}
 		last = i
 	}
@@ -162,7 +188,7 @@ func Trigger(ctx context.Context, c client.Client, ns string, streams genericioo
 	if !opts.Wait {
 		return nil
 	}
-	return waitForPlan(ctx, c, ns, io.Discard, opts, i)
+	return waitForPlan(ctx, c, ns, streams.Out, opts, i, ov, writeProgress)
 }
 
 // Cancel cancels the running plan.
@@ -254,7 +280,7 @@ func get(ctx context.Context, c client.Client, ns, name string) (*kudov1beta1.In
 // Retry resumes the last plan run, which failed, from its failed steps: the
 // steps it completed do not run again.
 func Retry(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
-	i, _, err := get(ctx, c, ns, opts.Instance)
+	i, ov, err := get(ctx, c, ns, opts.Instance)
 	if err != nil {
 		return err
 	}
@@ -276,5 +302,5 @@ func Retry(ctx context.Context, c client.Client, ns string, streams genericioopt
 	if !opts.Wait {
 		return nil
 	}
-	return waitForPlan(ctx, c, ns, io.Discard, opts, i)
+	return waitForPlan(ctx, c, ns, streams.Out, opts, i, ov, writeProgress)
 }

@@ -6,7 +6,6 @@ package rollback
 import (
 	"context"
 	"fmt"
-	"io"
 	"maps"
 	"time"
 
@@ -96,7 +95,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if !opts.Wait {
 		return nil
 	}
-	return plan.Wait(ctx, c, ns, io.Discard, i.Name, opts.WaitTime)
+	return plan.Wait(ctx, c, ns, streams.Out, i.Name, opts.WaitTime)
 }
 
 // restoredValues are the spec.parameters of the revision: its values, but

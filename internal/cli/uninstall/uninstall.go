@@ -1,10 +1,12 @@
 // Package uninstall is `kubectl kudo uninstall`: delete an Instance; its
-// cleanup plan runs first, then what it owned goes.
+// cleanup plan runs first, then what it applied goes.
 package uninstall
 
 import (
 	"context"
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -41,11 +43,13 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 		},
 	}
 	clientutil.InstanceFlag(cmd, &opts.Instance, flags)
-	clientutil.WaitFlags(cmd.Flags(), &opts.Wait, &opts.WaitTime, "Wait until the Instance is gone")
+	clientutil.WaitFlags(cmd.Flags(), &opts.Wait, &opts.WaitTime, "Wait until the Instance and every object it applied are gone")
 	return cmd
 }
 
-// Run deletes the Instance and, with Wait, waits until it is gone.
+// Run deletes the Instance and, with Wait, waits until it and everything
+// it applied are gone: what the manager deletes before it lets the Instance
+// go, and what the garbage collector deletes after.
 func Run(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
 	i := &kudov1beta1.Instance{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: opts.Instance}, i); err != nil {
@@ -54,6 +58,9 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 		}
 		return err
 	}
+	// Read before the delete: an Instance without finalizer goes at once,
+	// and its inventory with it.
+	left := newLeftovers(i)
 	if err := c.Delete(ctx, i); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting Instance %s: %w", i.Name, err)
 	}
@@ -61,14 +68,31 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if !opts.Wait {
 		return nil
 	}
+	return waitForLeftovers(ctx, c, streams.Out, left, opts)
+}
+
+// waitForLeftovers reads what remains until nothing does, saying what it
+// waits for whenever that changes, and at the end what the manager kept.
+func waitForLeftovers(ctx context.Context, c client.Client, out io.Writer, left *leftovers, opts *Options) error {
 	deadline := time.Now().Add(opts.WaitTime)
+	said := ""
 	for {
-		err := c.Get(ctx, client.ObjectKeyFromObject(i), &kudov1beta1.Instance{})
-		if apierrors.IsNotFound(err) {
+		waiting, err := left.read(ctx, c)
+		if err != nil {
+			return err
+		}
+		if len(waiting) == 0 {
+			for _, k := range left.kept {
+				_, _ = fmt.Fprintf(out, "kept %s: %s\n", describe(k.ref), k.reason)
+			}
 			return nil
 		}
+		if line := waitingFor(waiting); line != said {
+			_, _ = fmt.Fprintln(out, line)
+			said = line
+		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("instance %s is still there after %s: see kubectl kudo plan status --instance %s", i.Name, opts.WaitTime, i.Name)
+			return timedOut(left.instance, waiting, opts.WaitTime)
 		}
 		select {
 		case <-ctx.Done():
@@ -76,4 +100,48 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 		case <-time.After(opts.Poll):
 		}
 	}
+}
+
+// maxNamed bounds how many objects a progress line names.
+const maxNamed = 10
+
+// waitingFor says what remains: "waiting for 3 objects: Instance zk,
+// Deployment default/zk-web, ClusterRole zk-reader".
+func waitingFor(refs []kudov1beta1.ObjectRef) string {
+	objects := "objects"
+	if len(refs) == 1 {
+		objects = "object"
+	}
+	return fmt.Sprintf("waiting for %d %s: %s", len(refs), objects, names(refs))
+}
+
+// names lists the objects, at most maxNamed of them.
+func names(refs []kudov1beta1.ObjectRef) string {
+	named := make([]string, 0, min(len(refs), maxNamed)+1)
+	for _, r := range refs[:min(len(refs), maxNamed)] {
+		named = append(named, describe(r))
+	}
+	if len(refs) > maxNamed {
+		named = append(named, fmt.Sprintf("and %d more", len(refs)-maxNamed))
+	}
+	return strings.Join(named, ", ")
+}
+
+// timedOut says what is still there after the wait, and where to look.
+func timedOut(instance kudov1beta1.ObjectRef, waiting []kudov1beta1.ObjectRef, after time.Duration) error {
+	if waiting[0] == instance {
+		return fmt.Errorf("instance %s is still there after %s: see kubectl kudo plan status --instance %s -n %s",
+			instance.Name, after, instance.Name, instance.Namespace)
+	}
+	return fmt.Errorf("instance %s is gone, but after %s objects it applied remain (%s): see kubectl get events -n %s",
+		instance.Name, after, names(waiting), instance.Namespace)
+}
+
+// describe names an object as the manager's messages do: its kind,
+// namespace and name.
+func describe(r kudov1beta1.ObjectRef) string {
+	if r.Namespace == "" {
+		return r.Kind + " " + r.Name
+	}
+	return r.Kind + " " + r.Namespace + "/" + r.Name
 }

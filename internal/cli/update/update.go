@@ -5,7 +5,6 @@ package update
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -73,5 +72,5 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if !opts.Wait {
 		return nil
 	}
-	return plan.Wait(ctx, c, ns, io.Discard, i.Name, opts.WaitTime)
+	return plan.Wait(ctx, c, ns, streams.Out, i.Name, opts.WaitTime)
 }

@@ -5,7 +5,6 @@ package upgrade
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -132,7 +131,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if !opts.Wait {
 		return nil
 	}
-	return plan.Wait(ctx, c, ns, io.Discard, i.Name, opts.WaitTime)
+	return plan.Wait(ctx, c, ns, streams.Out, i.Name, opts.WaitTime)
 }
 
 func newer(next, current string) error {

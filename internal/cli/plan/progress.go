@@ -1,0 +1,53 @@
+package plan
+
+import (
+	"fmt"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/engine"
+)
+
+// Progress lists, one line each, what changed in the awaited plan run
+// between two reads of an Instance (last is nil before the first): the
+// run's status, and each step whose status or message changed, with its
+// message, which says what it waits for or why it failed. Pending steps are
+// left out: they have nothing to say yet.
+func Progress(last, cur *kudov1beta1.Instance) []string {
+	name, run, ok := engine.AwaitedRun(cur)
+	if !ok || engine.RetryRequested(cur, name) {
+		// The status still shows the run before, or the failure being retried.
+		return nil
+	}
+	var before kudov1beta1.PlanStatus
+	if last != nil {
+		if lastName, lastRun, ok := engine.AwaitedRun(last); ok && lastName == name && lastRun.UID == run.UID {
+			before = lastRun
+		}
+	}
+	var lines []string
+	planLine := ""
+	if run.Status != before.Status && shows(run.Status) {
+		planLine = fmt.Sprintf("Plan %s [%s]", name, run.Status)
+	}
+	// A run's start comes before its steps, its end after them.
+	if planLine != "" && !run.Status.IsTerminal() {
+		lines = append(lines, planLine)
+	}
+	for _, phase := range run.Phases {
+		for _, step := range phase.Steps {
+			status, msg := stepStatus(&before, phase.Name, step.Name)
+			if shows(step.Status) && (step.Status != status || step.Message != msg) {
+				lines = append(lines, fmt.Sprintf("Step %s/%s [%s]%s", phase.Name, step.Name, step.Status, message(step.Message)))
+			}
+		}
+	}
+	if planLine != "" && run.Status.IsTerminal() {
+		lines = append(lines, planLine)
+	}
+	return lines
+}
+
+// shows reports whether a plan or step in this state has started.
+func shows(s kudov1beta1.ExecutionStatus) bool {
+	return s != "" && s != kudov1beta1.ExecutionPending && s != kudov1beta1.ExecutionNeverRun
+}
