@@ -106,7 +106,7 @@ by a CA of its own that the webhooks trust.`,
 	f.BoolVar(&opts.SelfSignedCA, "unsafe-self-signed-webhook-ca", false,
 		"Serve the webhooks with a certificate signed by a self-signed CA instead of cert-manager's")
 	f.Int32Var(&replicas, "replicas", 2, "How many manager replicas to run: one leads and reconciles, "+
-		"every one serves the webhooks, so that with 2 or more Instances can be changed while one restarts")
+		"all serve the webhooks; with 2 or more, Instances can still be changed while one restarts")
 	f.BoolVar(&opts.Upgrade, "upgrade", false, "Upgrade an installed manager, to the image of --kudo-image")
 	f.BoolVar(&opts.Wait, "wait", false, "Wait until the manager is rolled out and ready")
 	f.Int64Var(&waitSeconds, "wait-timeout", 300, "How many seconds --wait waits")

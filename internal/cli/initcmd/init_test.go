@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 )
@@ -103,22 +104,41 @@ func printed(t *testing.T, opts *Options) map[string]*unstructured.Unstructured 
 
 func TestTheManagerRunsTheReplicasAskedFor(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		replicas *int32
-		want     int32
+		name string
+		args []string
+		want int32
 	}{
 		{"two by default, so that one serves the webhooks while the other restarts", nil, 2},
-		{"one", ptr.To[int32](1), 1},
-		{"three", ptr.To[int32](3), 3},
+		{"one", []string{"--replicas", "1"}, 1},
+		{"three", []string{"--replicas", "3"}, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			deployment := &appsv1.Deployment{}
-			obj := printed(t, &Options{Replicas: tc.replicas})["Deployment"]
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, deployment); err != nil {
+			streams, _, out, _ := genericiooptions.NewTestIOStreams()
+			cmd := NewCmd(streams, genericclioptions.NewConfigFlags(false))
+			cmd.SetArgs(append([]string{"--dry-run", "-o", "yaml"}, tc.args...))
+			if err := cmd.Execute(); err != nil {
 				t.Fatal(err)
 			}
-			if got := ptr.Deref(deployment.Spec.Replicas, 0); got != tc.want {
-				t.Errorf("spec.replicas = %d, want %d", got, tc.want)
+			objs, err := decode(out.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			deployments := 0
+			for _, obj := range objs {
+				if obj.GetKind() != "Deployment" {
+					continue
+				}
+				deployments++
+				deployment := &appsv1.Deployment{}
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, deployment); err != nil {
+					t.Fatal(err)
+				}
+				if got := ptr.Deref(deployment.Spec.Replicas, 0); got != tc.want {
+					t.Errorf("spec.replicas = %d, want %d", got, tc.want)
+				}
+			}
+			if deployments != 1 {
+				t.Errorf("init printed %d Deployments, want 1", deployments)
 			}
 		})
 	}
