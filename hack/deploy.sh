@@ -17,7 +17,9 @@
 # config/default's, for the Instances labelled sharding.kudo.dev/key=$SHARD:
 # the Deployment kudo-controller-manager-$SHARD, started with --shard, with
 # its own leader election, the same service account, and no webhooks (the
-# unsharded manager serves them; its Services do not select shard pods).
+# unsharded manager serves them; its Services do not select shard pods). One
+# replica and no PodDisruptionBudget: a second one would only hold a second
+# cache of the shard, since no webhook call waits on a shard's manager.
 #
 # Usage: deploy.sh apply|delete. Environment: KUBECTL, KUSTOMIZE, IMG,
 # DEPLOY_DIR (default bin/deploy), IGNORE_NOT_FOUND (delete), SHARD.
@@ -46,9 +48,19 @@ patches:
     kind: Namespace
     metadata:
       name: system
+- patch: |-
+    \$patch: delete
+    apiVersion: policy/v1
+    kind: PodDisruptionBudget
+    metadata:
+      name: controller-manager
+      namespace: system
 - target:
     kind: Deployment
   patch: |-
+    - op: replace
+      path: /spec/replicas
+      value: 1
     - op: replace
       path: /spec/template/spec/containers/0/image
       value: $IMG

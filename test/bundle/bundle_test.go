@@ -8,6 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
+
 	"github.com/operator-framework/api/pkg/manifests"
 	"github.com/operator-framework/api/pkg/validation"
 	"github.com/operator-framework/api/pkg/validation/errors"
@@ -40,6 +44,10 @@ func TestBundleValidates(t *testing.T) {
 	for _, crd := range bundle.V1CRDs {
 		crds = append(crds, crd)
 	}
+	objects := make([]any, 0, len(bundle.Objects))
+	for _, obj := range bundle.Objects {
+		objects = append(objects, obj)
+	}
 	optional := map[string]string{"k8s-version": kubernetesVersion}
 
 	for _, tc := range []struct {
@@ -50,6 +58,9 @@ func TestBundleValidates(t *testing.T) {
 		{"bundle", validation.BundleValidator, []any{bundle}},
 		{"ClusterServiceVersion", validation.ClusterServiceVersionValidator, []any{bundle.CSV}},
 		{"CustomResourceDefinition", validation.CustomResourceDefinitionValidator, crds},
+		// OLM's limits on the objects it creates: a PodDisruptionBudget
+		// that allows evictions, roles without escalation.
+		{"objects", validation.ObjectValidator, objects},
 		{"OperatorHub", validation.OperatorHubV2Validator, []any{bundle, optional}},
 		{"standard capabilities", validation.StandardCapabilitiesValidator, []any{bundle}},
 		{"standard categories", validation.StandardCategoriesValidator, []any{bundle}},
@@ -82,4 +93,32 @@ func known(warning errors.Error) bool {
 		}
 	}
 	return false
+}
+
+// OLM runs the manager as config/default does: two replicas, and a
+// PodDisruptionBudget that OLM creates from the bundle beside the CSV.
+func TestBundleRunsTwoManagerReplicasWithTheirDisruptionBudget(t *testing.T) {
+	bundle, err := manifests.GetBundleFromDir(filepath.Join("..", "..", "bundle", "manifests"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployments := bundle.CSV.Spec.InstallStrategy.StrategySpec.DeploymentSpecs
+	if len(deployments) != 1 {
+		t.Fatalf("the CSV deploys %d Deployments, want kudo-controller-manager only", len(deployments))
+	}
+	if replicas := ptr.Deref(deployments[0].Spec.Replicas, 1); replicas != 2 {
+		t.Errorf("the CSV's Deployment %s has %d replicas, want 2", deployments[0].Name, replicas)
+	}
+	podLabels := labels.Set(deployments[0].Spec.Template.Labels)
+	for _, obj := range bundle.Objects {
+		if obj.GetKind() != "PodDisruptionBudget" {
+			continue
+		}
+		matchLabels, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "selector", "matchLabels")
+		if len(matchLabels) > 0 && labels.SelectorFromSet(matchLabels).Matches(podLabels) {
+			return
+		}
+		t.Errorf("PodDisruptionBudget %s selects %v, not the manager's pods %v", obj.GetName(), matchLabels, podLabels)
+	}
+	t.Error("the bundle has no PodDisruptionBudget for the manager's pods")
 }

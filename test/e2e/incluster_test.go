@@ -54,17 +54,31 @@ func loadImage(image string) {
 	Expect(cluster.Make("cluster-load-image", "IMAGE_TAR="+tar)).To(Succeed())
 }
 
-// managerPod returns the one running manager pod, inside an Eventually.
-func managerPod(ctx context.Context, g Gomega, image string) *corev1.Pod {
-	pods := &corev1.PodList{}
-	g.Expect(k8sClient.List(ctx, pods, client.InNamespace(managerNamespace),
+// managerPods returns the manager's pods, inside an Eventually, once its
+// replicas (two, the default) all run image and are ready; and the one that
+// leads.
+func managerPods(ctx context.Context, g Gomega, image string) (pods []corev1.Pod, leading *corev1.Pod) {
+	list := &corev1.PodList{}
+	g.Expect(k8sClient.List(ctx, list, client.InNamespace(managerNamespace),
 		client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
-	g.Expect(pods.Items).To(HaveLen(1))
-	pod := &pods.Items[0]
-	g.Expect(pod.Spec.Containers[0].Image).To(Equal(image))
-	g.Expect(pod.Status.Conditions).To(ContainElement(And(
-		HaveField("Type", corev1.PodReady), HaveField("Status", corev1.ConditionTrue))))
-	return pod
+	for _, pod := range list.Items {
+		// A rollout's old pods linger, terminating.
+		if pod.DeletionTimestamp == nil {
+			pods = append(pods, pod)
+		}
+	}
+	g.Expect(pods).To(HaveLen(2))
+	holder := leader(ctx, g)
+	for i := range pods {
+		g.Expect(pods[i].Spec.Containers[0].Image).To(Equal(image))
+		g.Expect(pods[i].Status.Conditions).To(ContainElement(And(
+			HaveField("Type", corev1.PodReady), HaveField("Status", corev1.ConditionTrue))))
+		if strings.HasPrefix(holder, pods[i].Name+"_") {
+			leading = &pods[i]
+		}
+	}
+	g.Expect(leading).NotTo(BeNil(), "no manager pod holds the lease: %s does", holder)
+	return pods, leading
 }
 
 // leader is the holder of the manager's leader election lease.
@@ -72,6 +86,21 @@ func leader(ctx context.Context, g Gomega) string {
 	lease := &coordinationv1.Lease{}
 	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: managerNamespace, Name: "manager.kudo.dev"}, lease)).To(Succeed())
 	return ptr.Deref(lease.Spec.HolderIdentity, "")
+}
+
+// planStarts counts the plan runs an Instance started, by its PlanStarted
+// events.
+func planStarts(ctx context.Context, ns, instance string) int {
+	GinkgoHelper()
+	events := &corev1.EventList{}
+	Expect(k8sClient.List(ctx, events, client.InNamespace(ns), client.MatchingFields{"involvedObject.name": instance})).To(Succeed())
+	starts := 0
+	for _, e := range events.Items {
+		if e.Reason == "PlanStarted" {
+			starts += int(max(e.Count, 1))
+		}
+	}
+	return starts
 }
 
 // jobUIDs are the uids of the Jobs of a name that events were recorded for:
@@ -97,19 +126,18 @@ var _ = Describe("kudo-ng in the cluster, from its image, on the real node", Ord
 		DeferCleanup(handOverToClusterManager())
 	})
 
-	It("kubectl kudo init runs the manager as a pod on the real node: ready, leading, its webhooks called through their Service", func() {
+	It("kubectl kudo init runs the manager's two replicas as pods on the real node: ready, one leading, its webhooks called through their Service", func() {
 		start := time.Now()
 		out := mustKudo("default", "init", "--unsafe-self-signed-webhook-ca", "--wait",
 			"--kudo-image", managerImage, "--kudo-image-pull-policy", "Never")
 		Expect(out).To(ContainSubstring("kudo-ng is ready: deployment kudo-system/kudo-controller-manager rolled out, its webhooks answer"))
 		AddReportEntry("init --wait took", time.Since(start).String())
-		var pod *corev1.Pod
-		Eventually(func(g Gomega) {
-			pod = managerPod(ctx, g, managerImage)
-			g.Expect(leader(ctx, g)).To(HavePrefix(pod.Name + "_"))
-		}).Should(Succeed())
-		Expect(pod.Spec.NodeName).To(Equal(realNode))
-		Expect(pod.Status.ContainerStatuses[0].ImageID).NotTo(BeEmpty())
+		var pods []corev1.Pod
+		Eventually(func(g Gomega) { pods, _ = managerPods(ctx, g, managerImage) }).Should(Succeed())
+		for _, pod := range pods {
+			Expect(pod.Spec.NodeName).To(Equal(realNode))
+			Expect(pod.Status.ContainerStatuses[0].ImageID).NotTo(BeEmpty())
+		}
 
 		// The API server calls the validating webhook at its Service.
 		ns := newNamespace(ctx)
@@ -262,23 +290,12 @@ var _ = Describe("kudo-ng in the cluster, from its image, on the real node", Ord
 		mustKudo("default", "init", "--upgrade", "--unsafe-self-signed-webhook-ca", "--wait",
 			"--kudo-image", nextManagerImage, "--kudo-image-pull-policy", "Never")
 		AddReportEntry("init --upgrade --wait took", time.Since(start).String())
-		Eventually(func(g Gomega) {
-			pod := managerPod(ctx, g, nextManagerImage)
-			g.Expect(leader(ctx, g)).To(HavePrefix(pod.Name + "_"))
-		}).Should(Succeed())
+		Eventually(func(g Gomega) { managerPods(ctx, g, nextManagerImage) }).Should(Succeed())
 		got := planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
 		AddReportEntry("the plan completed after", time.Since(start).String())
 
 		Expect(jobUIDs(ctx, Default, ns, "slow-check")).To(HaveLen(1), "the check Job ran more than once")
-		events := &corev1.EventList{}
-		Expect(k8sClient.List(ctx, events, client.InNamespace(ns), client.MatchingFields{"involvedObject.name": "slow"})).To(Succeed())
-		started := 0
-		for _, e := range events.Items {
-			if e.Reason == "PlanStarted" {
-				started += int(e.Count)
-			}
-		}
-		Expect(started).To(Equal(1), "plan deploy started %d times", started)
+		Expect(planStarts(ctx, ns, "slow")).To(Equal(1), "plan deploy started more than once")
 		Expect(got.Status.PlanStatus["deploy"].Phases[0].Steps[1].Status).To(Equal(kudov1beta1.ExecutionComplete))
 	})
 })
@@ -297,15 +314,16 @@ var _ = Describe("make deploy", Ordered, func() {
 		Expect(cluster.Make("deploy", "IMG="+managerImage, "DEPLOY_DIR="+deployDir)).To(Succeed())
 	})
 
-	It("runs the manager from the image asked for as a pod on the real node, ready and leading", func() {
+	It("runs the manager's two replicas from the image asked for as pods on the real node, ready, one leading", func() {
 		Eventually(func(g Gomega) {
 			d := &appsv1.Deployment{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: managerNamespace, Name: managerDeployment}, d)).To(Succeed())
 			g.Expect(d.Spec.Template.Spec.ServiceAccountName).To(Equal("kudo-controller-manager"))
-			g.Expect(d.Status.AvailableReplicas).To(BeEquivalentTo(1))
-			pod := managerPod(ctx, g, managerImage)
-			g.Expect(pod.Spec.NodeName).To(Equal(realNode))
-			g.Expect(leader(ctx, g)).To(HavePrefix(pod.Name + "_"))
+			g.Expect(d.Status.AvailableReplicas).To(BeEquivalentTo(2))
+			pods, _ := managerPods(ctx, g, managerImage)
+			for _, pod := range pods {
+				g.Expect(pod.Spec.NodeName).To(Equal(realNode))
+			}
 		}).Should(Succeed())
 		// Unlike kubectl kudo init --wait, make deploy does not wait for the
 		// Service's endpoints and the node's proxy rules to follow the pod.

@@ -124,14 +124,6 @@ var _ = Describe("Managers sharded by label", Ordered, func() {
 			"the completed step ran again")
 		Expect(done.Status.Revisions).To(HaveLen(1))
 		Expect(plansStarted(Default, metricsAddress, "handover")).To(BeZero(), "the unsharded manager started the plan again")
-		events := &corev1.EventList{}
-		Expect(k8sClient.List(ctx, events, client.InNamespace(ns))).To(Succeed())
-		starts := 0
-		for _, e := range events.Items {
-			if e.Reason == "PlanStarted" {
-				starts += int(max(e.Count, 1))
-			}
-		}
-		Expect(starts).To(Equal(1))
+		Expect(planStarts(ctx, ns, i.Name)).To(Equal(1))
 	})
 })

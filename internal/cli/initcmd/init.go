@@ -53,6 +53,8 @@ type Options struct {
 	// Image and ImagePullPolicy replace the manager container's.
 	Image           string
 	ImagePullPolicy string
+	// Replicas replaces the manager Deployment's replicas when set.
+	Replicas *int32
 	// SelfSignedCA makes the webhooks trust a CA of init's own rather than
 	// cert-manager's.
 	SelfSignedCA bool
@@ -66,6 +68,7 @@ type Options struct {
 func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
 	opts := &Options{}
 	var waitSeconds int64
+	var replicas int32
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Install kudo-ng's CRDs, RBAC, webhooks and manager, or print them",
@@ -76,11 +79,13 @@ it is installed; --unsafe-self-signed-webhook-ca makes one here instead, signed
 by a CA of its own that the webhooks trust.`,
 		Example: `  kubectl kudo init --unsafe-self-signed-webhook-ca --wait
   kubectl kudo init --upgrade --kudo-image ghcr.io/kudo-ng/kudo:v0.2.0 --wait
+  kubectl kudo init --replicas 1
   kubectl kudo init --dry-run -o yaml
   kubectl kudo init --crd-only`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.WaitTimeout = time.Duration(waitSeconds) * time.Second
+			opts.Replicas = &replicas
 			var c client.Client
 			if !opts.DryRun {
 				var err error
@@ -100,6 +105,8 @@ by a CA of its own that the webhooks trust.`,
 		"Override the manager image's pull policy: Always, IfNotPresent or Never")
 	f.BoolVar(&opts.SelfSignedCA, "unsafe-self-signed-webhook-ca", false,
 		"Serve the webhooks with a certificate signed by a self-signed CA instead of cert-manager's")
+	f.Int32Var(&replicas, "replicas", 2, "How many manager replicas to run: one leads and reconciles, "+
+		"all serve the webhooks; with 2 or more, Instances can still be changed while one restarts")
 	f.BoolVar(&opts.Upgrade, "upgrade", false, "Upgrade an installed manager, to the image of --kudo-image")
 	f.BoolVar(&opts.Wait, "wait", false, "Wait until the manager is rolled out and ready")
 	f.Int64Var(&waitSeconds, "wait-timeout", 300, "How many seconds --wait waits")
@@ -115,6 +122,10 @@ func Run(ctx context.Context, c client.Client, streams genericiooptions.IOStream
 	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever, "":
 	default:
 		return fmt.Errorf("--kudo-image-pull-policy %q is not Always, IfNotPresent or Never", opts.ImagePullPolicy)
+	}
+	if opts.Replicas != nil && *opts.Replicas < 1 {
+		return fmt.Errorf("--replicas %d: run at least 1 manager replica; 2, the default, keep the webhooks answering while one restarts",
+			*opts.Replicas)
 	}
 	objs, err := manifests(opts.CRDOnly)
 	if err != nil {
@@ -145,8 +156,9 @@ func Run(ctx context.Context, c client.Client, streams genericiooptions.IOStream
 	return nil
 }
 
-// prepare sets the manager's image and the webhooks' certificate, and
-// refuses to change an installed manager without --upgrade.
+// prepare sets the manager's image and replicas and the webhooks'
+// certificate, and refuses to change an installed manager's image without
+// --upgrade.
 func prepare(ctx context.Context, c client.Client, objs []*unstructured.Unstructured, opts *Options) ([]*unstructured.Unstructured, error) {
 	var image string
 	for _, obj := range objs {
@@ -156,6 +168,11 @@ func prepare(ctx context.Context, c client.Client, objs []*unstructured.Unstruct
 		var err error
 		if image, err = setImage(obj, opts.Image, opts.ImagePullPolicy); err != nil {
 			return nil, err
+		}
+		if opts.Replicas != nil {
+			if err := unstructured.SetNestedField(obj.Object, int64(*opts.Replicas), "spec", "replicas"); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if c != nil && !opts.Upgrade {
@@ -296,6 +313,11 @@ func manifests(crdOnly bool) ([]*unstructured.Unstructured, error) {
 			return nil, err
 		}
 	}
+	return decode(docs)
+}
+
+// decode reads a multi-document YAML into objects.
+func decode(docs []byte) ([]*unstructured.Unstructured, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(docs)))
 	var objs []*unstructured.Unstructured
 	for {
