@@ -293,17 +293,8 @@ node_down() {
   stop_component containerd
   pkill -9 -f -- "$nd/" 2>/dev/null || true
   # Deepest first: rootfs overlays, pod volumes, network namespaces.
-  # A node that never ran a pod has none of them: grep finds nothing. A
-  # mount propagated back from a shared peer while the first pass ran (the
-  # kubelet's directory, seen once) is caught by another pass, so that
-  # removing the node's directory never meets a busy mount point.
-  local pass mounts
-  for pass in 1 2 3 4 5; do
-    mounts=$(findmnt -rn -o TARGET | grep "^$nd/" || true)
-    [[ -n $mounts ]] || break
-    sort -r <<<"$mounts" | while read -r m; do umount -l "$m" 2>/dev/null || true; done
-    ((pass == 1)) || sleep 0.2
-  done
+  # A node that never ran a pod has none of them: grep finds nothing.
+  { findmnt -rn -o TARGET | grep "^$nd/" || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
   for cg in /sys/fs/cgroup/*/kubepods; do
     if [[ -d $cg ]]; then
       find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null || true
