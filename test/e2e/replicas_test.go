@@ -56,7 +56,7 @@ var _ = Describe("The manager's webhooks, while its leader's process is killed w
 		slow := install(ctx, newNamespace(ctx), filepath.Join("testdata", "realnode"), "slow", map[string]string{"SLEEP": "30"})
 		// Each update changes a parameter: the webhooks default and
 		// validate it against the Instance's OperatorVersion.
-		updated := install(ctx, newNamespace(ctx), filepath.Join(conformance, "first-operator", "operator"), "updated", nil)
+		updated := install(ctx, newNamespace(ctx), hello, "updated", nil)
 		planStatus(ctx, updated, "deploy", kudov1beta1.ExecutionComplete)
 		Eventually(func(g Gomega) {
 			_, step := firstDeployStep(ctx, g, slow)
