@@ -33,7 +33,8 @@ var _ = Describe("kubectl kudo rollback", func() {
 		Expect(history).To(MatchRegexp(`1\s+deploy\s+COMPLETE\s+rollback-0\.1\.0\s+\S+ \S+\s+COLOR=red,ZONE=a`))
 
 		out := mustKudo(ns, "rollback", "--instance", "rb", "--wait")
-		Expect(out).To(Equal("Instance rb rolled back to revision 1: OperatorVersion rollback-0.1.0, parameters COLOR=red,ZONE=a\n"))
+		Expect(out).To(HavePrefix("Instance rb rolled back to revision 1: OperatorVersion rollback-0.1.0, parameters COLOR=red,ZONE=a\n"))
+		Expect(out).To(HaveSuffix("Plan deploy [COMPLETE]\n"), "--wait prints the plan's progress")
 		i := &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rb"}}
 		got := planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
 		Expect(got.Status.AppliedOperatorVersion).To(Equal("rollback-0.1.0"))
