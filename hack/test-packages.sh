@@ -1,17 +1,42 @@
 #!/usr/bin/env bash
-# make test-packages: each conformance package's own kuttl tests (tests/ beside
-# operator/) run with `kubectl kudo test`, on a local control plane of their
-# own with the manager and its webhooks running, stopped at the end. A test
-# listed in test/packages/expected-failures.txt must fail; one listed there
-# that passes fails the run too, so that the list stays true.
-# Environment (set by the Makefile): KUBECTL, KUSTOMIZE, KUTTL; CONFORMANCE
-# (default ../shared/conformance), PACKAGES_PORT_BASE (default 16840).
+# make test-packages: the kuttl tests (tests/ beside operator/) of the
+# project's own example packages (examples/*) and of the conformance packages
+# (KUDO_OPERATORS), run with `kubectl kudo test` on a local control plane of
+# their own, with its real node (Pipe pods run there), the manager and its
+# webhooks, stopped at the end. A test listed in
+# test/packages/expected-failures.txt must fail; one listed there that passes
+# fails the run too, so that the list stays true.
+# Environment (set by the Makefile): KUBECTL, KUSTOMIZE, KUTTL;
+# KUDO_OPERATORS, a directory laid out as kudobuilder/operators' repository/
+# (DIR/<name>/operator, DIR/<name>/tests): unset is ../shared/conformance when
+# it exists, empty runs the examples only; PACKAGES_PORT_BASE (default 16840).
 set -euo pipefail
+shopt -s nullglob
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-conformance=$(cd "${CONFORMANCE:-$root/../shared/conformance}" && pwd)
+skip_corpus() {
+  echo "test-packages: $1: skipping the conformance packages' tests" \
+    "(set KUDO_OPERATORS=DIR, laid out as kudobuilder/operators' repository/)" >&2
+}
+corpus=
+if [[ -v KUDO_OPERATORS && -z $KUDO_OPERATORS ]]; then
+  skip_corpus "KUDO_OPERATORS is empty"
+elif [[ -v KUDO_OPERATORS ]]; then
+  if [[ ! -d $KUDO_OPERATORS ]]; then
+    echo "test-packages: KUDO_OPERATORS=$KUDO_OPERATORS is not a directory: name one laid out as" \
+      "kudobuilder/operators' repository/, or set KUDO_OPERATORS= to run the examples' tests only" >&2
+    exit 1
+  fi
+  corpus=$(cd "$KUDO_OPERATORS" && pwd)
+elif [[ -d $root/../shared/conformance ]]; then
+  corpus=$(cd "$root/../shared/conformance" && pwd)
+else
+  skip_corpus "KUDO_OPERATORS is not set and ../shared/conformance does not exist"
+fi
 expected_file=$root/test/packages/expected-failures.txt
-out=$root/bin/test-packages
+# The physical path (bin may be a symlink): down.sh finds the real node's
+# mounts by the path the kernel lists them under.
+out=$(cd "$root/bin" && pwd -P)/test-packages
 logs=$out/logs
 start=$SECONDS
 
@@ -32,10 +57,21 @@ while read -r id why; do
   expected[$id]=$why
 done <"$expected_file"
 
-"$root/hack/cluster/down.sh" 2>/dev/null # a cluster an interrupted run left
+# A cluster an interrupted run left.
+if ! "$root/hack/cluster/down.sh" 2>/dev/null; then
+  echo "test-packages: the cluster a previous run left in $CLUSTER_DIR does not stop:" \
+    "run CLUSTER_DIR=$CLUSTER_DIR hack/cluster/down.sh to see why" >&2
+  exit 1
+fi
 rm -rf "$out"
 mkdir -p "$logs" "$out/work"
-trap '"$root/hack/cluster/down.sh" >/dev/null 2>&1' EXIT
+stop_cluster() {
+  if ! "$root/hack/cluster/down.sh" >"$out/cluster-down.log" 2>&1; then
+    echo "test-packages: stopping the control plane failed ($out/cluster-down.log)" >&2
+    exit 1
+  fi
+}
+trap stop_cluster EXIT
 "$root/hack/cluster/up.sh" >/dev/null
 
 "$KUSTOMIZE" build "$root/config/crd" | kubectl apply --server-side -f - >/dev/null
@@ -43,19 +79,38 @@ trap '"$root/hack/cluster/down.sh" >/dev/null 2>&1' EXIT
 start_manager "$root" "$CLUSTER_DIR" "$logs/manager.log" --leader-elect=false 2>/dev/null
 echo "test-packages: control plane, CRDs and manager ready in $((SECONDS - start))s" >&2
 
+# The operator a package's tests start from: operator/ beside tests/ or, for
+# a package laid out by version (<version>/operator), its oldest version; its
+# tests upgrade to the others themselves.
+first_operator() {
+  local package=$1
+  if [[ -d $package/operator ]]; then
+    echo "$package/operator"
+  else
+    printf '%s\n' "$package"/*/operator | sort -V | head -n 1
+  fi
+}
+
 failed=0 passed=0 xfailed=0
-declare -A seen
-for tests in "$conformance"/*/tests; do
+declare -A seen ran
+for tests in "$root"/examples/*/tests ${corpus:+"$corpus"/*/tests}; do
   package=$(basename "$(dirname "$tests")")
+  operator=$(first_operator "$(dirname "$tests")")
+  if [[ -z $operator ]]; then
+    echo "FAIL   $package: no operator/ (or <version>/operator) beside $tests" >&2
+    failed=$((failed + 1))
+    continue
+  fi
   # The tests create Instances whose spec.operatorVersion names the package's
   # OperatorVersion in namespace default, so it is installed there first; the
   # Instances live in kuttl's own namespace for each test, as under KUDO.
-  if ! kubectl kudo install "$tests/../operator" --skip-instance >"$logs/$package-install.log" 2>&1; then
-    echo "FAIL   $package: kubectl kudo install --skip-instance failed:" >&2
+  if ! kubectl kudo install "$operator" --skip-instance >"$logs/$package-install.log" 2>&1; then
+    echo "FAIL   $package: kubectl kudo install $operator --skip-instance failed:" >&2
     cat "$logs/$package-install.log" >&2
     failed=$((failed + 1))
     continue
   fi
+  ran[$package]=1
   for dir in "$tests"/*/; do
     name=$(basename "$dir") id=$package/$(basename "$dir")
     seen[$id]=1
@@ -84,8 +139,9 @@ for tests in "$conformance"/*/tests; do
     fi
   done
 done
+# Only a package whose tests ran can tell that a line names no test.
 for id in "${!expected[@]}"; do
-  if [[ ! -v seen[$id] ]]; then
+  if [[ -v ran[${id%%/*}] && ! -v seen[$id] ]]; then
     echo "STALE  $id is in $expected_file but is no package's test: remove its line" >&2
     failed=$((failed + 1))
   fi
