@@ -102,14 +102,15 @@ func TestRenderZookeeper(t *testing.T) {
 // task's pod as the controller applies it, named after the task and with the
 // container that keeps the files until they are read.
 func TestRenderShowsThePipePodTheControllerRuns(t *testing.T) {
-	objs := renderObjects(t, &RenderOptions{Path: corpus.Package(t, "cowsay"), Namespace: "default", Plan: "deploy", KubernetesVersion: "1.34"})
+	allTasks := filepath.Join(corpus.Examples(), "all-tasks", "operator")
+	objs := renderObjects(t, &RenderOptions{Path: allTasks, Namespace: "default", Plan: "deploy", KubernetesVersion: "1.34"})
 	pod := find(objs, "Pod")
 	if pod == nil {
 		t.Fatal("no Pod rendered")
 	}
 	containers, _, _ := unstructured.NestedSlice(pod.Object, "spec", "containers")
 	policy, _, _ := unstructured.NestedString(pod.Object, "spec", "restartPolicy")
-	if pod.GetName() != "cowsay-instance-deploy-main-genfiles-genwww" || len(containers) != 1 || policy != "OnFailure" {
+	if pod.GetName() != "all-tasks-instance-deploy-setup-secrets-generate" || len(containers) != 1 || policy != "OnFailure" {
 		t.Errorf("pipe pod %s with containers %v, restartPolicy %q", pod.GetName(), containers, policy)
 	}
 }
