@@ -6,6 +6,7 @@ package clientutil
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -27,7 +28,9 @@ var Scheme = func() *runtime.Scheme {
 	return s
 }()
 
-// New returns a client of the cluster the flags name, and the namespace.
+// New returns a client of the cluster the flags name, and the namespace. Its
+// writes are sent again while the API server cannot reach kudo-ng's
+// admission webhooks, for which it admitted nothing.
 func New(flags *genericclioptions.ConfigFlags) (client.Client, string, error) {
 	cfg, err := flags.ToRESTConfig()
 	if err != nil {
@@ -37,8 +40,11 @@ func New(flags *genericclioptions.ConfigFlags) (client.Client, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: Scheme})
-	return c, ns, err
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: Scheme})
+	if err != nil {
+		return nil, "", err
+	}
+	return retryUnreachableWebhooks(c, os.Stderr), ns, nil
 }
 
 // GetInstance reads the Instance and its OperatorVersion, with errors that say
