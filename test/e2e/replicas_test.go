@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/engine"
 )
 
 // killContainer kills a pod's first container with SIGKILL through the real
@@ -106,15 +107,13 @@ var _ = Describe("The manager's webhooks, while its leader's process is killed w
 		Expect(planStarts(ctx, slow.Namespace, slow.Name)).To(Equal(1), "plan deploy started more than once")
 
 		// The run the last update started completes, with its value.
-		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(updated), updated)).To(Succeed())
-		last := updated.Spec.PlanExecution.UID
-		Expect(last).NotTo(BeEmpty())
 		Eventually(func(g Gomega) {
 			got := &kudov1beta1.Instance{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(updated), got)).To(Succeed())
+			g.Expect(engine.Settled(got)).To(BeTrue())
 			ps := got.Status.PlanStatus["deploy"]
-			g.Expect(ps.UID).To(Equal(last))
 			g.Expect(ps.Status).To(Equal(kudov1beta1.ExecutionComplete), "plan deploy: %s", describe(&ps))
+			g.Expect(got.Status.AppliedParameters).To(HaveKeyWithValue("replicas", fmt.Sprint(replicas)))
 		}).Should(Succeed())
 		Expect(deployment(ctx, Default, updated.Namespace, updated.Name).Spec.Replicas).To(HaveValue(BeEquivalentTo(replicas)))
 	})
