@@ -20,6 +20,10 @@ import (
 // a lone manager's restart.
 var webhookBackoff = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Steps: 8, Cap: 5 * time.Second}
 
+// unreachable are how the API server says it could not reach a webhook: a
+// replica gone, none serving, or one that stopped answering.
+var unreachable = []string{"connection refused", "no endpoints available", "connection reset", "i/o timeout", "context deadline exceeded"}
+
 // webhookUnreachable: the API server refused the write because it could not
 // reach an admission webhook (a manager replica killed while the Service
 // still routes to it, or no replica serving). It admitted nothing, so the
@@ -32,7 +36,7 @@ func webhookUnreachable(err error) bool {
 	if !strings.Contains(msg, "failed calling webhook") {
 		return false
 	}
-	for _, transport := range []string{"connection refused", "no endpoints available", "connection reset", "i/o timeout", "context deadline exceeded"} {
+	for _, transport := range unreachable {
 		if strings.Contains(msg, transport) {
 			return true
 		}
