@@ -16,12 +16,15 @@ import (
 // Variable names the corpus' directory.
 const Variable = "KUDO_OPERATORS"
 
-// Dir is the corpus' directory: $KUDO_OPERATORS, else ../shared/conformance
-// beside the repository when it exists, else "" (absent). A directory the
-// variable names that does not exist is an error, not a skip: whoever set it
-// meant the specs to run.
+// Dir is the corpus' directory: $KUDO_OPERATORS, else, when it is not set,
+// ../shared/conformance beside the repository if that exists; "" is absent,
+// as is the variable set empty. A directory the variable names that does not
+// exist is an error, not a skip: whoever set it meant the specs to run.
 func Dir() (string, error) {
-	if dir := os.Getenv(Variable); dir != "" {
+	if dir, set := os.LookupEnv(Variable); set {
+		if dir == "" {
+			return "", nil
+		}
 		if _, err := os.Stat(dir); err != nil {
 			return "", fmt.Errorf("%s=%s: %w", Variable, dir, err)
 		}
