@@ -44,10 +44,19 @@ func webhookUnreachable(err error) bool {
 	return false
 }
 
+type probeKey struct{}
+
+// Probe marks the writes of ctx as asking whether the webhooks answer (kubectl
+// kudo init --wait): they are sent once, and their errors are the answer.
+func Probe(ctx context.Context) context.Context { return context.WithValue(ctx, probeKey{}, true) }
+
 // retryUnreachableWebhooks sends a write again, saying so on notices, while
 // the API server could not reach an admission webhook to admit it.
 func retryUnreachableWebhooks(c client.WithWatch, notices io.Writer) client.WithWatch {
-	send := func(write func() error) error {
+	send := func(ctx context.Context, write func() error) error {
+		if ctx.Value(probeKey{}) != nil {
+			return write()
+		}
 		return retry.OnError(webhookBackoff, func(err error) bool {
 			if !webhookUnreachable(err) {
 				return false
@@ -58,16 +67,16 @@ func retryUnreachableWebhooks(c client.WithWatch, notices io.Writer) client.With
 	}
 	return interceptor.NewClient(c, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			return send(func() error { return c.Create(ctx, obj, opts...) })
+			return send(ctx, func() error { return c.Create(ctx, obj, opts...) })
 		},
 		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-			return send(func() error { return c.Update(ctx, obj, opts...) })
+			return send(ctx, func() error { return c.Update(ctx, obj, opts...) })
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			return send(func() error { return c.Patch(ctx, obj, patch, opts...) })
+			return send(ctx, func() error { return c.Patch(ctx, obj, patch, opts...) })
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
-			return send(func() error { return c.Delete(ctx, obj, opts...) })
+			return send(ctx, func() error { return c.Delete(ctx, obj, opts...) })
 		},
 	})
 }

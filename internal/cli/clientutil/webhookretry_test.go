@@ -58,19 +58,25 @@ func TestWritesTheWebhooksCouldNotAdmitAreSentAgain(t *testing.T) {
 		wantErr   error
 		wantCalls int
 		notices   int
+		probe     bool
 	}{
-		{"a killed replica's endpoint, then the other replica", []error{killedReplica}, nil, 2, 1},
-		{"no replica serving while the only one restarts, then it serves", []error{noReplica, noReplica, killedReplica}, nil, 4, 3},
-		{"a webhook's refusal is final", []error{denied}, denied, 1, 0},
-		{"a webhook's bad answer is final", []error{badResponse}, badResponse, 1, 0},
-		{"unreachable for longer than the backoff", []error{noReplica, noReplica, noReplica, noReplica, noReplica}, noReplica, 4, 4},
+		{"a killed replica's endpoint, then the other replica", []error{killedReplica}, nil, 2, 1, false},
+		{"no replica serving while the only one restarts, then it serves", []error{noReplica, noReplica, killedReplica}, nil, 4, 3, false},
+		{"a webhook's refusal is final", []error{denied}, denied, 1, 0, false},
+		{"a webhook's bad answer is final", []error{badResponse}, badResponse, 1, 0, false},
+		{"unreachable for longer than the backoff", []error{noReplica, noReplica, noReplica, noReplica, noReplica}, noReplica, 4, 4, false},
+		{"a probe of whether the webhooks answer is sent once", []error{killedReplica}, killedReplica, 1, 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			inner, calls := failing(tt.errs...)
 			var notices bytes.Buffer
 			c := retryUnreachableWebhooks(inner, &notices)
-			err := c.Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "x"}})
+			ctx := context.Background()
+			if tt.probe {
+				ctx = Probe(ctx)
+			}
+			err := c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "x"}})
 			if !errors.Is(err, tt.wantErr) && (err == nil || tt.wantErr == nil || err.Error() != tt.wantErr.Error()) {
 				t.Errorf("error %v, want %v", err, tt.wantErr)
 			}

@@ -285,7 +285,7 @@ func waitForManager(ctx context.Context, c client.Client, streams genericiooptio
 	// Service's endpoints and the node's proxy rules follow it.
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		probe := &kudov1beta1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "kudo-init-probe"}}
-		err := c.Create(ctx, probe, client.DryRunAll)
+		err := c.Create(clientutil.Probe(ctx), probe, client.DryRunAll)
 		if err != nil && strings.Contains(err.Error(), "failed calling webhook") {
 			last = err.Error()
 			return false, nil
