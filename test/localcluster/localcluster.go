@@ -92,9 +92,21 @@ func (c *Cluster) Diagnose(namespaces ...string) (objects, logs string) {
 		out, _ := c.Kubectl("get", "statefulsets,deployments,pods,pvc,events", "-n", ns, "-o", "wide")
 		fmt.Fprintf(&b, "namespace %s:\n%s\n", ns, out)
 	}
+	for _, ns := range namespaces {
+		out, _ := c.Kubectl("get", "instances", "-n", ns, "-o", "yaml")
+		fmt.Fprintf(&b, "instances of namespace %s:\n%s\n", ns, out)
+	}
 	out, _ := c.Kubectl("get", "pv,nodes", "-o", "wide")
 	b.WriteString(out)
 	tails, _ := exec.Command("bash", "-c", "tail -n 40 "+c.Dir+"/logs/*.log").CombinedOutput()
+	// The manager's pods, where a spec runs it in the cluster: the current
+	// containers and those they replaced.
+	for _, previous := range []string{"--previous=false", "--previous=true"} {
+		pods, err := c.Kubectl("logs", "-n", "kudo-system", "-l", "control-plane=controller-manager", "--prefix", "--tail=300", previous)
+		if err == nil {
+			tails = append(tails, fmt.Sprintf("\nmanager pods' logs (%s):\n%s", previous, pods)...)
+		}
+	}
 	return b.String(), string(tails)
 }
 
