@@ -153,9 +153,14 @@ var _ = Describe("kudo-ng in the cluster, from its image, on the real node", Ord
 	})
 
 	It("serves its metrics only to who may read them", func() {
-		svc := &corev1.Service{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: managerNamespace, Name: "kudo-controller-manager-metrics-service"}, svc)).To(Succeed())
-		url := fmt.Sprintf("https://%s:8443/metrics", svc.Spec.ClusterIP)
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: managerNamespace, Name: "kudo-controller-manager-metrics-service"},
+			&corev1.Service{})).To(Succeed())
+		// Each replica serves its own metrics, as Prometheus scrapes them pod
+		// by pod: the leader's, since a standby runs no controller and counts
+		// no reconcile.
+		var leading *corev1.Pod
+		Eventually(func(g Gomega) { _, leading = managerPods(ctx, g, managerImage) }).Should(Succeed())
+		url := fmt.Sprintf("https://%s:8443/metrics", leading.Status.PodIP)
 		ns := newNamespace(ctx)
 		token := func(sa string, reader bool) string {
 			GinkgoHelper()
