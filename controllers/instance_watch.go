@@ -12,9 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -39,13 +40,15 @@ const watchSyncTimeout = time.Minute
 // the first time an Instance applies that kind: packages apply kinds known
 // only at run time, and a step must finish as soon as its objects are
 // healthy, without polling. It returns once the kind's informer has listed
-// the cluster: an object applied before that list would arrive in it
-// already healthy, as a create that mayMovePlan holds back, and its step
-// would wait for an event that never comes.
+// the cluster and wakes the owners of what changes after: an object applied
+// before that would arrive in the list already healthy, as a create that
+// mayMovePlan holds back, and its step would wait for an event that never
+// comes.
 func (r *InstanceReconciler) watch(ctx context.Context, gvk schema.GroupVersionKind) error {
 	if err := r.startWatch(ctx, gvk); err != nil {
 		return err
 	}
+	// A controller not started yet keeps the source until it starts.
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(gvk)
 	syncCtx, cancel := context.WithTimeout(ctx, watchSyncTimeout)
@@ -76,7 +79,7 @@ func (r *InstanceReconciler) startWatch(ctx context.Context, gvk schema.GroupVer
 	if isPod {
 		moves = podMayMovePlan
 	}
-	if err := r.controller.Watch(source.Kind[client.Object](r.cache, obj, handler.EnqueueRequestsFromMapFunc(r.ownerOf), moves)); err != nil {
+	if err := r.controller.Watch(r.ownerSource(obj, moves)); err != nil {
 		return err
 	}
 	if isPod {
@@ -86,6 +89,62 @@ func (r *InstanceReconciler) startWatch(ctx context.Context, gvk schema.GroupVer
 	}
 	r.watched[gvk] = true
 	return nil
+}
+
+// ownerSource wakes the owners of the kind's objects on the changes moves
+// lets through. Unlike source.Kind, which adds its handler to the informer
+// in a goroutine of its own, it has added it, and the objects listed have
+// been through it, when the controller's Watch returns: a reconcile that started the watch, and applies and judges an
+// object right after, would otherwise miss the object becoming healthy in
+// between, as the handler's first list replays it as a create, which moves
+// holds back; its step then waited for an event that never came (seen after
+// a manager's restart, with many Instances reconciling at once).
+func (r *InstanceReconciler) ownerSource(obj client.Object, moves predicate.Predicate) source.Source {
+	return source.Func(func(ctx context.Context, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		syncCtx, cancel := context.WithTimeout(ctx, watchSyncTimeout)
+		defer cancel()
+		informer, err := r.cache.GetInformer(syncCtx, obj)
+		if err != nil {
+			return fmt.Errorf("waiting for the cache of %s to sync: %w", obj.GetObjectKind().GroupVersionKind().Kind, err)
+		}
+		wake := func(o any) {
+			if o, ok := o.(client.Object); ok {
+				for _, req := range r.ownerOf(ctx, o) {
+					queue.Add(req)
+				}
+			}
+		}
+		registration, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc: func(o any) {
+				if o, ok := o.(client.Object); ok && moves.Create(event.CreateEvent{Object: o}) {
+					wake(o)
+				}
+			},
+			UpdateFunc: func(old, cur any) {
+				oldObj, okOld := old.(client.Object)
+				curObj, okCur := cur.(client.Object)
+				if okOld && okCur && moves.Update(event.UpdateEvent{ObjectOld: oldObj, ObjectNew: curObj}) {
+					wake(curObj)
+				}
+			},
+			DeleteFunc: func(o any) {
+				if tombstone, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+					o = tombstone.Obj
+				}
+				if o, ok := o.(client.Object); ok && moves.Delete(event.DeleteEvent{Object: o}) {
+					wake(o)
+				}
+			},
+		})
+		if err != nil {
+			return err
+		}
+		if !toolscache.WaitForCacheSync(syncCtx.Done(), registration.HasSynced) {
+			return fmt.Errorf("waiting for the objects of %s to reach the Instances' watch: %w",
+				obj.GetObjectKind().GroupVersionKind().Kind, syncCtx.Err())
+		}
+		return nil
+	})
 }
 
 // mayMovePlan lets through the changes of applied objects that can move a

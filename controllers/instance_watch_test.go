@@ -12,11 +12,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/render"
@@ -232,6 +235,24 @@ var _ = Describe("Watching the kinds packages apply", func() {
 		informer, err := instances.cache.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(informer.HasSynced()).To(BeTrue())
+	})
+
+	It("wakes the owners of the objects it lists by the time the watch returns, so that a change right after is not missed", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		Expect(k8sClient.Create(ctx, &networkingv1.NetworkPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: "deny", Namespace: ns, Labels: map[string]string{render.InstanceLabel: "owner"}},
+		})).To(Succeed())
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"))
+		queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+		DeferCleanup(queue.ShutDown)
+		// The create of an object not applied by kudo-ng (no applied hash)
+		// wakes its owner, as its replay in the first list shows.
+		Expect(instances.ownerSource(obj, mayMovePlan).Start(ctx, queue)).To(Succeed())
+		Expect(queue.Len()).To(Equal(1), "the handler had not seen the listed objects when the source started")
+		req, _ := queue.Get()
+		Expect(req.NamespacedName).To(Equal(types.NamespacedName{Namespace: ns, Name: "owner"}))
 	})
 
 	It("holds the objects of built-in kinds typed and reads them as unstructured", func() {

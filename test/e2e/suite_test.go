@@ -186,8 +186,10 @@ func managerKubeconfig() string {
 
 func managerKubeconfigPath() string { return filepath.Join(cluster.Dir, "manager.kubeconfig") }
 
-var _ = ReportAfterEach(func(report SpecReport) {
-	if report.Failed() {
+// After each spec, before the cleanups of its ordered container, so that a
+// manager it ran in the cluster is still there to report on.
+var _ = AfterEach(func() {
+	if CurrentSpecReport().Failed() {
 		_ = os.WriteFile(filepath.Join(cluster.Root, "bin", "e2e-manager.log"), managerOutput.Contents(), 0o644)
 		AddReportEntry("manager log", "bin/e2e-manager.log")
 		objects, logs := cluster.Diagnose(specNamespaces...)

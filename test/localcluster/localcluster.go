@@ -102,7 +102,7 @@ func (c *Cluster) Diagnose(namespaces ...string) (objects, logs string) {
 	// The manager's pods, where a spec runs it in the cluster: the current
 	// containers and those they replaced.
 	for _, previous := range []string{"--previous=false", "--previous=true"} {
-		pods, err := c.Kubectl("logs", "-n", "kudo-system", "-l", "control-plane=controller-manager", "--prefix", "--tail=300", previous)
+		pods, err := c.Kubectl("logs", "-n", "kudo-system", "-l", "control-plane=controller-manager", "--prefix", "--tail=2000", previous)
 		if err == nil {
 			tails = append(tails, fmt.Sprintf("\nmanager pods' logs (%s):\n%s", previous, pods)...)
 		}
