@@ -94,9 +94,9 @@ test-e2e: cluster-tools ## End to end on a local control plane of its own: the c
 	ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go test ./test/e2e/... -count=1 -timeout 30m -v -ginkgo.v
 
 .PHONY: test-packages
-# KUDO_OPERATORS (the conformance packages' directory, laid out as kudobuilder/operators' repository/;
-# default ../shared/conformance when it exists, empty for none) reaches the script from the environment
-# or the command line.
+# KUDO_OPERATORS, the conformance corpus' directory (laid out as kudobuilder/operators' repository/;
+# the corpus default ../shared/conformance when it exists, empty for none), reaches the script from the
+# environment or the command line.
 test-packages: cluster-tools kuttl ## The example packages' and the conformance packages' (KUDO_OPERATORS=DIR) own kuttl tests with kubectl kudo test, on a local control plane of their own with its real node (test/packages/expected-failures.txt).
 	KUBECTL="$(KUBECTL)" KUSTOMIZE="$(KUSTOMIZE)" KUTTL="$(KUTTL)" hack/test-packages.sh
 

@@ -28,8 +28,8 @@ elif [[ -v KUDO_OPERATORS ]]; then
     exit 1
   fi
   corpus=$(cd "$KUDO_OPERATORS" && pwd)
-elif [[ -d $root/../shared/conformance ]]; then
-  corpus=$(cd "$root/../shared/conformance" && pwd)
+elif corpus_beside=$root/../shared/conformance && [[ -d $corpus_beside ]]; then
+  corpus=$(cd "$corpus_beside" && pwd)
 else
   skip_corpus "KUDO_OPERATORS is not set and ../shared/conformance does not exist"
 fi
