@@ -16,8 +16,8 @@ import (
 )
 
 // Behaviours of KUDO v0.19 that users' Instances, scripts and tests rely on
-// (../shared/KUDO-REFERENCE.md, "Details that existing Instances, packages
-// and tests depend on").
+// (the KUDO v0.19 reference's "Details that existing Instances, packages and
+// tests depend on"; docs/compatibility.md lists each and its test).
 var _ = Describe("KUDO compatibility", func() {
 	var (
 		ctx context.Context

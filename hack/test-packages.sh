@@ -8,8 +8,9 @@
 # fails the run too, so that the list stays true.
 # Environment (set by the Makefile): KUBECTL, KUSTOMIZE, KUTTL;
 # KUDO_OPERATORS, a directory laid out as kudobuilder/operators' repository/
-# (DIR/<name>/operator, DIR/<name>/tests): unset is ../shared/conformance when
-# it exists, empty runs the examples only; PACKAGES_PORT_BASE (default 16840).
+# (DIR/<name>/operator, DIR/<name>/tests): unset, the corpus beside the
+# repository when it exists; empty runs the examples only; PACKAGES_PORT_BASE
+# (default 16840).
 set -euo pipefail
 shopt -s nullglob
 

@@ -206,7 +206,8 @@ func UpdateRevision(i *kudov1beta1.Instance, ps *kudov1beta1.PlanStatus) {
 // the Instance's; sensitive names the parameters whose values revisions
 // record masked.
 func RollbackTarget(i *kudov1beta1.Instance, number int64, sensitive map[string]bool) (*kudov1beta1.Revision, error) {
-	revisions := supersede(i.Status.Revisions)
+	// A copy: choosing a target changes nothing of the Instance.
+	revisions := supersede(slices.Clone(i.Status.Revisions))
 	if len(revisions) == 0 {
 		return nil, fmt.Errorf("no plan of Instance %s has run yet: it has no revisions", i.Name)
 	}
