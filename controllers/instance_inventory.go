@@ -189,7 +189,7 @@ func (r *InstanceReconciler) judge(ctx context.Context, run *planRun) ([]engine.
 			if inventory.RunsOnce(e.ObjectRef) {
 				continue
 			}
-			p, err := r.drifted(ctx, run, e, engine.Problem{Reason: engine.MissingReason, Message: ref + " is missing"})
+			p, err := r.drifted(ctx, run, e, engine.Problem{Reason: kudov1beta1.MissingReason, Message: ref + " is missing"})
 			if err != nil {
 				return nil, err
 			}
@@ -197,14 +197,14 @@ func (r *InstanceReconciler) judge(ctx context.Context, run *planRun) ([]engine.
 			continue
 		}
 		drifted := false
-		if live.GetAnnotations()[inventory.ReconcileAnnotation] != inventory.Disabled {
+		if live.GetAnnotations()[kudov1beta1.ReconcileAnnotation] != kudov1beta1.Disabled {
 			if drifted, err = r.changed(ctx, run, e, live); err != nil {
 				return nil, err
 			}
 		}
 		var p *engine.Problem
 		if drifted {
-			p = &engine.Problem{Reason: engine.DriftedReason, Message: ref + " was changed by another field manager"}
+			p = &engine.Problem{Reason: kudov1beta1.DriftedReason, Message: ref + " was changed by another field manager"}
 		}
 		// An unhealthy object is reported as KUDO did, changed or not: an
 		// edit that breaks a workload is ResourceNotReady.
@@ -213,7 +213,7 @@ func (r *InstanceReconciler) judge(ctx context.Context, run *planRun) ([]engine.
 			if drifted {
 				msg += "; it was changed by another field manager"
 			}
-			p = &engine.Problem{Reason: engine.ResourceNotReadyReason, Message: msg}
+			p = &engine.Problem{Reason: kudov1beta1.ResourceNotReadyReason, Message: msg}
 		}
 		if drifted {
 			corrected, err := r.drifted(ctx, run, e, *p)
@@ -306,10 +306,10 @@ func (r *InstanceReconciler) drifted(ctx context.Context, run *planRun, e invent
 	now := r.Clock.Now()
 	verdict := r.corrections.Check(key, now)
 	if verdict.Fight {
-		p = engine.Problem{Reason: engine.DriftFightReason, Message: fmt.Sprintf(
+		p = engine.Problem{Reason: kudov1beta1.DriftFightReason, Message: fmt.Sprintf(
 			"%s is changed again after each correction (%d in a row): another controller or user fights over it; "+
 				"stop it, or annotate the object %s: %s",
-			describe(e.ObjectRef), verdict.Corrections, inventory.ReconcileAnnotation, inventory.Disabled)}
+			describe(e.ObjectRef), verdict.Corrections, kudov1beta1.ReconcileAnnotation, kudov1beta1.Disabled)}
 	}
 	if verdict.Wait > 0 {
 		run.requeueAfter(verdict.Wait)
@@ -317,7 +317,7 @@ func (r *InstanceReconciler) drifted(ctx context.Context, run *planRun, e invent
 		return p, nil
 	}
 	if verdict.Fight {
-		r.Recorder.Event(i, corev1.EventTypeWarning, engine.DriftFightReason, p.Message)
+		r.Recorder.Event(i, corev1.EventTypeWarning, kudov1beta1.DriftFightReason, p.Message)
 	}
 	if err := task.Reapply(ctx, run.taskEnv(e.Task), obj); err != nil {
 		return p, err
@@ -452,9 +452,9 @@ func (r *InstanceReconciler) remove(ctx context.Context, writer client.Writer, i
 	if err != nil || live == nil {
 		return false, err
 	}
-	if live.GetAnnotations()[inventory.PruneAnnotation] == inventory.Disabled {
+	if live.GetAnnotations()[kudov1beta1.PruneAnnotation] == kudov1beta1.Disabled {
 		r.Recorder.Eventf(i, corev1.EventTypeNormal, "Kept", "Kept %s (%s): annotated %s: %s",
-			describe(ref), why, inventory.PruneAnnotation, inventory.Disabled)
+			describe(ref), why, kudov1beta1.PruneAnnotation, kudov1beta1.Disabled)
 		return false, nil
 	}
 	if inventory.IsCustomResourceDefinition(ref) {

@@ -22,13 +22,8 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/health"
-	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/task"
 )
-
-// AggregateToManagerLabel marks the ClusterRoles whose rules the manager's
-// package-objects ClusterRole aggregates.
-const AggregateToManagerLabel = "kudo.dev/aggregate-to-manager"
 
 var errNoController = errors.New("the Instance controller is not set up")
 
@@ -156,7 +151,9 @@ var mayMovePlan = predicate.Funcs{
 	// answer: its arrival in the cache tells nothing new. Objects first seen
 	// when their kind starts being watched belong to Instances that were
 	// reconciled when the manager started.
-	CreateFunc: func(e event.CreateEvent) bool { return e.Object.GetAnnotations()[task.AppliedHashAnnotation] == "" },
+	CreateFunc: func(e event.CreateEvent) bool {
+		return e.Object.GetAnnotations()[kudov1beta1.AppliedHashAnnotation] == ""
+	},
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		old, cur := e.ObjectOld, e.ObjectNew
 		switch {
@@ -168,7 +165,7 @@ var mayMovePlan = predicate.Funcs{
 			return true
 		// Other annotations, such as the revision a Deployment's controller
 		// notes, do not make the object differ from what was applied.
-		case old.GetAnnotations()[task.AppliedHashAnnotation] != cur.GetAnnotations()[task.AppliedHashAnnotation],
+		case old.GetAnnotations()[kudov1beta1.AppliedHashAnnotation] != cur.GetAnnotations()[kudov1beta1.AppliedHashAnnotation],
 			!equality.Semantic.DeepEqual(old.GetLabels(), cur.GetLabels()),
 			!equality.Semantic.DeepEqual(old.GetOwnerReferences(), cur.GetOwnerReferences()),
 			old.GetDeletionTimestamp().IsZero() != cur.GetDeletionTimestamp().IsZero():
@@ -233,7 +230,7 @@ func (r *InstanceReconciler) mayWatch(ctx context.Context, gvk schema.GroupVersi
 		}
 		if !review.Status.Allowed {
 			return fmt.Errorf("the manager may not %s %s: grant them to it with a ClusterRole labelled %s: \"true\" "+
-				"(config/rbac/package_objects_role.yaml)", verb, resource, AggregateToManagerLabel)
+				"(config/rbac/package_objects_role.yaml)", verb, resource, kudov1beta1.AggregateToManagerLabel)
 		}
 	}
 	return nil
@@ -248,11 +245,11 @@ func (r *InstanceReconciler) ownerOf(ctx context.Context, obj client.Object) []r
 	if reqs := ownerInstance(ctx, obj); len(reqs) > 0 {
 		return reqs
 	}
-	name := obj.GetLabels()[render.InstanceLabel]
+	name := obj.GetLabels()[kudov1beta1.InstanceLabel]
 	switch {
 	case name == "":
 		return nil
-	case obj.GetNamespace() != "" && obj.GetAnnotations()[render.NamespaceAnnotation] == "":
+	case obj.GetNamespace() != "" && obj.GetAnnotations()[kudov1beta1.NamespaceAnnotation] == "":
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
 	}
 	instances := &kudov1beta1.InstanceList{}

@@ -241,7 +241,7 @@ var _ = Describe("Watching the kinds packages apply", func() {
 		ctx := context.Background()
 		ns := newNamespace(ctx)
 		Expect(k8sClient.Create(ctx, &networkingv1.NetworkPolicy{
-			ObjectMeta: metav1.ObjectMeta{Name: "deny", Namespace: ns, Labels: map[string]string{render.InstanceLabel: "owner"}},
+			ObjectMeta: metav1.ObjectMeta{Name: "deny", Namespace: ns, Labels: map[string]string{kudov1beta1.InstanceLabel: "owner"}},
 		})).To(Succeed())
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"))

@@ -336,20 +336,3 @@ type InstanceList struct {
 func init() {
 	SchemeBuilder.Register(&Instance{}, &InstanceList{})
 }
-
-// InstanceCleanupFinalizer holds a deleted Instance until its cleanup plan
-// has run.
-const InstanceCleanupFinalizer = "kudo.dev.instance.cleanup"
-
-// ShardLabel on an Instance names the manager shard that reconciles it
-// (kudo-ng, as Flux's sharding.fluxcd.io/key): the manager started with
-// --shard KEY reconciles the Instances labelled KEY, the one without
-// --shard those without the label. Children of KudoOperator tasks inherit
-// it; relabelling an Instance hands it to another shard.
-const ShardLabel = "sharding.kudo.dev/key"
-
-// DriftCorrectionAnnotation on an Instance turns drift correction on
-// ("true") or off ("false") for it, whatever the manager's
-// --drift-correction default (kudo-ng): objects its plans applied and
-// someone else changed or deleted are applied again as the plan rendered them.
-const DriftCorrectionAnnotation = "kudo.dev/drift-correction"

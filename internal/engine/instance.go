@@ -251,24 +251,6 @@ func PlanNames(plans map[string]kudov1beta1.Plan) []string {
 	return names
 }
 
-// Condition reasons of an Instance.
-const (
-	PlanInProgressReason = "PlanInProgress"
-	PlanFailedReason     = "PlanFailed"
-	// KUDO's reasons for an Instance whose plan completed: its workloads are
-	// all ready, or some are not.
-	ResourcesReadyReason   = "ResourcesReady"
-	ResourceNotReadyReason = "ResourceNotReady"
-	PlanCancelledReason    = "PlanCancelled"
-	InvalidRequestReason   = "InvalidPlanRequest"
-	// kudo-ng's reasons for an Instance whose plan completed and whose
-	// objects are no longer as the plan applied them: one is gone, or someone
-	// else changed it, or changes it again each time kudo-ng corrects it.
-	MissingReason    = "Missing"
-	DriftedReason    = "Drifted"
-	DriftFightReason = "DriftFight"
-)
-
 // Problem is why an object of a completed plan keeps its Instance from
 // being Ready: a Reason of the Instance's, and a message naming the object.
 type Problem struct {
@@ -278,7 +260,7 @@ type Problem struct {
 
 // severity orders the reasons of problems: the Ready condition carries the
 // gravest.
-var severity = map[string]int{DriftFightReason: 0, MissingReason: 1, ResourceNotReadyReason: 2, DriftedReason: 3}
+var severity = map[string]int{kudov1beta1.DriftFightReason: 0, kudov1beta1.MissingReason: 1, kudov1beta1.ResourceNotReadyReason: 2, kudov1beta1.DriftedReason: 3}
 
 // Readiness is the kstatus trio an object shows: Ready with this status,
 // Stalled while Stalled holds, Reconciling while Ready is Unknown and it is
@@ -298,7 +280,7 @@ type Readiness struct {
 // selects no valid plan (selectionErr) or a fight over an object.
 func InstanceReadiness(i *kudov1beta1.Instance, selectionErr error, problems []Problem) Readiness {
 	if selectionErr != nil {
-		return Readiness{metav1.ConditionFalse, true, InvalidRequestReason, selectionErr.Error()}
+		return Readiness{metav1.ConditionFalse, true, kudov1beta1.InvalidRequestReason, selectionErr.Error()}
 	}
 	a := i.Status.ActivePlan
 	if a == nil {
@@ -310,14 +292,14 @@ func InstanceReadiness(i *kudov1beta1.Instance, selectionErr error, problems []P
 		if len(problems) > 0 {
 			return notReady(problems)
 		}
-		return Readiness{metav1.ConditionTrue, false, ResourcesReadyReason, fmt.Sprintf("Plan %s is complete", a.Name)}
+		return Readiness{metav1.ConditionTrue, false, kudov1beta1.ResourcesReadyReason, fmt.Sprintf("Plan %s is complete", a.Name)}
 	case kudov1beta1.ExecutionCancelled:
-		return Readiness{metav1.ConditionFalse, false, PlanCancelledReason, fmt.Sprintf("Plan %s was cancelled", a.Name)}
+		return Readiness{metav1.ConditionFalse, false, kudov1beta1.PlanCancelledReason, fmt.Sprintf("Plan %s was cancelled", a.Name)}
 	case kudov1beta1.ExecutionFatalError:
 		// KUDO leaves Ready Unknown after a fatal error; Stalled says why.
-		return Readiness{metav1.ConditionUnknown, true, PlanFailedReason, fmt.Sprintf("Plan %s failed: %s", a.Name, ps.Message)}
+		return Readiness{metav1.ConditionUnknown, true, kudov1beta1.PlanFailedReason, fmt.Sprintf("Plan %s failed: %s", a.Name, ps.Message)}
 	default:
-		return Readiness{metav1.ConditionUnknown, false, PlanInProgressReason, fmt.Sprintf("Plan %s is %s: %s", a.Name, ps.Status, blocking(&ps))}
+		return Readiness{metav1.ConditionUnknown, false, kudov1beta1.PlanInProgressReason, fmt.Sprintf("Plan %s is %s: %s", a.Name, ps.Status, blocking(&ps))}
 	}
 }
 
@@ -330,7 +312,7 @@ func notReady(problems []Problem) Readiness {
 		messages[n] = p.Message
 	}
 	reason := problems[0].Reason
-	return Readiness{metav1.ConditionFalse, reason == DriftFightReason, reason, strings.Join(messages, ", ")}
+	return Readiness{metav1.ConditionFalse, reason == kudov1beta1.DriftFightReason, reason, strings.Join(messages, ", ")}
 }
 
 // blocking names what a running plan waits for: the first unfinished step

@@ -18,17 +18,6 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
 
-// Annotations a user puts on an applied object to keep kudo-ng's hands off
-// it, as Flux's reconcile and prune annotations do.
-const (
-	// ReconcileAnnotation "disabled": drift is neither reported nor corrected.
-	ReconcileAnnotation = "kudo.dev/reconcile"
-	// PruneAnnotation "disabled": the object is not pruned, nor deleted on
-	// uninstall unless owner references delete it.
-	PruneAnnotation = "kudo.dev/prune"
-	Disabled        = "disabled"
-)
-
 // Site is where a task ran: its plan run, phase and step.
 type Site struct {
 	Task, Plan, Phase, Step string

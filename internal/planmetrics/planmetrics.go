@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
-	"github.com/kudo-ng/kudo/internal/render"
 )
 
 // Plans and steps of KUDO packages take from seconds (ConfigMaps) to hours
@@ -125,7 +124,7 @@ func Running(instances []kudov1beta1.Instance) map[RunningKey]int {
 		if in.Status.ActivePlan == nil || in.Status.ActivePlan.Status.IsTerminal() {
 			continue
 		}
-		operator := in.Labels[render.OperatorLabel]
+		operator := in.Labels[kudov1beta1.OperatorLabel]
 		for _, phase := range in.Status.PlanStatus[in.Status.ActivePlan.Name].Phases {
 			for _, s := range phase.Steps {
 				if s.Status == kudov1beta1.ExecutionInProgress || s.Status == kudov1beta1.ExecutionError {

@@ -9,12 +9,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
-	"github.com/kudo-ng/kudo/internal/render"
 )
 
 func instance(operator string, active kudov1beta1.ExecutionStatus, steps ...kudov1beta1.ExecutionStatus) kudov1beta1.Instance {
 	i := kudov1beta1.Instance{}
-	i.Labels = map[string]string{render.OperatorLabel: operator}
+	i.Labels = map[string]string{kudov1beta1.OperatorLabel: operator}
 	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: "deploy", Status: active}
 	phase := kudov1beta1.PhaseStatus{Name: "main"}
 	for _, s := range steps {

@@ -3,33 +3,13 @@ package render
 import (
 	"fmt"
 
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-)
-
-// Labels and annotations KUDO puts on the objects it applies.
-const (
-	HeritageLabel              = "heritage"
-	OperatorLabel              = "kudo.dev/operator"
-	InstanceLabel              = "kudo.dev/instance"
-	PlanAnnotation             = "kudo.dev/plan"
-	PhaseAnnotation            = "kudo.dev/phase"
-	StepAnnotation             = "kudo.dev/step"
-	OperatorVersionAnnotation  = "kudo.dev/operator-version"
-	PlanUIDAnnotation          = "kudo.dev/last-plan-execution-uid"
-	DependenciesHashAnnotation = "kudo.dev/dependencies-hash"
-	// SkipHashAnnotation on a ConfigMap or Secret keeps it out of the
-	// dependency hash, so changing it does not restart the pods that mount it.
-	SkipHashAnnotation = "kudo.dev/skip-hash-calculation"
-	// NamespaceAnnotation on a namespaced object of a template keeps it in
-	// the namespace it names instead of the Instance's (kudo-ng: KUDO put
-	// every object in the Instance's namespace, and ignores it). Owner
-	// references cannot cross namespaces: the inventory deletes such objects
-	// on uninstall.
-	NamespaceAnnotation = "kudo.dev/namespace"
 )
 
 // Metadata is what KUDO records on every object it applies.
@@ -89,15 +69,15 @@ var podTemplatePaths = map[schema.GroupKind][][]string{
 // volumeClaimTemplates cannot be changed at all).
 func Enhance(objs []*unstructured.Unstructured, md *Metadata, scope Scope, deps Dependencies) error {
 	labels := map[string]string{
-		HeritageLabel: "kudo",
-		OperatorLabel: md.OperatorName,
-		InstanceLabel: md.InstanceName,
+		kudov1beta1.HeritageLabel: "kudo",
+		kudov1beta1.OperatorLabel: md.OperatorName,
+		kudov1beta1.InstanceLabel: md.InstanceName,
 	}
 	annotations := map[string]string{
-		PlanAnnotation:    md.PlanName,
-		PhaseAnnotation:   md.PhaseName,
-		StepAnnotation:    md.StepName,
-		PlanUIDAnnotation: string(md.PlanUID),
+		kudov1beta1.PlanAnnotation:    md.PlanName,
+		kudov1beta1.PhaseAnnotation:   md.PhaseName,
+		kudov1beta1.StepAnnotation:    md.StepName,
+		kudov1beta1.PlanUIDAnnotation: string(md.PlanUID),
 	}
 	for _, obj := range objs {
 		gvk := obj.GroupVersionKind()
@@ -105,7 +85,7 @@ func Enhance(objs []*unstructured.Unstructured, md *Metadata, scope Scope, deps 
 		if err != nil {
 			return fmt.Errorf("%s %q: %w", gvk.Kind, obj.GetName(), err)
 		}
-		if target := obj.GetAnnotations()[NamespaceAnnotation]; namespaced && target != "" && target != md.Namespace {
+		if target := obj.GetAnnotations()[kudov1beta1.NamespaceAnnotation]; namespaced && target != "" && target != md.Namespace {
 			obj.SetNamespace(target)
 		} else if namespaced {
 			obj.SetNamespace(md.Namespace)
@@ -124,7 +104,7 @@ func Enhance(objs []*unstructured.Unstructured, md *Metadata, scope Scope, deps 
 		}
 		if len(paths) > 0 {
 			podTemplate := append(paths[len(paths)-1], "metadata", "annotations")
-			if err := mergeNested(obj, map[string]string{OperatorVersionAnnotation: md.OperatorVersion}, podTemplate...); err != nil {
+			if err := mergeNested(obj, map[string]string{kudov1beta1.OperatorVersionAnnotation: md.OperatorVersion}, podTemplate...); err != nil {
 				return err
 			}
 		}
@@ -221,7 +201,7 @@ func hashDependencies(obj *unstructured.Unstructured, hasher *dependencyHasher) 
 	if !found {
 		return nil
 	}
-	return mergeNested(obj, map[string]string{DependenciesHashAnnotation: hash}, append(templatePath, "metadata", "annotations")...)
+	return mergeNested(obj, map[string]string{kudov1beta1.DependenciesHashAnnotation: hash}, append(templatePath, "metadata", "annotations")...)
 }
 
 func maps(list []any) []map[string]any {

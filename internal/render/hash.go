@@ -11,16 +11,14 @@ import (
 	"sort"
 	"strings"
 
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+
 	yamlv2 "go.yaml.in/yaml/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
-
-// lastAppliedAnnotation is where KUDO kept the object it last applied;
-// objects it applied still carry it.
-const lastAppliedAnnotation = "kudo.dev/last-applied-configuration"
 
 // dependency is a ConfigMap or Secret a pod template uses.
 type dependency struct{ kind, namespace, name string }
@@ -105,7 +103,7 @@ func (h *dependencyHasher) sum(d dependency) ([md5.Size]byte, error) {
 	}
 	var sum [md5.Size]byte
 	if obj != nil {
-		if _, skip := nestedStringMap(obj, "metadata", "annotations")[SkipHashAnnotation]; !skip {
+		if _, skip := nestedStringMap(obj, "metadata", "annotations")[kudov1beta1.SkipHashAnnotation]; !skip {
 			text, err := kudoYAML(sanitized(obj))
 			if err != nil {
 				return sum, err
@@ -156,13 +154,13 @@ func typedRoundTrip(obj *unstructured.Unstructured) map[string]any {
 	return out
 }
 
-// lastApplied is the object KUDO recorded in lastAppliedAnnotation, which
+// lastApplied is the object KUDO recorded in kudov1beta1.LastAppliedAnnotation, which
 // KUDO hashed instead of the live object, as long as it still describes the
 // live object's labels and data: kudo-ng does not update the annotation, so
 // once it changes the object the annotation is stale and the live object
 // counts.
 func lastApplied(live map[string]any) map[string]any {
-	text, ok := nestedStringMap(live, "metadata", "annotations")[lastAppliedAnnotation]
+	text, ok := nestedStringMap(live, "metadata", "annotations")[kudov1beta1.LastAppliedAnnotation]
 	if !ok {
 		return live
 	}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -356,7 +358,7 @@ func TestDependenciesHashIsKUDOs(t *testing.T) {
 				path = []string{"spec", "jobTemplate", "spec", "template", "metadata", "annotations"}
 			}
 			annotations, _, _ := unstructured.NestedStringMap(obj.Object, path...)
-			got, found := annotations[DependenciesHashAnnotation]
+			got, found := annotations[kudov1beta1.DependenciesHashAnnotation]
 			if got != tt.want || found != (tt.want != "") {
 				t.Errorf("%s: got %q (present %t), want %q", tt.why, got, found, tt.want)
 			}

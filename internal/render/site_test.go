@@ -104,13 +104,13 @@ metadata: {name: config}
 		"CronJob":    {"spec", "jobTemplate", "spec", "template", "metadata", "annotations"},
 	}
 	for _, obj := range res.Objects {
-		if v, found := obj.GetAnnotations()[OperatorVersionAnnotation]; found {
-			t.Errorf("%s: %s %q at the top, want none", obj.GetKind(), OperatorVersionAnnotation, v)
+		if v, found := obj.GetAnnotations()[kudov1beta1.OperatorVersionAnnotation]; found {
+			t.Errorf("%s: %s %q at the top, want none", obj.GetKind(), kudov1beta1.OperatorVersionAnnotation, v)
 		}
 		if path, ok := podTemplates[obj.GetKind()]; ok {
 			annotations, _, _ := unstructured.NestedStringMap(obj.Object, path...)
-			if got := annotations[OperatorVersionAnnotation]; got != "0.1.0" {
-				t.Errorf("%s: pod template %s = %q, want 0.1.0", obj.GetKind(), OperatorVersionAnnotation, got)
+			if got := annotations[kudov1beta1.OperatorVersionAnnotation]; got != "0.1.0" {
+				t.Errorf("%s: pod template %s = %q, want 0.1.0", obj.GetKind(), kudov1beta1.OperatorVersionAnnotation, got)
 			}
 		}
 	}

@@ -21,15 +21,10 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/health"
-	"github.com/kudo-ng/kudo/internal/render"
 )
 
 // FieldOwner is kudo-ng's field manager for server-side apply.
 const FieldOwner = "kudo-ng"
-
-// AppliedHashAnnotation records the hash of what kudo-ng last applied, so
-// that an unchanged object is not applied again on every pass of a plan.
-const AppliedHashAnnotation = "kudo.dev/applied-hash"
 
 // apply renders its templates, applies them with server-side apply and is
 // done when every object is healthy. CustomResourceDefinitions and
@@ -197,7 +192,7 @@ func applyOne(ctx context.Context, env *Env, obj *unstructured.Unstructured) (Ap
 	current.SetGroupVersionKind(gvk)
 	err = env.Client.Get(ctx, client.ObjectKeyFromObject(obj), current)
 	switch {
-	case err == nil && current.GetAnnotations()[AppliedHashAnnotation] == hash:
+	case err == nil && current.GetAnnotations()[kudov1beta1.AppliedHashAnnotation] == hash:
 		return Applied{Object: current}, nil
 	case err != nil && !apierrors.IsNotFound(err):
 		return Applied{}, env.classify(obj, fmt.Errorf("reading %s %s: %w", gvk.Kind, obj.GetName(), err))
@@ -252,7 +247,7 @@ func withHash(obj *unstructured.Unstructured) (string, error) {
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	annotations[AppliedHashAnnotation] = hash
+	annotations[kudov1beta1.AppliedHashAnnotation] = hash
 	obj.SetAnnotations(annotations)
 	return hash, nil
 }
@@ -273,7 +268,7 @@ const PodInstanceIndex = "podInstance"
 
 // PodInstance is the value of PodInstanceIndex for a pod.
 func PodInstance(pod client.Object) []string {
-	if name := pod.GetLabels()[render.InstanceLabel]; name != "" {
+	if name := pod.GetLabels()[kudov1beta1.InstanceLabel]; name != "" {
 		return []string{name}
 	}
 	return nil

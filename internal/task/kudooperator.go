@@ -118,7 +118,7 @@ func (kudoOperator) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Res
 		TypeMeta: metav1.TypeMeta{APIVersion: kudov1beta1.GroupVersion.String(), Kind: "Instance"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: c.name, Namespace: parent.Namespace,
-			Labels:          map[string]string{render.OperatorLabel: spec.Package, render.HeritageLabel: "kudo"},
+			Labels:          map[string]string{kudov1beta1.OperatorLabel: spec.Package, kudov1beta1.HeritageLabel: "kudo"},
 			OwnerReferences: []metav1.OwnerReference{OwnerReference(parent)},
 		},
 		Spec: kudov1beta1.InstanceSpec{
@@ -186,7 +186,7 @@ func checkCycle(ctx context.Context, env *Env, pkg string) error {
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: current.Namespace, Name: owner.Name}, parent); err != nil {
 			return client.IgnoreNotFound(err)
 		}
-		chain = append([]string{parent.Labels[render.OperatorLabel]}, chain...)
+		chain = append([]string{parent.Labels[kudov1beta1.OperatorLabel]}, chain...)
 		current = parent
 	}
 	return nil

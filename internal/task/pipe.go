@@ -195,7 +195,7 @@ func stored(ctx context.Context, env *Env, pipes []kudov1beta1.PipeSpec, names m
 		if err != nil {
 			return nil, err
 		}
-		if obj.GetAnnotations()[render.PlanUIDAnnotation] != string(env.Site.PlanUID) {
+		if obj.GetAnnotations()[kudov1beta1.PlanUIDAnnotation] != string(env.Site.PlanUID) {
 			return nil, nil
 		}
 		files = append(files, Applied{Object: obj})

@@ -111,7 +111,7 @@ func TestPipe(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "site.deploy.main.files.gen.indexhtml"}, cm); err != nil {
 		t.Fatal(err)
 	}
-	if cm.Data["index.html"] != "<h1>moo</h1>" || cm.Annotations[render.PlanUIDAnnotation] != "plan-1" {
+	if cm.Data["index.html"] != "<h1>moo</h1>" || cm.Annotations[kudov1beta1.PlanUIDAnnotation] != "plan-1" {
 		t.Errorf("ConfigMap = %v %v", cm.Data, cm.Annotations)
 	}
 	secret := &corev1.Secret{}

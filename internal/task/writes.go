@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,9 +35,9 @@ func (w *Writes) add(obj *unstructured.Unstructured) {
 // decide whether to apply it again.
 func (w *Writes) Await(ctx context.Context, r client.Reader) error {
 	for _, obj := range w.objs {
-		hash := obj.GetAnnotations()[AppliedHashAnnotation]
+		hash := obj.GetAnnotations()[kudov1beta1.AppliedHashAnnotation]
 		err := cached.Await(ctx, r, obj, func(c client.Object, found bool) bool {
-			return found && c.GetAnnotations()[AppliedHashAnnotation] == hash
+			return found && c.GetAnnotations()[kudov1beta1.AppliedHashAnnotation] == hash
 		})
 		if err != nil {
 			return err

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -24,7 +26,7 @@ func (c *catchingUpCache) Get(_ context.Context, key client.ObjectKey, obj clien
 	if hash == "" {
 		return apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, key.Name)
 	}
-	obj.SetAnnotations(map[string]string{AppliedHashAnnotation: hash})
+	obj.SetAnnotations(map[string]string{kudov1beta1.AppliedHashAnnotation: hash})
 	return nil
 }
 
@@ -47,7 +49,7 @@ func TestWritesAwait(t *testing.T) {
 		obj.SetAPIVersion("v1")
 		obj.SetKind("ConfigMap")
 		obj.SetName(name)
-		obj.SetAnnotations(map[string]string{AppliedHashAnnotation: "new"})
+		obj.SetAnnotations(map[string]string{kudov1beta1.AppliedHashAnnotation: "new"})
 		writes.add(obj)
 	}
 	if err := writes.Await(context.Background(), cache); err != nil {

@@ -27,7 +27,6 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/params"
-	"github.com/kudo-ng/kudo/internal/render"
 )
 
 // Options are the flags of diagnostics collect.
@@ -103,7 +102,7 @@ func Run(
 	for _, gvk := range ownedKinds {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := c.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{render.InstanceLabel: i.Name}); err != nil {
+		if err := c.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{kudov1beta1.InstanceLabel: i.Name}); err != nil {
 			continue // a kind the cluster does not serve
 		}
 		for k := range list.Items {

@@ -18,7 +18,6 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
-	"github.com/kudo-ng/kudo/internal/render"
 )
 
 // TestCollectWritesTheOperatorVersionOfSpecOperatorVersionNamespace: the
@@ -70,7 +69,7 @@ func TestCollectHidesSensitiveValues(t *testing.T) {
 			},
 		},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "db"}, Data: map[string][]byte{"password": []byte("secret-s3cr3t")}},
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "db-config", Labels: map[string]string{render.InstanceLabel: "db"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "db-config", Labels: map[string]string{kudov1beta1.InstanceLabel: "db"}},
 			Data: map[string]string{"pin": "spec-s3cr3t", "salt": "default-s3cr3t", "password": "secret-s3cr3t"}},
 	).Build()
 	dir := t.TempDir()

@@ -141,7 +141,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 		return nil
 	}
 	i := &kudov1beta1.Instance{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"kudo.dev/operator": p.Operator.Name}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{kudov1beta1.OperatorLabel: p.Operator.Name}},
 		Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: ov.Name}},
 	}
 	assigned.ApplyTo(&i.Spec)

@@ -161,8 +161,8 @@ func keptBy(ref kudov1beta1.ObjectRef, obj metav1.Object, owners sets.Set[types.
 		}
 	}
 	switch {
-	case obj.GetAnnotations()[inventory.PruneAnnotation] == inventory.Disabled:
-		return fmt.Sprintf("annotated %s: %s", inventory.PruneAnnotation, inventory.Disabled), true
+	case obj.GetAnnotations()[kudov1beta1.PruneAnnotation] == kudov1beta1.Disabled:
+		return fmt.Sprintf("annotated %s: %s", kudov1beta1.PruneAnnotation, kudov1beta1.Disabled), true
 	case inventory.IsCustomResourceDefinition(ref):
 		return "custom resources of it remain: delete them, then the CustomResourceDefinition", true
 	}

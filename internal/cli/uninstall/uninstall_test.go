@@ -44,7 +44,7 @@ func zk() []client.Object {
 		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "zk-web", OwnerReferences: owner}},
 		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "zk-reader"}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "zk-shared",
-			Annotations: map[string]string{inventory.PruneAnnotation: inventory.Disabled}}},
+			Annotations: map[string]string{kudov1beta1.PruneAnnotation: kudov1beta1.Disabled}}},
 	}
 }
 
@@ -158,8 +158,8 @@ func TestKeptBy(t *testing.T) {
 		{"an object being deleted goes", reader, metav1.ObjectMeta{DeletionTimestamp: &now, Finalizers: []string{"x"}}, false, ""},
 		{"an owned object marked to be kept still goes: the garbage collector does not read the mark", web,
 			metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{{UID: "uid-zk"}},
-				Annotations: map[string]string{inventory.PruneAnnotation: inventory.Disabled}}, false, ""},
-		{"an object marked to be kept stays", shared, metav1.ObjectMeta{Annotations: map[string]string{inventory.PruneAnnotation: inventory.Disabled}},
+				Annotations: map[string]string{kudov1beta1.PruneAnnotation: kudov1beta1.Disabled}}, false, ""},
+		{"an object marked to be kept stays", shared, metav1.ObjectMeta{Annotations: map[string]string{kudov1beta1.PruneAnnotation: kudov1beta1.Disabled}},
 			true, "annotated kudo.dev/prune: disabled"},
 		{"a CustomResourceDefinition stays while custom resources of it remain", crd, metav1.ObjectMeta{},
 			true, "custom resources of it remain: delete them, then the CustomResourceDefinition"},
