@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
-	"github.com/kudo-ng/kudo/controllers"
+	"github.com/kudo-ng/kudo/internal/objects"
 )
 
 // options are the manager's flags.
@@ -135,10 +135,10 @@ func (o *options) managerOptions(s *runtime.Scheme) ctrl.Options {
 		// Objects that packages apply are read as unstructured, from the
 		// cache too, which holds those of built-in kinds typed.
 		Client:   client.Options{Cache: &client.CacheOptions{Unstructured: true}},
-		NewCache: controllers.NewCache,
+		NewCache: objects.NewCache,
 		// Cached objects keep what plans read: no managed fields, pod
 		// templates nor pod specs; Instances of this shard only.
-		Cache: cache.Options{SyncPeriod: &o.syncPeriod, DefaultTransform: controllers.TrimForCache,
+		Cache: cache.Options{SyncPeriod: &o.syncPeriod, DefaultTransform: objects.TrimForCache,
 			ByObject: map[client.Object]cache.ByObject{&kudov1beta1.Instance{}: {Label: o.shardSelector()}}},
 	}
 }

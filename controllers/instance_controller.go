@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -12,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilcache "k8s.io/apimachinery/pkg/util/cache"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
@@ -32,6 +31,7 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/inventory"
+	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/task"
 )
@@ -70,22 +70,37 @@ type InstanceReconciler struct {
 	// spec.serviceAccountName (multi-tenant clusters).
 	RequireServiceAccount bool
 
+	cache cache.Cache
+	// kinds starts the watches of the kinds the Instances' objects are of.
+	kinds *kindWatches
+	// corrections paces the drift corrections of each object.
 	corrections *inventory.Limiter
-	controller  controller.Controller
-	cache       cache.Cache
-	mu          sync.Mutex
-	watched     map[schema.GroupVersionKind]bool
-	// warned remembers the API migrations already reported per plan run.
-	warned sync.Map
-	// notServed remembers kinds the server does not serve, until when.
-	notServed sync.Map
+	// warned are the API migrations already reported, by plan run.
+	warned *utilcache.LRUExpireCache
+	// notServed are the kinds the server does not serve.
+	notServed *utilcache.LRUExpireCache
 	// impersonated are the identities of service accounts, by user name.
-	impersonated sync.Map
+	impersonated *utilcache.LRUExpireCache
 	// redactors hide the sensitive values of Instances in their events.
 	redactors redactors
-	// watchingSecrets: the Secrets of secret parameters are watched.
-	watchingSecrets bool
 }
+
+// The caches reconciles fill are bounded in size, and each entry lives for
+// a while: a manager that runs for months, with Instances, service accounts
+// and packages coming and going, holds its recent work only.
+const (
+	maxCacheEntries = 4096
+	// warnedFor: a plan run's API migrations are reported at most once a day.
+	warnedFor = 24 * time.Hour
+	// notServedFor is how long a kind found not served is believed so: the
+	// REST mapper asks the API server again on every miss, and old packages
+	// use removed API versions on every pass of their plans.
+	notServedFor = 5 * time.Minute
+	// impersonatedFor is how long the clients of a service account are
+	// kept; making them again is cheap, as they share the manager's
+	// connections.
+	impersonatedFor = 10 * time.Minute
+)
 
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
 // +kubebuilder:rbac:groups=kudo.dev,resources=instances,verbs=get;list;watch;create;update;patch;delete
@@ -113,7 +128,7 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("Instance", klog.KObj(instance)))
 	before := instance.DeepCopy()
-	writes := &task.Writes{}
+	writes := &objects.Writes{}
 	var redactor *params.Redactor
 	defer func() {
 		// What the reconcile writes and logs keeps no sensitive value.
@@ -151,12 +166,13 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		return ctrl.Result{}, err
 	}
 	if len(instance.Spec.SecretParameters) > 0 {
-		if err := r.watchSecrets(); err != nil {
+		if err := r.kinds.WatchSecrets(handler.EnqueueRequestsFromMapFunc(r.instancesIndexedBy(secretParametersIndex))); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
 	run := &planRun{r: r, instance: instance, ov: ov, writes: writes, writer: id.writer,
-		params: r.resolveParameters(ctx, instance, ov, id.reader)}
+		objects: objects.NewManager(id.writer, r.APIReader, r.kinds, writes),
+		params:  r.resolveParameters(ctx, instance, ov, id.reader)}
 	redactor = run.params.redactor
 	if !instance.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.reconcileDelete(ctx, run)
@@ -218,7 +234,7 @@ func (r *InstanceReconciler) reconcileDelete(ctx context.Context, run *planRun) 
 		}
 	}
 	// The objects' deletion events wake the Instance until all are gone.
-	if gone, err := r.removeInventory(ctx, i); err != nil || !gone {
+	if gone, err := r.removeInventory(ctx, run); err != nil || !gone {
 		return err
 	}
 	return r.removeFinalizer(ctx, i)
@@ -260,8 +276,10 @@ func (r *InstanceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
-	r.watched = map[schema.GroupVersionKind]bool{}
 	r.corrections = inventory.NewLimiter()
+	r.warned = utilcache.NewLRUExpireCacheWithClock(maxCacheEntries, r.Clock)
+	r.notServed = utilcache.NewLRUExpireCacheWithClock(maxCacheEntries, r.Clock)
+	r.impersonated = utilcache.NewLRUExpireCacheWithClock(maxCacheEntries, r.Clock)
 	r.cache = mgr.GetCache()
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&kudov1beta1.Instance{}, builder.WithPredicates(predicate.Or[client.Object](
@@ -273,7 +291,7 @@ func (r *InstanceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Named("instance").
 		Build(r)
-	r.controller = c
+	r.kinds = newKindWatches(c, r.cache, r.Mapper, r.Client)
 	return err
 }
 

@@ -32,7 +32,7 @@ func (r *InstanceReconciler) identityFor(i *kudov1beta1.Instance) (identity, err
 		return identity{writer: r.Client, reader: r.APIReader}, nil
 	}
 	user := serviceAccountUser(i.Namespace, i.Spec.ServiceAccountName)
-	if id, ok := r.impersonated.Load(user); ok {
+	if id, ok := r.impersonated.Get(user); ok {
 		return id.(identity), nil
 	}
 	cfg := rest.CopyConfig(r.Config)
@@ -47,6 +47,7 @@ func (r *InstanceReconciler) identityFor(i *kudov1beta1.Instance) (identity, err
 	if err != nil {
 		return identity{}, fmt.Errorf("a client for service account %s: %w", user, err)
 	}
-	actual, _ := r.impersonated.LoadOrStore(user, identity{writer: writer, reader: reader})
-	return actual.(identity), nil
+	id := identity{writer: writer, reader: reader}
+	r.impersonated.Add(user, id, impersonatedFor)
+	return id, nil
 }

@@ -14,9 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/params"
@@ -102,30 +99,6 @@ func readSecretKey(ctx context.Context, reader client.Reader, namespace string, 
 // ones recovered from the current values, which must still match them.
 func (p *planRun) appliedValues() (map[string]string, error) {
 	return params.Unmask(p.instance.Status.AppliedParameters, p.params.values, string(p.instance.UID))
-}
-
-// watchSecrets makes a change of any Secret that secret parameters read
-// wake the Instances that read it, the first time an Instance has secret
-// parameters. It watches the Secrets' metadata only: a new resourceVersion
-// is enough to read the key again, and the cache holds no Secret's data.
-func (r *InstanceReconciler) watchSecrets() error {
-	if r.controller == nil {
-		return errNoController
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.watchingSecrets {
-		return nil
-	}
-	secrets := &metav1.PartialObjectMetadata{}
-	secrets.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	readers := handler.EnqueueRequestsFromMapFunc(r.instancesIndexedBy(secretParametersIndex))
-	if err := r.controller.Watch(source.Kind[client.Object](r.cache, secrets, readers,
-		predicate.ResourceVersionChangedPredicate{})); err != nil {
-		return err
-	}
-	r.watchingSecrets = true
-	return nil
 }
 
 // redactStatus hides sensitive values in the messages of the status: a

@@ -18,6 +18,7 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/inventory"
+	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/planmetrics"
 	"github.com/kudo-ng/kudo/internal/render"
@@ -33,9 +34,11 @@ type planRun struct {
 	r        *InstanceReconciler
 	instance *kudov1beta1.Instance
 	ov       *kudov1beta1.OperatorVersion
-	writes   *task.Writes
-	// writer applies and deletes the Instance's objects (identityFor).
-	writer client.Client
+	writes   *objects.Writes
+	// writer reads the cache and writes as the Instance's identity
+	// (identityFor); objects applies, deletes and judges its objects so.
+	writer  client.Client
+	objects *objects.Manager
 	// params are the Instance's parameter values.
 	params *instanceParameters
 	// selectionErr says why no plan could be chosen for a changed spec.
@@ -245,12 +248,12 @@ func (p *planRun) patchPlanExecution(ctx context.Context, uid types.UID, pe kudo
 func (p *planRun) env(plan, phase, step string, uid types.UID, values map[string]any) *task.Env {
 	owner := task.OwnerReference(p.instance)
 	return &task.Env{
-		Client: p.writer, Instance: p.instance,
+		Client: p.writer, Objects: p.objects, Instance: p.instance,
 		Site: render.Site{
 			OperatorVersion: p.ov, Instance: p.instance.Name, Namespace: p.instance.Namespace,
 			Plan: plan, Phase: phase, Step: step, PlanUID: uid, Params: values, Owner: &owner,
 		},
-		Served: p.r.served, Scope: p.r.scope, Watch: p.r.watch, Files: p.r.Files, Writes: p.writes,
+		Served: p.r.served, Scope: p.r.scope, Files: p.r.Files,
 	}
 }
 
@@ -291,9 +294,10 @@ func (p *planRun) runStep(ctx context.Context, plan string, uid types.UID, value
 func (p *planRun) warnMigrations(uid types.UID, res task.Result) {
 	for _, m := range res.Migrations {
 		key := string(uid) + "/" + m.String()
-		if _, seen := p.r.warned.LoadOrStore(key, true); seen {
+		if _, seen := p.r.warned.Get(key); seen {
 			continue
 		}
+		p.r.warned.Add(key, true, warnedFor)
 		reason, message := "APIVersionMigrated", fmt.Sprintf("%s: the server no longer serves %s, applied as %s", m.Template, m.From, m.To)
 		switch {
 		case m.Dropped != "":
@@ -305,19 +309,14 @@ func (p *planRun) warnMigrations(uid types.UID, res task.Result) {
 	}
 }
 
-// notServedFor is how long a kind found not served is believed so: the
-// REST mapper asks the API server again on every miss, and old packages use
-// removed API versions on every pass of their plans.
-const notServedFor = 5 * time.Minute
-
 // served reports whether the API server serves a kind at a version, from
 // the manager's cached discovery.
 func (r *InstanceReconciler) served(gvk schema.GroupVersionKind) bool {
-	if until, ok := r.notServed.Load(gvk); ok && r.Clock.Now().Before(until.(time.Time)) {
+	if _, ok := r.notServed.Get(gvk); ok {
 		return false
 	}
 	if _, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
-		r.notServed.Store(gvk, r.Clock.Now().Add(notServedFor))
+		r.notServed.Add(gvk, true, notServedFor)
 		return false
 	}
 	return true

@@ -4,25 +4,31 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/health"
-	"github.com/kudo-ng/kudo/internal/task"
+	"github.com/kudo-ng/kudo/internal/objects"
 )
 
 var errNoController = errors.New("the Instance controller is not set up")
@@ -31,7 +37,30 @@ var errNoController = errors.New("the Instance controller is not set up")
 // cluster's objects.
 const watchSyncTimeout = time.Minute
 
-// watch makes changes to objects of a kind wake the Instance that owns them,
+// kindWatches owns which kinds wake the Instance controller beyond the
+// Instances and OperatorVersions it is built with: the kinds packages apply,
+// known only at run time, and the Secrets of secret parameters. The object
+// layer tells it each kind before it reads or writes objects of it
+// (objects.Watcher); it starts a kind's informer once, after checking that
+// the manager may list and watch it, for the life of the manager: the kinds
+// are as many as the API server serves.
+type kindWatches struct {
+	controller controller.Controller
+	cache      cache.Cache
+	mapper     meta.RESTMapper
+	// client reviews the manager's access and lists Instances.
+	client client.Client
+
+	mu      sync.Mutex
+	watched map[schema.GroupVersionKind]bool
+	secrets bool
+}
+
+func newKindWatches(c controller.Controller, cache cache.Cache, mapper meta.RESTMapper, cl client.Client) *kindWatches {
+	return &kindWatches{controller: c, cache: cache, mapper: mapper, client: cl, watched: map[schema.GroupVersionKind]bool{}}
+}
+
+// Watch makes changes to objects of a kind wake the Instance that owns them,
 // the first time an Instance applies that kind: packages apply kinds known
 // only at run time, and a step must finish as soon as its objects are
 // healthy, without polling. It returns once the kind's informer has listed
@@ -39,8 +68,8 @@ const watchSyncTimeout = time.Minute
 // before that would arrive in the list already healthy, as a create that
 // mayMovePlan holds back, and its step would wait for an event that never
 // comes.
-func (r *InstanceReconciler) watch(ctx context.Context, gvk schema.GroupVersionKind) error {
-	if err := r.startWatch(ctx, gvk); err != nil {
+func (k *kindWatches) Watch(ctx context.Context, gvk schema.GroupVersionKind) error {
+	if err := k.start(ctx, gvk); err != nil {
 		return err
 	}
 	// A controller not started yet keeps the source until it starts.
@@ -48,23 +77,23 @@ func (r *InstanceReconciler) watch(ctx context.Context, gvk schema.GroupVersionK
 	obj.SetGroupVersionKind(gvk)
 	syncCtx, cancel := context.WithTimeout(ctx, watchSyncTimeout)
 	defer cancel()
-	if _, err := r.cache.GetInformer(syncCtx, obj); err != nil {
+	if _, err := k.cache.GetInformer(syncCtx, obj); err != nil {
 		return fmt.Errorf("waiting for the cache of %s to sync: %w", gvk.Kind, err)
 	}
 	return nil
 }
 
-// startWatch starts the watch of a kind, once.
-func (r *InstanceReconciler) startWatch(ctx context.Context, gvk schema.GroupVersionKind) error {
-	if r.controller == nil {
+// start starts the watch of a kind, once.
+func (k *kindWatches) start(ctx context.Context, gvk schema.GroupVersionKind) error {
+	if k.controller == nil {
 		return errNoController
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.watched[gvk] {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.watched[gvk] {
 		return nil
 	}
-	if err := r.mayWatch(ctx, gvk); err != nil {
+	if err := k.mayWatch(ctx, gvk); err != nil {
 		return err
 	}
 	obj := &unstructured.Unstructured{}
@@ -74,15 +103,15 @@ func (r *InstanceReconciler) startWatch(ctx context.Context, gvk schema.GroupVer
 	if isPod {
 		moves = podMayMovePlan
 	}
-	if err := r.controller.Watch(r.ownerSource(obj, moves)); err != nil {
+	if err := k.controller.Watch(k.ownerSource(obj, moves)); err != nil {
 		return err
 	}
 	if isPod {
-		if err := r.cache.IndexField(ctx, obj, task.PodInstanceIndex, task.PodInstance); err != nil {
+		if err := k.cache.IndexField(ctx, obj, objects.PodInstanceIndex, objects.PodInstance); err != nil {
 			return err
 		}
 	}
-	r.watched[gvk] = true
+	k.watched[gvk] = true
 	return nil
 }
 
@@ -94,17 +123,17 @@ func (r *InstanceReconciler) startWatch(ctx context.Context, gvk schema.GroupVer
 // between, as the handler's first list replays it as a create, which moves
 // holds back; its step then waited for an event that never came (seen after
 // a manager's restart, with many Instances reconciling at once).
-func (r *InstanceReconciler) ownerSource(obj client.Object, moves predicate.Predicate) source.Source {
+func (k *kindWatches) ownerSource(obj client.Object, moves predicate.Predicate) source.Source {
 	return source.Func(func(ctx context.Context, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		syncCtx, cancel := context.WithTimeout(ctx, watchSyncTimeout)
 		defer cancel()
-		informer, err := r.cache.GetInformer(syncCtx, obj)
+		informer, err := k.cache.GetInformer(syncCtx, obj)
 		if err != nil {
 			return fmt.Errorf("waiting for the cache of %s to sync: %w", obj.GetObjectKind().GroupVersionKind().Kind, err)
 		}
 		wake := func(o any) {
 			if o, ok := o.(client.Object); ok {
-				for _, req := range r.ownerOf(ctx, o) {
+				for _, req := range k.ownerOf(ctx, o) {
 					queue.Add(req)
 				}
 			}
@@ -142,6 +171,29 @@ func (r *InstanceReconciler) ownerSource(obj client.Object, moves predicate.Pred
 	})
 }
 
+// WatchSecrets makes a change of any Secret that secret parameters read
+// wake the Instances that read it (readers), the first time an Instance has secret
+// parameters. It watches the Secrets' metadata only: a new resourceVersion
+// is enough to read the key again, and the cache holds no Secret's data.
+func (k *kindWatches) WatchSecrets(readers handler.EventHandler) error {
+	if k.controller == nil {
+		return errNoController
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.secrets {
+		return nil
+	}
+	secrets := &metav1.PartialObjectMetadata{}
+	secrets.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	if err := k.controller.Watch(source.Kind[client.Object](k.cache, secrets, readers,
+		predicate.ResourceVersionChangedPredicate{})); err != nil {
+		return err
+	}
+	k.secrets = true
+	return nil
+}
+
 // mayMovePlan lets through the changes of applied objects that can move a
 // plan: a new health State or pod problem, a new spec, a new applied hash,
 // labels, deletion. Each reconcile renders the plan's templates; an object's
@@ -171,8 +223,8 @@ var mayMovePlan = predicate.Funcs{
 			old.GetDeletionTimestamp().IsZero() != cur.GetDeletionTimestamp().IsZero():
 			return true
 		}
-		oldU, errOld := asUnstructured(old)
-		curU, errCur := asUnstructured(cur)
+		oldU, errOld := objects.Unstructured(old)
+		curU, errCur := objects.Unstructured(cur)
 		if errOld != nil || errCur != nil {
 			return true
 		}
@@ -205,7 +257,7 @@ var podMayMovePlan = predicate.Funcs{
 }
 
 func podProblem(pod client.Object) string {
-	u, err := asUnstructured(pod)
+	u, err := objects.Unstructured(pod)
 	if err != nil {
 		return ""
 	}
@@ -215,8 +267,8 @@ func podProblem(pod client.Object) string {
 // mayWatch refuses a kind the manager may not list and watch, naming the
 // RBAC it lacks: its informer would never sync, and every read of the kind
 // from the cache would wait for it.
-func (r *InstanceReconciler) mayWatch(ctx context.Context, gvk schema.GroupVersionKind) error {
-	mapping, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+func (k *kindWatches) mayWatch(ctx context.Context, gvk schema.GroupVersionKind) error {
+	mapping, err := k.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
 		return err
 	}
@@ -225,7 +277,7 @@ func (r *InstanceReconciler) mayWatch(ctx context.Context, gvk schema.GroupVersi
 		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: resource.Group, Resource: resource.Resource},
 		}}
-		if err := r.Create(ctx, review); err != nil {
+		if err := k.client.Create(ctx, review); err != nil {
 			return fmt.Errorf("checking access to %s: %w", resource, err)
 		}
 		if !review.Status.Allowed {
@@ -241,7 +293,7 @@ func (r *InstanceReconciler) mayWatch(ctx context.Context, gvk schema.GroupVersi
 // names — in its namespace for the pods of the Instance's workloads, in any
 // namespace for a cluster-scoped object or one a template put in another
 // namespace, which cannot have an owner reference to it.
-func (r *InstanceReconciler) ownerOf(ctx context.Context, obj client.Object) []reconcile.Request {
+func (k *kindWatches) ownerOf(ctx context.Context, obj client.Object) []reconcile.Request {
 	if reqs := ownerInstance(ctx, obj); len(reqs) > 0 {
 		return reqs
 	}
@@ -253,7 +305,7 @@ func (r *InstanceReconciler) ownerOf(ctx context.Context, obj client.Object) []r
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
 	}
 	instances := &kudov1beta1.InstanceList{}
-	if err := r.List(ctx, instances, client.UnsafeDisableDeepCopy); err != nil {
+	if err := k.client.List(ctx, instances, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	var reqs []reconcile.Request

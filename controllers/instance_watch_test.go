@@ -229,7 +229,7 @@ var _ = Describe("Watching the kinds packages apply", func() {
 	It("returns once the new kind's informer has listed the cluster, before anything of it is applied", func() {
 		ctx := context.Background()
 		gvk := networkingv1.SchemeGroupVersion.WithKind("IngressClass")
-		Expect(instances.watch(ctx, gvk)).To(Succeed())
+		Expect(instances.kinds.Watch(ctx, gvk)).To(Succeed())
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(gvk)
 		informer, err := instances.cache.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
@@ -249,7 +249,7 @@ var _ = Describe("Watching the kinds packages apply", func() {
 		DeferCleanup(queue.ShutDown)
 		// The create of an object not applied by kudo-ng (no applied hash)
 		// wakes its owner, as its replay in the first list shows.
-		Expect(instances.ownerSource(obj, mayMovePlan).Start(ctx, queue)).To(Succeed())
+		Expect(instances.kinds.ownerSource(obj, mayMovePlan).Start(ctx, queue)).To(Succeed())
 		Expect(queue.Len()).To(Equal(1), "the handler had not seen the listed objects when the source started")
 		req, _ := queue.Get()
 		Expect(req.NamespacedName).To(Equal(types.NamespacedName{Namespace: ns, Name: "owner"}))
@@ -263,7 +263,7 @@ var _ = Describe("Watching the kinds packages apply", func() {
 			Data:       map[string]string{"mode": "fast"},
 		})).To(Succeed())
 		gvk := corev1.SchemeGroupVersion.WithKind("ConfigMap")
-		Expect(instances.watch(ctx, gvk)).To(Succeed())
+		Expect(instances.kinds.Watch(ctx, gvk)).To(Succeed())
 
 		got := &unstructured.Unstructured{}
 		got.SetGroupVersionKind(gvk)

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/objects"
 	kudowebhook "github.com/kudo-ng/kudo/internal/webhook"
 )
 
@@ -68,8 +69,8 @@ var _ = BeforeSuite(func() {
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Client:                 client.Options{Cache: &client.CacheOptions{Unstructured: true}},
-		NewCache:               NewCache,
-		Cache:                  cache.Options{DefaultTransform: TrimForCache},
+		NewCache:               objects.NewCache,
+		Cache:                  cache.Options{DefaultTransform: objects.TrimForCache},
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host: testEnv.WebhookInstallOptions.LocalServingHost, Port: testEnv.WebhookInstallOptions.LocalServingPort,
 			CertDir: testEnv.WebhookInstallOptions.LocalServingCertDir,

@@ -6,9 +6,6 @@ package inventory
 
 import (
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -34,32 +31,6 @@ type Applied struct {
 // RefOf names an object.
 func RefOf(obj *unstructured.Unstructured) kudov1beta1.ObjectRef {
 	return kudov1beta1.ObjectRef{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
-}
-
-// Observe is what the inventory keeps of an object as the cluster has it:
-// its generation, which changes with its spec, or, for kinds without one
-// (ConfigMaps, Secrets, Services, RBAC), a hash of what is not status.
-// Observe an object the same way each time (the manager trims what it
-// caches): a different value means someone changed it.
-func Observe(obj *unstructured.Unstructured) (kudov1beta1.InventoryObject, error) {
-	o := kudov1beta1.InventoryObject{ObjectRef: RefOf(obj)}
-	if o.Generation = obj.GetGeneration(); o.Generation > 0 {
-		return o, nil
-	}
-	content := map[string]any{}
-	for k, v := range obj.Object {
-		if k != "status" && k != "metadata" {
-			content[k] = v
-		}
-	}
-	content["labels"], content["annotations"], content["owners"] = obj.GetLabels(), obj.GetAnnotations(), obj.GetOwnerReferences()
-	b, err := json.Marshal(content)
-	if err != nil {
-		return o, err
-	}
-	sum := sha256.Sum256(b)
-	o.Hash = hex.EncodeToString(sum[:8])
-	return o, nil
 }
 
 // Changed reports whether the object as the cluster has it now (observed

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
@@ -128,30 +127,6 @@ func TestRemovalTiers(t *testing.T) {
 	want := [][]kudov1beta1.ObjectRef{{widget, ref("ConfigMap", "c")}, {crd}, {role}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("RemovalTiers (-want +got):\n%s", d)
-	}
-}
-
-func TestObserve(t *testing.T) {
-	configMap := func(data, status string) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-			"metadata": map[string]any{"name": "c", "namespace": "ns", "resourceVersion": status, "labels": map[string]any{"a": "b"}},
-			"data":     map[string]any{"k": data}}}
-		return u
-	}
-	a, _ := Observe(configMap("v", "1"))
-	b, _ := Observe(configMap("v", "2"))
-	c, _ := Observe(configMap("w", "1"))
-	if Changed(a, b) {
-		t.Error("a new resourceVersion alone is a change")
-	}
-	if !Changed(a, c) {
-		t.Error("new data is no change")
-	}
-	d := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{"name": "d", "generation": int64(3)}, "status": map[string]any{"replicas": int64(1)}}}
-	o, _ := Observe(d)
-	if o.Generation != 3 || o.Hash != "" {
-		t.Errorf("a kind with a generation is seen by it: %+v", o)
 	}
 }
 

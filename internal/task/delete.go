@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/inventory"
+	"github.com/kudo-ng/kudo/internal/objects"
 )
 
 // deletion deletes the objects its templates render, in the foreground, and
@@ -52,33 +52,12 @@ func (d deletion) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Resul
 	return Result{Done: true, Migrations: intent.Migrations, Deleted: intent.Objects}, nil
 }
 
+// deleteOne asks for obj's deletion, in the foreground, and reports whether
+// it is gone.
 func deleteOne(ctx context.Context, env *Env, obj *unstructured.Unstructured) (bool, error) {
-	gvk := obj.GroupVersionKind()
-	if !env.Served(gvk) {
+	if !env.Served(obj.GroupVersionKind()) {
 		return true, nil
 	}
-	if env.Watch != nil {
-		if err := env.Watch(ctx, gvk); err != nil {
-			return false, fmt.Errorf("watching %s: %w", gvk.Kind, err)
-		}
-	}
-	current := &unstructured.Unstructured{}
-	current.SetGroupVersionKind(gvk)
-	switch err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), current); {
-	case apierrors.IsNotFound(err):
-		return true, nil
-	case err != nil:
-		return false, fmt.Errorf("reading %s %s: %w", gvk.Kind, obj.GetName(), err)
-	}
-	if current.GetDeletionTimestamp() != nil {
-		return false, nil
-	}
-	err := env.Client.Delete(ctx, current, client.PropagationPolicy(metav1.DeletePropagationForeground))
-	if apierrors.IsNotFound(err) {
-		return true, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("deleting %s %s: %w", gvk.Kind, obj.GetName(), err)
-	}
-	return false, nil
+	deleted, err := env.Objects.Delete(ctx, inventory.RefOf(obj), objects.DeleteOptions{Propagation: metav1.DeletePropagationForeground})
+	return deleted.Action == objects.Gone, err
 }

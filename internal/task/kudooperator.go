@@ -19,6 +19,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/health"
+	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/render"
 )
@@ -146,7 +147,7 @@ func (kudoOperator) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Res
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Applied: []Applied{applied}}
+	res := Result{Applied: []objects.Change{applied}}
 	current := applied.Object
 	if current.GetGeneration() == 0 || observedGeneration(current) != current.GetGeneration() {
 		res.Message = fmt.Sprintf("waiting for Instance %s to take up its spec", c.name)

@@ -18,6 +18,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/health"
+	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/render"
 )
 
@@ -183,8 +184,8 @@ func (p pipe) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, e
 
 // stored returns the files when every one was stored in this plan run
 // already, else nil.
-func stored(ctx context.Context, env *Env, pipes []kudov1beta1.PipeSpec, names map[string]string) ([]Applied, error) {
-	files := make([]Applied, 0, len(pipes))
+func stored(ctx context.Context, env *Env, pipes []kudov1beta1.PipeSpec, names map[string]string) ([]objects.Change, error) {
+	files := make([]objects.Change, 0, len(pipes))
 	for _, spec := range pipes {
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(spec.Kind))
@@ -198,26 +199,26 @@ func stored(ctx context.Context, env *Env, pipes []kudov1beta1.PipeSpec, names m
 		if obj.GetAnnotations()[kudov1beta1.PlanUIDAnnotation] != string(env.Site.PlanUID) {
 			return nil, nil
 		}
-		files = append(files, Applied{Object: obj})
+		files = append(files, objects.Change{Object: obj, Action: objects.Unchanged})
 	}
 	return files, nil
 }
 
 // store copies one file out of the pod into its Secret or ConfigMap.
-func store(ctx context.Context, env *Env, pod *corev1.Pod, spec kudov1beta1.PipeSpec, name string) (Applied, error) {
+func store(ctx context.Context, env *Env, pod *corev1.Pod, spec kudov1beta1.PipeSpec, name string) (objects.Change, error) {
 	source := spec.File
 	if source == "" {
 		source = spec.EnvFile
 	}
 	if env.Files == nil {
-		return Applied{}, fmt.Errorf("copying %s out of pipe pod %s: no file copier configured", source, pod.Name)
+		return objects.Change{}, fmt.Errorf("copying %s out of pipe pod %s: no file copier configured", source, pod.Name)
 	}
 	data, err := env.Files.CopyFile(ctx, pod, pipeContainer, source)
 	if err != nil {
-		return Applied{}, fmt.Errorf("copying %s out of pipe pod %s (this needs a node that runs containers): %w", source, pod.Name, err)
+		return objects.Change{}, fmt.Errorf("copying %s out of pipe pod %s (this needs a node that runs containers): %w", source, pod.Name, err)
 	}
 	if len(data) > maxPipeFile {
-		return Applied{}, Fatalf("pipe file %s is %d bytes, more than a %s can hold (%d)", source, len(data), spec.Kind, maxPipeFile)
+		return objects.Change{}, Fatalf("pipe file %s is %d bytes, more than a %s can hold (%d)", source, len(data), spec.Kind, maxPipeFile)
 	}
 	entries := map[string]any{}
 	if spec.EnvFile != "" {
@@ -235,7 +236,7 @@ func store(ctx context.Context, env *Env, pod *corev1.Pod, spec kudov1beta1.Pipe
 	obj.Object[dataField] = entries
 	md := env.Site.Metadata()
 	if err := render.Enhance([]*unstructured.Unstructured{obj}, &md, env.Scope, nil); err != nil {
-		return Applied{}, err
+		return objects.Change{}, err
 	}
 	return applyOne(ctx, env, obj)
 }

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/render"
 )
 
@@ -68,7 +69,7 @@ spec:
 	instance := &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "site", Namespace: "ns", UID: "instance-uid"}}
 	owner := OwnerReference(instance)
 	env := &Env{
-		Client: c, Instance: instance,
+		Client: c, Objects: objects.NewManager(c, nil, nil, nil), Instance: instance,
 		Site: render.Site{
 			OperatorVersion: ov, Instance: "site", Namespace: "ns", Plan: "deploy", Phase: "main", Step: "files",
 			PlanUID: "plan-1", Owner: &owner,

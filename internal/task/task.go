@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/render/migrate"
 )
@@ -149,12 +150,10 @@ type Env struct {
 	Site   render.Site
 	Served migrate.Served
 	Scope  render.Scope
-	// Watch makes sure changes to objects of a kind wake the Instance.
-	Watch func(ctx context.Context, gvk schema.GroupVersionKind) error
+	// Objects applies, deletes and judges the objects the task renders.
+	Objects *objects.Manager
 	// Files copies files out of a running pod, for Pipe tasks.
 	Files FileCopier
-	// Writes collects the objects the tasks write, if not nil.
-	Writes *Writes
 }
 
 // build builds the task against the cluster: pods' ConfigMaps and Secrets
@@ -212,15 +211,8 @@ type Result struct {
 	Migrations []render.Migration
 	// Applied are the objects the run applied, or found applied: what the
 	// Instance's inventory records. Deleted are those it deleted, or found gone.
-	Applied []Applied
+	Applied []objects.Change
 	Deleted []*unstructured.Unstructured
-}
-
-// Applied is an object a task applied, as the cluster has it, and whether
-// this run wrote it.
-type Applied struct {
-	Object  *unstructured.Unstructured
-	Written bool
 }
 
 // FatalError is an error no retry can fix: it fails the plan.

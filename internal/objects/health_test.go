@@ -1,4 +1,4 @@
-package task
+package objects
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/health"
 )
 
-func TestJudgeOfPendingClaims(t *testing.T) {
+func TestHealthOfPendingClaims(t *testing.T) {
 	class := func(name string, mode *storagev1.VolumeBindingMode) *storagev1.StorageClass {
 		return &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: "example.com/disks", VolumeBindingMode: mode}
 	}
@@ -46,8 +46,8 @@ func TestJudgeOfPendingClaims(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Judge(context.Background(), c, tt.claim); got != tt.want {
-				t.Errorf("Judge = %+v\nwant    %+v", got, tt.want)
+			if got := NewManager(c, nil, nil, nil).check(context.Background(), tt.claim); got != tt.want {
+				t.Errorf("check = %+v\nwant    %+v", got, tt.want)
 			}
 		})
 	}

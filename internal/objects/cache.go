@@ -1,4 +1,4 @@
-package controllers
+package objects
 
 import (
 	"context"
@@ -183,9 +183,9 @@ func into(u *unstructured.Unstructured, obj runtime.Object, gvk schema.GroupVers
 	return nil
 }
 
-// asUnstructured is an object of the cache, which its informers hand to
+// Unstructured is an object of the cache, which its informers hand to
 // event handlers typed or unstructured, as unstructured.
-func asUnstructured(obj client.Object) (*unstructured.Unstructured, error) {
+func Unstructured(obj client.Object) (*unstructured.Unstructured, error) {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		return u, nil
 	}
@@ -195,30 +195,4 @@ func asUnstructured(obj client.Object) (*unstructured.Unstructured, error) {
 	}
 	u := &unstructured.Unstructured{}
 	return u, into(u, obj, gvk)
-}
-
-// asCached is obj, as the API server answered it, the way the cache holds
-// it: what the inventory notes of an object must compare with what the
-// cache later shows of it.
-func asCached(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	gvk := obj.GroupVersionKind()
-	if !kubescheme.Scheme.Recognizes(gvk) {
-		trimmed, err := TrimForCache(obj.DeepCopy())
-		if err != nil {
-			return nil, err
-		}
-		return trimmed.(*unstructured.Unstructured), nil
-	}
-	typed, err := kubescheme.Scheme.New(gvk)
-	if err != nil {
-		return nil, err
-	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, typed); err != nil {
-		return nil, fmt.Errorf("converting %s %s: %w", gvk.Kind, obj.GetName(), err)
-	}
-	if _, err := TrimForCache(typed); err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{}
-	return u, into(u, typed, gvk)
 }

@@ -1,4 +1,4 @@
-package controllers
+package objects
 
 import (
 	"encoding/json"
@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/kudo-ng/kudo/internal/inventory"
+	"github.com/kudo-ng/kudo/internal/render"
 )
 
 func TestTrimForCache(t *testing.T) {
@@ -155,11 +156,11 @@ func TestAsCachedIsWhatTheCacheHolds(t *testing.T) {
 			if !reflect.DeepEqual(got.Object, cached.Object) {
 				t.Errorf("asCached = %v\nthe cache holds %v", got.Object, cached.Object)
 			}
-			noted, err := inventory.Observe(got)
+			noted, err := Observe(got)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if seen, _ := inventory.Observe(cached); inventory.Changed(noted, seen) {
+			if seen, _ := Observe(cached); inventory.Changed(noted, seen) {
 				t.Errorf("the inventory noted %+v, the cache shows %+v", noted, seen)
 			}
 		})
@@ -174,4 +175,37 @@ func TestAsCachedIsWhatTheCacheHolds(t *testing.T) {
 			t.Errorf("asCached = %v, want %v", got.Object, want.Object)
 		}
 	})
+}
+
+func TestObserve(t *testing.T) {
+	configMap := func(data, status string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "c", "namespace": "ns", "resourceVersion": status, "labels": map[string]any{"a": "b"}},
+			"data":     map[string]any{"k": data}}}
+		return u
+	}
+	a, _ := Observe(configMap("v", "1"))
+	b, _ := Observe(configMap("v", "2"))
+	c, _ := Observe(configMap("w", "1"))
+	if inventory.Changed(a, b) {
+		t.Error("a new resourceVersion alone is a change")
+	}
+	if !inventory.Changed(a, c) {
+		t.Error("new data is no change")
+	}
+	d := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "d", "generation": int64(3)}, "status": map[string]any{"replicas": int64(1)}}}
+	o, _ := Observe(d)
+	if o.Generation != 3 || o.Hash != "" {
+		t.Errorf("a kind with a generation is seen by it: %+v", o)
+	}
+}
+
+func object(t *testing.T, y string) *unstructured.Unstructured {
+	t.Helper()
+	objs, err := render.Objects(t.Name(), y)
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("want one object: %v", err)
+	}
+	return objs[0]
 }

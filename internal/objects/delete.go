@@ -1,0 +1,88 @@
+package objects
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/inventory"
+)
+
+// DeleteOptions say how an object goes.
+type DeleteOptions struct {
+	Propagation metav1.DeletionPropagation
+	// Guarded keeps what a user may not want deleted with the Instance's
+	// record of it (pruning, uninstall): an object annotated
+	// kudo.dev/prune: disabled, and a CustomResourceDefinition whose custom
+	// resources remain, which deleting it would delete, other users' data
+	// perhaps. A Delete task's objects are named by its package and go.
+	Guarded bool
+}
+
+// Delete asks for an object's deletion, with its dependents as opts say,
+// and reports whether it is gone, going or kept.
+func (m *Manager) Delete(ctx context.Context, ref kudov1beta1.ObjectRef, opts DeleteOptions) (Change, error) {
+	live, err := m.Get(ctx, ref)
+	if err != nil || live == nil {
+		return Change{Action: Gone}, err
+	}
+	if opts.Guarded {
+		if live.GetAnnotations()[kudov1beta1.PruneAnnotation] == kudov1beta1.Disabled {
+			return Change{Object: live, Action: KeptByAnnotation,
+				Note: fmt.Sprintf("annotated %s: %s", kudov1beta1.PruneAnnotation, kudov1beta1.Disabled)}, nil
+		}
+		if inventory.IsCustomResourceDefinition(ref) {
+			if remaining, err := m.customResources(ctx, live); err != nil || remaining != "" {
+				return Change{Object: live, Action: KeptForCustomResources, Note: remaining}, err
+			}
+		}
+	}
+	if live.GetDeletionTimestamp() != nil {
+		return Change{Object: live, Action: Deleting}, nil
+	}
+	switch err := m.client.Delete(ctx, live, client.PropagationPolicy(opts.Propagation)); {
+	case apierrors.IsNotFound(err):
+		return Change{Action: Gone}, nil
+	case err != nil:
+		return Change{}, fmt.Errorf("deleting %s: %w", Describe(ref), err)
+	}
+	return Change{Object: live, Action: Deleting}, nil
+}
+
+// customResources says which custom resources of the CRD remain, in any
+// namespace, if any; read from the API server, not to start an informer.
+func (m *Manager) customResources(ctx context.Context, crd *unstructured.Unstructured) (string, error) {
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	for _, v := range versions {
+		version, _, _ := unstructured.NestedString(v.(map[string]any), "name")
+		served, _, _ := unstructured.NestedBool(v.(map[string]any), "served")
+		if !served {
+			continue
+		}
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(schema.GroupVersionKind{Group: group, Version: version, Kind: kind + "List"})
+		switch err := m.apiReader.List(ctx, list, client.Limit(1)); {
+		case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
+			return "", nil
+		case apierrors.IsForbidden(err):
+			// What cannot be counted may be someone's data: keep it.
+			return "the manager may not list its custom resources, which may remain", nil
+		case err != nil:
+			return "", fmt.Errorf("listing the custom resources of %s: %w", crd.GetName(), err)
+		}
+		if len(list.Items) > 0 {
+			return "custom resources of it remain, " + describeNamed(kind, list.Items[0].Namespace, list.Items[0].Name) + " among them", nil
+		}
+		return "", nil
+	}
+	return "", nil
+}

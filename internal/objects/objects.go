@@ -1,0 +1,236 @@
+// Package objects is kudo-ng's one layer for the objects packages render,
+// as fluxcd/pkg/ssa's ResourceManager is Flux's: it reads them from the
+// manager's cache, applies them with server-side apply as field manager
+// kudo-ng, compares them with what kudo-ng applied (a server-side dry run),
+// deletes them with the guards users rely on, and judges their health. Each
+// operation says what it did as plain data (a Change); its callers — the
+// task kinds, drift correction, pruning, uninstall — decide what that means
+// for a plan and which events to emit. Nothing else talks server-side apply.
+//
+// Objects are compared as the cache holds them (Observe): the cache trims
+// what nothing reads (TrimForCache), so what is noted of an object the API
+// server answered is trimmed the same way first.
+package objects
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+)
+
+// FieldOwner is kudo-ng's field manager for server-side apply.
+const FieldOwner = "kudo-ng"
+
+// Watcher makes sure that changes to the objects of a kind wake the
+// Instances they belong to, before the kind's objects are read or written:
+// packages apply kinds known only at run time.
+type Watcher interface {
+	Watch(ctx context.Context, gvk schema.GroupVersionKind) error
+}
+
+// Manager reads, applies, compares, deletes and judges objects for one
+// reconcile of an Instance.
+type Manager struct {
+	// client reads from the manager's cache and writes to the API server,
+	// as the Instance's service account when it names one.
+	client client.Client
+	// apiReader reads what must not start an informer: the custom
+	// resources that keep a CustomResourceDefinition.
+	apiReader client.Reader
+	kinds     Watcher
+	writes    *Writes
+}
+
+// NewManager makes a Manager. kinds, if not nil, watches each kind before
+// its objects are read; writes, if not nil, collects what it writes.
+func NewManager(c client.Client, apiReader client.Reader, kinds Watcher, writes *Writes) *Manager {
+	return &Manager{client: c, apiReader: apiReader, kinds: kinds, writes: writes}
+}
+
+// Action is what an operation did to an object.
+type Action string
+
+const (
+	// Unchanged: the cluster had what kudo-ng applies, so nothing was written.
+	Unchanged Action = "unchanged"
+	// Applied: the object was written (created or configured).
+	Applied Action = "applied"
+	// Deleting: the object's deletion was asked for, now or before.
+	Deleting Action = "deleting"
+	// Gone: the object does not exist, or its kind is not served.
+	Gone Action = "gone"
+	// KeptByAnnotation: the object is annotated kudo.dev/prune: disabled.
+	KeptByAnnotation Action = "kept"
+	// KeptForCustomResources: a CustomResourceDefinition whose custom
+	// resources remain, or may: deleting it would delete them.
+	KeptForCustomResources Action = "kept for its custom resources"
+)
+
+// Change is what an operation did to one object.
+type Change struct {
+	// Object is the object as the cluster has it after an apply, or as it
+	// was found by a delete; nil when it was not found.
+	Object *unstructured.Unstructured
+	Action Action
+	// Note says why an object was kept.
+	Note string
+}
+
+// Written reports whether the change wrote the object.
+func (c Change) Written() bool { return c.Action == Applied }
+
+// Get reads an object from the cache, nil when it is gone or its kind is
+// not served. Its kind is watched first, so that its changes wake its
+// Instance even when no plan applied it since the manager started.
+func (m *Manager) Get(ctx context.Context, ref kudov1beta1.ObjectRef) (*unstructured.Unstructured, error) {
+	gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
+	if err := m.watch(ctx, gvk); err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(gvk)
+	switch err := m.client.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, live); {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading %s: %w", Describe(ref), err)
+	}
+	return live, nil
+}
+
+func (m *Manager) watch(ctx context.Context, gvk schema.GroupVersionKind) error {
+	if m.kinds == nil {
+		return nil
+	}
+	if err := m.kinds.Watch(ctx, gvk); err != nil {
+		return fmt.Errorf("watching %s: %w", gvk.Kind, err)
+	}
+	return nil
+}
+
+// Apply applies obj, as rendered, unless the cluster already has what
+// kudo-ng last applied of it (its kudo.dev/applied-hash). The Change holds
+// the object as the cluster has it.
+func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured) (Change, error) {
+	if err := m.watch(ctx, obj.GroupVersionKind()); err != nil {
+		return Change{}, err
+	}
+	hash, err := withHash(obj)
+	if err != nil {
+		return Change{}, err
+	}
+	current := &unstructured.Unstructured{}
+	current.SetGroupVersionKind(obj.GroupVersionKind())
+	err = m.client.Get(ctx, client.ObjectKeyFromObject(obj), current)
+	switch {
+	case err == nil && current.GetAnnotations()[kudov1beta1.AppliedHashAnnotation] == hash:
+		return Change{Object: current, Action: Unchanged}, nil
+	case err != nil && !apierrors.IsNotFound(err):
+		return Change{}, fmt.Errorf("reading %s %s: %w", obj.GetKind(), obj.GetName(), err)
+	}
+	return m.force(ctx, obj)
+}
+
+// Correct applies obj as its task rendered it, though the cluster carries
+// its applied hash: someone else changed what kudo-ng applied.
+func (m *Manager) Correct(ctx context.Context, obj *unstructured.Unstructured) (Change, error) {
+	if _, err := withHash(obj); err != nil {
+		return Change{}, err
+	}
+	return m.force(ctx, obj)
+}
+
+func (m *Manager) force(ctx context.Context, obj *unstructured.Unstructured) (Change, error) {
+	if err := m.serverSideApply(ctx, obj); err != nil {
+		return Change{}, err
+	}
+	m.writes.add(obj)
+	return Change{Object: obj, Action: Applied}, nil
+}
+
+// Diff reports whether applying obj, as its task rendered it, would change
+// live, the object as the cache holds it: a server-side dry run, which
+// changes nothing. A change of fields other managers own (an autoscaler's
+// replicas) is no difference.
+func (m *Manager) Diff(ctx context.Context, obj, live *unstructured.Unstructured) (bool, error) {
+	would := obj.DeepCopy()
+	if _, err := withHash(would); err != nil {
+		return false, err
+	}
+	if err := m.serverSideApply(ctx, would, client.DryRunAll); err != nil {
+		return false, err
+	}
+	if live.GetGeneration() > 0 {
+		return would.GetGeneration() != live.GetGeneration(), nil
+	}
+	now, err := Observe(live)
+	if err != nil {
+		return false, err
+	}
+	after, err := Observe(would)
+	if err != nil {
+		return false, err
+	}
+	return now != after, nil
+}
+
+// serverSideApply applies obj as field manager kudo-ng, taking over the
+// fields it sets from other managers; obj becomes the server's answer.
+func (m *Manager) serverSideApply(ctx context.Context, obj *unstructured.Unstructured, opts ...client.PatchOption) error {
+	opts = append(opts, client.FieldOwner(FieldOwner), client.ForceOwnership)
+	if err := m.client.Patch(ctx, obj, client.Apply, opts...); err != nil {
+		return fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
+	}
+	return nil
+}
+
+// withHash records on obj, as rendered, its hash, which tells the next pass
+// whether it changed.
+func withHash(obj *unstructured.Unstructured) (string, error) {
+	hash, err := hashOf(obj)
+	if err != nil {
+		return "", err
+	}
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[kudov1beta1.AppliedHashAnnotation] = hash
+	obj.SetAnnotations(annotations)
+	return hash, nil
+}
+
+// hashOf hashes the object as rendered, before the hash annotation is added.
+func hashOf(obj *unstructured.Unstructured) (string, error) {
+	b, err := json.Marshal(obj.Object)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8]), nil
+}
+
+// Describe names an object in messages: its kind, namespace and name.
+func Describe(ref kudov1beta1.ObjectRef) string {
+	return describeNamed(ref.Kind, ref.Namespace, ref.Name)
+}
+
+func describeNamed(kind, namespace, name string) string {
+	if namespace == "" {
+		return kind + " " + name
+	}
+	return kind + " " + namespace + "/" + name
+}
