@@ -133,7 +133,7 @@ func (p *planRun) retry(ctx context.Context, name string) error {
 	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
 	engine.UpdateRevision(i, &ps)
 	p.r.Recorder.Eventf(i, corev1.EventTypeNormal, "PlanRetried", "Plan %s resumed from its failed steps", name)
-	return p.patchPlanExecution(ctx, ps.UID, kudov1beta1.PlanExecution{PlanName: name, UID: ps.UID})
+	return p.patchPlanExecution(ctx, engine.AcknowledgeRetry(i.Spec.PlanExecution, ps.UID))
 }
 
 // cancel ends the running plan before it runs another task.
@@ -221,14 +221,16 @@ func (p *planRun) clearFinished(ctx context.Context) error {
 // clearPlanExecution empties spec.planExecution once the plan it asked for
 // ended, as KUDO does; a newer request in the meantime is kept.
 func (p *planRun) clearPlanExecution(ctx context.Context, uid types.UID) error {
-	return p.patchPlanExecution(ctx, uid, kudov1beta1.PlanExecution{})
+	return p.patchPlanExecution(ctx, engine.ClearRequest(p.instance.Spec.PlanExecution, uid))
 }
 
-// patchPlanExecution replaces spec.planExecution while it asks for the run
-// uid; a newer request in the meantime is kept.
-func (p *planRun) patchPlanExecution(ctx context.Context, uid types.UID, pe kudov1beta1.PlanExecution) error {
+// patchPlanExecution writes the manager's answer to spec.planExecution, as
+// the protocol gives it (engine.ClearRequest, engine.AcknowledgeRetry),
+// before the status this reconcile writes, which engine.Settled relies on; an
+// answer that leaves the request as it is writes nothing.
+func (p *planRun) patchPlanExecution(ctx context.Context, pe kudov1beta1.PlanExecution) error {
 	i := p.instance
-	if i.Spec.PlanExecution.UID != uid {
+	if i.Spec.PlanExecution == pe {
 		return nil
 	}
 	// Patch a copy: the response would overwrite the status being built.

@@ -37,7 +37,7 @@ func DefaultCreate(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) {
 		}
 	}
 	if i.Spec.PlanExecution.PlanName == "" {
-		i.Spec.PlanExecution = kudov1beta1.PlanExecution{PlanName: kudov1beta1.DeployPlanName, UID: NewUID()}
+		i.Spec.PlanExecution = engine.RequestRun(kudov1beta1.DeployPlanName, NewUID())
 	}
 }
 
@@ -73,8 +73,8 @@ func DefaultUpdate(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion
 	}
 	// A change that triggers the plan already running starts it over, as
 	// KUDO does; one that triggers another plan is ValidateUpdate's to refuse.
-	if plan != "" && (!engine.Requested(old) || plan == old.Spec.PlanExecution.PlanName) {
-		i.Spec.PlanExecution = kudov1beta1.PlanExecution{PlanName: plan, UID: NewUID()}
+	if plan != "" && engine.MayRequest(old, plan) {
+		i.Spec.PlanExecution = engine.RequestRun(plan, NewUID())
 	}
 }
 
@@ -139,7 +139,7 @@ func checkTriggers(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion
 	if err != nil {
 		return err
 	}
-	if engine.Requested(old) && plan != oldPE.PlanName {
+	if !engine.MayRequest(old, plan) {
 		return fmt.Errorf("plan %s is running, and changing %s would start plan %s: change them when %s has finished, or cancel it first",
 			oldPE.PlanName, strings.Join(changed, ", "), plan, oldPE.PlanName)
 	}
@@ -178,7 +178,7 @@ func checkPlanExecution(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVe
 	if pe.UID == "" {
 		return fmt.Errorf("spec.planExecution needs a new uid to run plan %s", pe.PlanName)
 	}
-	if engine.Requested(old) && pe.PlanName != oldPE.PlanName {
+	if !engine.MayRequest(old, pe.PlanName) {
 		return fmt.Errorf("plan %s is running: start %s when it has finished, or cancel it first (spec.planExecution.status: CANCELLED)",
 			oldPE.PlanName, pe.PlanName)
 	}

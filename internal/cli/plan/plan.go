@@ -180,7 +180,7 @@ func Trigger(ctx context.Context, c client.Client, ns string, streams genericioo
 		return fmt.Errorf("plan %q is not defined by OperatorVersion %s", opts.Name, ov.Name)
 	}
 	patch := client.MergeFrom(i.DeepCopy())
-	i.Spec.PlanExecution = kudov1beta1.PlanExecution{PlanName: opts.Name, UID: uuid.NewUUID()}
+	i.Spec.PlanExecution = engine.RequestRun(opts.Name, uuid.NewUUID())
 	if err := c.Patch(ctx, i, patch); err != nil {
 		return fmt.Errorf("triggering plan %s: %w", opts.Name, err)
 	}
@@ -197,12 +197,12 @@ func Cancel(ctx context.Context, c client.Client, ns string, streams genericioop
 	if err != nil {
 		return err
 	}
-	pe := i.Spec.PlanExecution
-	if pe.PlanName == "" || engine.Settled(i) {
-		return fmt.Errorf("no plan of Instance %s is running", i.Name)
+	pe, err := engine.RequestCancel(i)
+	if err != nil {
+		return err
 	}
 	patch := client.MergeFrom(i.DeepCopy())
-	i.Spec.PlanExecution.Status = kudov1beta1.ExecutionCancelled
+	i.Spec.PlanExecution = pe
 	if err := c.Patch(ctx, i, patch); err != nil {
 		return fmt.Errorf("cancelling plan %s: %w", pe.PlanName, err)
 	}
@@ -284,21 +284,16 @@ func Retry(ctx context.Context, c client.Client, ns string, streams genericioopt
 	if err != nil {
 		return err
 	}
-	active := i.Status.ActivePlan
-	if active == nil || active.Status != kudov1beta1.ExecutionFatalError {
-		last := "no plan has run"
-		if active != nil {
-			last = fmt.Sprintf("plan %s is %s", active.Name, active.Status)
-		}
-		return fmt.Errorf("only a failed plan can be retried, and %s", last)
+	pe, err := engine.RequestRetry(i)
+	if err != nil {
+		return err
 	}
-	ps := i.Status.PlanStatus[active.Name]
 	patch := client.MergeFromWithOptions(i.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	i.Spec.PlanExecution = kudov1beta1.PlanExecution{PlanName: active.Name, UID: ps.UID, Status: kudov1beta1.ExecutionRetry}
+	i.Spec.PlanExecution = pe
 	if err := c.Patch(ctx, i, patch); err != nil {
-		return fmt.Errorf("retrying plan %s: %w", active.Name, err)
+		return fmt.Errorf("retrying plan %s: %w", pe.PlanName, err)
 	}
-	_, _ = fmt.Fprintf(streams.Out, "Retrying plan %s of Instance %s from its failed steps\n", active.Name, i.Name)
+	_, _ = fmt.Fprintf(streams.Out, "Retrying plan %s of Instance %s from its failed steps\n", pe.PlanName, i.Name)
 	if !opts.Wait {
 		return nil
 	}
