@@ -546,11 +546,9 @@ func (v *verifier) build(name string, t *kudov1beta1.Task, in *task.Input, fail 
 func (v *verifier) unused() {
 	used := map[string]bool{}
 	for _, plan := range v.p.Operator.Plans {
-		for _, phase := range plan.Phases {
-			for _, step := range phase.Steps {
-				for _, name := range step.Tasks {
-					used[name] = true
-				}
+		for _, step := range plan.Steps() {
+			for _, name := range step.Tasks {
+				used[name] = true
 			}
 		}
 	}
