@@ -2,11 +2,13 @@ package v1beta1
 
 import "iter"
 
-// StepAt is where a step is in its plan: its phase, and the indices of both,
-// which are also where the step's status is in a run of the plan.
+// StepAt is where a step is in its plan, or its status in a run of the
+// plan: its phase, or the phase's status, and the indices of both, which
+// are the same in the plan and in its runs. It is no part of the API, and
+// controller-gen can make no DeepCopy of a generic type.
 // +kubebuilder:object:generate=false
-type StepAt struct {
-	Phase      *Phase
+type StepAt[P Phase | PhaseStatus] struct {
+	Phase      *P
 	PhaseIndex int
 	StepIndex  int
 }
@@ -15,35 +17,23 @@ type StepAt struct {
 // where it is. The receiver is a value so that a plan read from a map
 // (ov.Spec.Plans[name].Steps()) can be walked; the steps yielded are the
 // plan's own.
-func (p Plan) Steps() iter.Seq2[StepAt, *Step] {
-	return func(yield func(StepAt, *Step) bool) {
-		for i := range p.Phases {
-			phase := &p.Phases[i]
-			for j := range phase.Steps {
-				if !yield(StepAt{Phase: phase, PhaseIndex: i, StepIndex: j}, &phase.Steps[j]) {
-					return
-				}
-			}
-		}
-	}
-}
-
-// StepStatusAt is where a step's status is in the status of a plan run.
-// +kubebuilder:object:generate=false
-type StepStatusAt struct {
-	Phase      *PhaseStatus
-	PhaseIndex int
-	StepIndex  int
+func (p Plan) Steps() iter.Seq2[StepAt[Phase], *Step] {
+	return steps(p.Phases, func(phase *Phase) []Step { return phase.Steps })
 }
 
 // Steps yields the statuses of the run's steps in order, phase after phase,
 // each with where it is; they are the run's own, to read or change.
-func (ps PlanStatus) Steps() iter.Seq2[StepStatusAt, *StepStatus] {
-	return func(yield func(StepStatusAt, *StepStatus) bool) {
-		for i := range ps.Phases {
-			phase := &ps.Phases[i]
-			for j := range phase.Steps {
-				if !yield(StepStatusAt{Phase: phase, PhaseIndex: i, StepIndex: j}, &phase.Steps[j]) {
+func (ps PlanStatus) Steps() iter.Seq2[StepAt[PhaseStatus], *StepStatus] {
+	return steps(ps.Phases, func(phase *PhaseStatus) []StepStatus { return phase.Steps })
+}
+
+func steps[P Phase | PhaseStatus, S any](phases []P, stepsOf func(*P) []S) iter.Seq2[StepAt[P], *S] {
+	return func(yield func(StepAt[P], *S) bool) {
+		for i := range phases {
+			phase := &phases[i]
+			steps := stepsOf(phase)
+			for j := range steps {
+				if !yield(StepAt[P]{Phase: phase, PhaseIndex: i, StepIndex: j}, &steps[j]) {
 					return
 				}
 			}

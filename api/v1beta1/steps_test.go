@@ -6,7 +6,8 @@ import (
 	"testing"
 )
 
-func TestPlanStepsYieldsEveryStepInOrderWithWhereItIs(t *testing.T) {
+// A plan and a run of it yield their steps at the same places.
+func TestStepsYieldEveryStepInOrderWithWhereItIs(t *testing.T) {
 	tests := []struct {
 		name string
 		plan Plan
@@ -29,36 +30,30 @@ func TestPlanStepsYieldsEveryStepInOrderWithWhereItIs(t *testing.T) {
 				got = append(got, fmt.Sprintf("%s[%d]/%s[%d]", at.Phase.Name, at.PhaseIndex, step.Name, at.StepIndex))
 			}
 			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("Steps() = %q, want %q", got, tt.want)
+				t.Errorf("Plan.Steps() = %q, want %q", got, tt.want)
+			}
+			got = nil
+			for at, s := range runOf(&tt.plan).Steps() {
+				got = append(got, fmt.Sprintf("%s[%d]/%s[%d]", at.Phase.Name, at.PhaseIndex, s.Name, at.StepIndex))
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("PlanStatus.Steps() = %q, want %q", got, tt.want)
 			}
 		})
 	}
 }
 
-func TestPlanStatusStepsYieldsEveryStepInOrderWithWhereItIs(t *testing.T) {
-	tests := []struct {
-		name string
-		run  PlanStatus
-		want []string // phase[phaseIndex]/step[stepIndex]
-	}{
-		{"no phases", PlanStatus{}, nil},
-		{"phases, one of them empty", PlanStatus{Phases: []PhaseStatus{
-			{Name: "one", Steps: []StepStatus{{Name: "a"}}},
-			{Name: "empty"},
-			{Name: "three", Steps: []StepStatus{{Name: "a"}, {Name: "b"}}},
-		}}, []string{"one[0]/a[0]", "three[2]/a[0]", "three[2]/b[1]"}},
+// runOf is a status tree of the plan's shape.
+func runOf(plan *Plan) PlanStatus {
+	var run PlanStatus
+	for _, phase := range plan.Phases {
+		ps := PhaseStatus{Name: phase.Name}
+		for _, step := range phase.Steps {
+			ps.Steps = append(ps.Steps, StepStatus{Name: step.Name})
+		}
+		run.Phases = append(run.Phases, ps)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got []string
-			for at, s := range tt.run.Steps() {
-				got = append(got, fmt.Sprintf("%s[%d]/%s[%d]", at.Phase.Name, at.PhaseIndex, s.Name, at.StepIndex))
-			}
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("Steps() = %q, want %q", got, tt.want)
-			}
-		})
-	}
+	return run
 }
 
 // The steps yielded are the plan's and the run's own, and a loop may stop
