@@ -192,18 +192,16 @@ func nextAttempt(before *kudov1beta1.PlanStatus, s *kudov1beta1.StepStatus, now 
 func NextRetry(ps *kudov1beta1.PlanStatus, now time.Time) (time.Duration, bool) {
 	var first time.Duration
 	found := false
-	for _, phase := range ps.Phases {
-		for _, s := range phase.Steps {
-			if s.Status != kudov1beta1.ExecutionError {
-				continue
-			}
-			d := RetryBackoff(s.Attempts)
-			if last := ps.LastUpdatedTimestamp; last != nil {
-				d = max(last.Add(d).Sub(now), time.Millisecond)
-			}
-			if !found || d < first {
-				first, found = d, true
-			}
+	for _, s := range ps.Steps() {
+		if s.Status != kudov1beta1.ExecutionError {
+			continue
+		}
+		d := RetryBackoff(s.Attempts)
+		if last := ps.LastUpdatedTimestamp; last != nil {
+			d = max(last.Add(d).Sub(now), time.Millisecond)
+		}
+		if !found || d < first {
+			first, found = d, true
 		}
 	}
 	return first, found
@@ -241,18 +239,13 @@ func NextDeadline(plan *kudov1beta1.Plan, ps *kudov1beta1.PlanStatus) (time.Time
 	if ps.Status.IsTerminal() {
 		return first, false
 	}
-	for i, phase := range plan.Phases {
-		for j, step := range phase.Steps {
-			if i >= len(ps.Phases) || j >= len(ps.Phases[i].Steps) {
-				continue
-			}
-			s := &ps.Phases[i].Steps[j]
-			if s.StartedAt == nil || s.Status.IsTerminal() {
-				continue
-			}
-			if at, _, ok := Deadline(plan, ps, step, s); ok && (first.IsZero() || at.Before(first)) {
-				first = at
-			}
+	for where, step := range plan.Steps() {
+		s := ps.Step(where.PhaseIndex, where.StepIndex)
+		if s == nil || s.StartedAt == nil || s.Status.IsTerminal() {
+			continue
+		}
+		if at, _, ok := Deadline(plan, ps, *step, s); ok && (first.IsZero() || at.Before(first)) {
+			first = at
 		}
 	}
 	return first, !first.IsZero()
@@ -355,8 +348,8 @@ func phaseStatusOf(status *kudov1beta1.PlanStatus, i int, name string) kudov1bet
 }
 
 func stepStatusOf(status *kudov1beta1.PlanStatus, i, j int, name string) kudov1beta1.ExecutionStatus {
-	if i < len(status.Phases) && j < len(status.Phases[i].Steps) && status.Phases[i].Steps[j].Name == name {
-		return status.Phases[i].Steps[j].Status
+	if s := status.Step(i, j); s != nil && s.Name == name {
+		return s.Status
 	}
 	return kudov1beta1.ExecutionPending
 }
@@ -384,14 +377,9 @@ func Cancel(status *kudov1beta1.PlanStatus, now time.Time) kudov1beta1.PlanStatu
 
 // StepTasks names the tasks of a step of a plan.
 func StepTasks(plan kudov1beta1.Plan, ref StepRef) []string {
-	for _, phase := range plan.Phases {
-		if phase.Name != ref.Phase {
-			continue
-		}
-		for _, step := range phase.Steps {
-			if step.Name == ref.Step {
-				return step.Tasks
-			}
+	for at, step := range plan.Steps() {
+		if at.Phase.Name == ref.Phase && step.Name == ref.Step {
+			return step.Tasks
 		}
 	}
 	return nil

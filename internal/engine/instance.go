@@ -241,14 +241,12 @@ func notReady(problems []Problem) Readiness {
 // blocking names what a running plan waits for: the first unfinished step
 // and its message.
 func blocking(ps *kudov1beta1.PlanStatus) string {
-	for _, phase := range ps.Phases {
-		for _, step := range phase.Steps {
-			if step.Status == kudov1beta1.ExecutionInProgress || step.Status == kudov1beta1.ExecutionError {
-				if step.Message == "" {
-					return fmt.Sprintf("step %s/%s is %s", phase.Name, step.Name, step.Status)
-				}
-				return fmt.Sprintf("step %s/%s: %s", phase.Name, step.Name, step.Message)
+	for at, step := range ps.Steps() {
+		if step.Status == kudov1beta1.ExecutionInProgress || step.Status == kudov1beta1.ExecutionError {
+			if step.Message == "" {
+				return fmt.Sprintf("step %s/%s is %s", at.Phase.Name, step.Name, step.Status)
 			}
+			return fmt.Sprintf("step %s/%s: %s", at.Phase.Name, step.Name, step.Message)
 		}
 	}
 	return "starting"

@@ -10,10 +10,10 @@ import (
 	"text/template/parse"
 
 	"github.com/Masterminds/semver/v3"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	fieldpath "k8s.io/apimachinery/pkg/util/validation/field"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/render/migrate"
@@ -125,7 +125,6 @@ type verifier struct {
 	// declared has every name params.yaml declares.
 	params      map[string]*Parameter
 	declared    map[string]bool
-	taskByName  map[string]*kudov1beta1.Task
 	templateUse map[string]bool
 	paramUse    map[string]bool
 	// unparsed is set when a template does not parse.
@@ -247,7 +246,7 @@ func (v *verifier) parameterValues(p *Parameter, field string) {
 // tasks checks each task's spec with its kind's rules, and the pipe keys,
 // which must be unique across tasks.
 func (v *verifier) tasks() {
-	v.taskByName = map[string]*kudov1beta1.Task{}
+	seen := map[string]bool{}
 	defs := &task.Definitions{Templates: v.p.Templates, Parameters: map[string]kudov1beta1.ParameterType{}}
 	for name, p := range v.params {
 		defs.Parameters[name] = p.Type
@@ -261,11 +260,11 @@ func (v *verifier) tasks() {
 			continue
 		}
 		at += " " + t.Name
-		if _, dup := v.taskByName[t.Name]; dup {
+		if seen[t.Name] {
 			v.r.errorf(OperatorFileName, at, "duplicates the task of the same name")
 			continue
 		}
-		v.taskByName[t.Name] = t
+		seen[t.Name] = true
 		kind, err := task.For(t.Kind)
 		if err != nil {
 			v.r.errorf(OperatorFileName, at, "%v", err)
@@ -303,7 +302,6 @@ func (v *verifier) plans(needDeploy bool) {
 		plan := plans[name]
 		field := "plans." + name
 		v.strategy(field, plan.Strategy)
-		v.timeout(field, plan.Timeout)
 		phases := map[string]bool{}
 		for i, phase := range plan.Phases {
 			pf := fmt.Sprintf("%s.phases[%d]", field, i)
@@ -311,28 +309,35 @@ func (v *verifier) plans(needDeploy bool) {
 			v.strategy(pf, phase.Strategy)
 			steps := map[string]bool{}
 			for j, step := range phase.Steps {
-				sf := fmt.Sprintf("%s.steps[%d]", pf, j)
-				v.name(sf, step.Name, steps)
-				v.timeout(sf, step.Timeout)
-				for k, name := range step.Tasks {
-					if _, ok := v.taskByName[name]; !ok {
-						v.r.errorf(OperatorFileName, fmt.Sprintf("%s.tasks[%d]", sf, k), "task %q is not defined in tasks", name)
-					}
-				}
+				v.name(fmt.Sprintf("%s.steps[%d]", pf, j), step.Name, steps)
 			}
 		}
 	}
-	for i := range v.p.Params.Parameters {
-		p := &v.p.Params.Parameters[i]
-		if _, ok := plans[p.Trigger]; p.Trigger != "" && !ok {
-			v.r.rulef(ParamsFileName, fmt.Sprintf("parameters[%d] %s", i, p.Name), "trigger %q names no plan of %s", p.Trigger, OperatorFileName)
-		}
-	}
+	v.defects()
 }
 
-func (v *verifier) timeout(field string, timeout *metav1.Duration) {
-	if timeout != nil && timeout.Duration <= 0 {
-		v.r.errorf(OperatorFileName, field+".timeout", "timeout %s is not positive", timeout.Duration)
+// defects reports, where the package has them, what admission refuses too:
+// the rules an OperatorVersion keeps so that its plans can run.
+func (v *verifier) defects() {
+	// The rules read the tasks, plans and triggers alone.
+	spec := kudov1beta1.OperatorVersionSpec{Tasks: v.p.Operator.Tasks, Plans: v.p.Operator.Plans}
+	for _, p := range v.p.Params.Parameters {
+		spec.Parameters = append(spec.Parameters, kudov1beta1.Parameter{Name: p.Name, Trigger: p.Trigger})
+	}
+	for _, d := range engine.Defects(&spec) {
+		plan := "plans." + d.Plan
+		step := fmt.Sprintf("%s.phases[%d].steps[%d]", plan, d.Phase, d.Step)
+		switch d.Rule {
+		case engine.UndefinedTask:
+			v.r.errorf(OperatorFileName, fmt.Sprintf("%s.tasks[%d]", step, d.Task), "task %q is not defined in tasks", d.Value)
+		case engine.TriggerWithoutPlan:
+			param := fmt.Sprintf("parameters[%d] %s", d.Parameter, spec.Parameters[d.Parameter].Name)
+			v.r.rulef(ParamsFileName, param, "trigger %q names no plan of %s", d.Value, OperatorFileName)
+		case engine.PlanTimeoutNotPositive:
+			v.r.errorf(OperatorFileName, plan+".timeout", "timeout %s is not positive", d.Value)
+		case engine.StepTimeoutNotPositive:
+			v.r.errorf(OperatorFileName, step+".timeout", "timeout %s is not positive", d.Value)
+		}
 	}
 }
 
@@ -546,11 +551,9 @@ func (v *verifier) build(name string, t *kudov1beta1.Task, in *task.Input, fail 
 func (v *verifier) unused() {
 	used := map[string]bool{}
 	for _, plan := range v.p.Operator.Plans {
-		for _, phase := range plan.Phases {
-			for _, step := range phase.Steps {
-				for _, name := range step.Tasks {
-					used[name] = true
-				}
+		for _, step := range plan.Steps() {
+			for _, name := range step.Tasks {
+				used[name] = true
 			}
 		}
 	}

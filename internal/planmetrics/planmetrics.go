@@ -68,19 +68,16 @@ func PlanFinished(operator string, ps *kudov1beta1.PlanStatus, now time.Time) {
 // StepsRecorded observes what a pass changed in a run's steps: how long the
 // steps that ended took, and the tries that failed.
 func StepsRecorded(operator string, before, after *kudov1beta1.PlanStatus, now time.Time) {
-	for i := range after.Phases {
-		for j := range after.Phases[i].Steps {
-			s := &after.Phases[i].Steps[j]
-			var was kudov1beta1.StepStatus
-			if i < len(before.Phases) && j < len(before.Phases[i].Steps) {
-				was = before.Phases[i].Steps[j]
-			}
-			if s.Attempts > was.Attempts {
-				stepRetries.WithLabelValues(operator, after.Name).Add(float64(s.Attempts - was.Attempts))
-			}
-			if s.Status.IsTerminal() && !was.Status.IsTerminal() && s.StartedAt != nil {
-				stepDuration.WithLabelValues(operator, after.Name, s.Name, string(s.Status)).Observe(now.Sub(s.StartedAt.Time).Seconds())
-			}
+	for at, s := range after.Steps() {
+		var was kudov1beta1.StepStatus
+		if w := before.Step(at.PhaseIndex, at.StepIndex); w != nil {
+			was = *w
+		}
+		if s.Attempts > was.Attempts {
+			stepRetries.WithLabelValues(operator, after.Name).Add(float64(s.Attempts - was.Attempts))
+		}
+		if s.Status.IsTerminal() && !was.Status.IsTerminal() && s.StartedAt != nil {
+			stepDuration.WithLabelValues(operator, after.Name, s.Name, string(s.Status)).Observe(now.Sub(s.StartedAt.Time).Seconds())
 		}
 	}
 }
@@ -125,11 +122,9 @@ func Running(instances []kudov1beta1.Instance) map[RunningKey]int {
 			continue
 		}
 		operator := in.Labels[kudov1beta1.OperatorLabel]
-		for _, phase := range in.Status.PlanStatus[in.Status.ActivePlan.Name].Phases {
-			for _, s := range phase.Steps {
-				if s.Status == kudov1beta1.ExecutionInProgress || s.Status == kudov1beta1.ExecutionError {
-					counts[RunningKey{operator, s.Status}]++
-				}
+		for _, s := range in.Status.PlanStatus[in.Status.ActivePlan.Name].Steps() {
+			if s.Status == kudov1beta1.ExecutionInProgress || s.Status == kudov1beta1.ExecutionError {
+				counts[RunningKey{operator, s.Status}]++
 			}
 		}
 	}

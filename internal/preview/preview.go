@@ -56,29 +56,27 @@ func Plan(in *Input) ([]Task, error) {
 	}
 	tasks := ov.Spec.TasksByName()
 	var out []Task
-	for _, phase := range plan.Phases {
-		for _, step := range phase.Steps {
-			for _, name := range step.Tasks {
-				where := fmt.Sprintf("plan %s, phase %s, step %s", in.PlanName, phase.Name, step.Name)
-				t, ok := tasks[name]
-				if !ok {
-					return nil, fmt.Errorf("%s: task %q is not defined", where, name)
-				}
-				intent, err := build(t, &task.Input{
-					Site: render.Site{
-						OperatorVersion: ov, Instance: in.InstanceName, Namespace: in.Namespace,
-						Plan: in.PlanName, Phase: phase.Name, Step: step.Name, Params: values,
-					},
-					Served: in.Served, Scope: in.Scope,
-				})
-				if err != nil {
-					return nil, fmt.Errorf("%s, task %s: %w", where, name, err)
-				}
-				out = append(out, Task{
-					Phase: phase.Name, Step: step.Name, Name: t.Name, Kind: t.Kind,
-					Action: intent.Action, Objects: intent.Objects, Migrations: intent.Migrations, Note: intent.Note,
-				})
+	for at, step := range plan.Steps() {
+		for _, name := range step.Tasks {
+			where := fmt.Sprintf("plan %s, phase %s, step %s", in.PlanName, at.Phase.Name, step.Name)
+			t, ok := tasks[name]
+			if !ok {
+				return nil, fmt.Errorf("%s: task %q is not defined", where, name)
 			}
+			intent, err := build(t, &task.Input{
+				Site: render.Site{
+					OperatorVersion: ov, Instance: in.InstanceName, Namespace: in.Namespace,
+					Plan: in.PlanName, Phase: at.Phase.Name, Step: step.Name, Params: values,
+				},
+				Served: in.Served, Scope: in.Scope,
+			})
+			if err != nil {
+				return nil, fmt.Errorf("%s, task %s: %w", where, name, err)
+			}
+			out = append(out, Task{
+				Phase: at.Phase.Name, Step: step.Name, Name: t.Name, Kind: t.Kind,
+				Action: intent.Action, Objects: intent.Objects, Migrations: intent.Migrations, Note: intent.Note,
+			})
 		}
 	}
 	return out, nil

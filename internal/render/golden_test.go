@@ -46,26 +46,24 @@ func firstUse(t testing.TB, ov *kudov1beta1.OperatorVersion) map[string]use {
 	})
 	uses := map[string]use{}
 	for _, plan := range plans {
-		for _, phase := range ov.Spec.Plans[plan].Phases {
-			for _, s := range phase.Steps {
-				for _, name := range s.Tasks {
-					def := tasks[name]
-					kind, err := task.For(def.Kind)
-					if err != nil {
-						t.Fatal(err)
+		for at, s := range ov.Spec.Plans[plan].Steps() {
+			for _, name := range s.Tasks {
+				def := tasks[name]
+				kind, err := task.For(def.Kind)
+				if err != nil {
+					t.Fatal(err)
+				}
+				refs := kind.Uses(&def.Spec)
+				for _, tmpl := range refs.Objects {
+					single := *def
+					single.Spec.Resources = []string{tmpl}
+					if _, seen := uses[tmpl]; !seen {
+						uses[tmpl] = use{plan, at.Phase.Name, s.Name, &single}
 					}
-					refs := kind.Uses(&def.Spec)
-					for _, tmpl := range refs.Objects {
-						single := *def
-						single.Spec.Resources = []string{tmpl}
-						if _, seen := uses[tmpl]; !seen {
-							uses[tmpl] = use{plan, phase.Name, s.Name, &single}
-						}
-					}
-					for _, tmpl := range refs.Others {
-						if _, seen := uses[tmpl]; !seen {
-							uses[tmpl] = use{plan, phase.Name, s.Name, def}
-						}
+				}
+				for _, tmpl := range refs.Others {
+					if _, seen := uses[tmpl]; !seen {
+						uses[tmpl] = use{plan, at.Phase.Name, s.Name, def}
 					}
 				}
 			}

@@ -57,16 +57,14 @@ func PipeNames(ov *kudov1beta1.OperatorVersion, instance string) map[string]stri
 	tasks := ov.Spec.TasksByName()
 	names := map[string]string{}
 	for planName, plan := range ov.Spec.Plans {
-		for _, phase := range plan.Phases {
-			for _, step := range phase.Steps {
-				for _, taskName := range step.Tasks {
-					t := tasks[taskName]
-					if t == nil || t.Kind != kudov1beta1.PipeTaskKind {
-						continue
-					}
-					for _, p := range t.Spec.Pipe {
-						names[p.Key] = DNSName(strings.Join([]string{instance, planName, phase.Name, step.Name, t.Name, p.Key}, "."))
-					}
+		for at, step := range plan.Steps() {
+			for _, taskName := range step.Tasks {
+				t := tasks[taskName]
+				if t == nil || t.Kind != kudov1beta1.PipeTaskKind {
+					continue
+				}
+				for _, p := range t.Spec.Pipe {
+					names[p.Key] = DNSName(strings.Join([]string{instance, planName, at.Phase.Name, step.Name, t.Name, p.Key}, "."))
 				}
 			}
 		}

@@ -75,12 +75,10 @@ func (env *Env) planServes(gk schema.GroupKind) bool {
 	ov := env.Site.OperatorVersion
 	tasks := ov.Spec.TasksByName()
 	in := &Input{Site: env.Site, Served: env.Served, Scope: env.Scope}
-	for _, phase := range ov.Spec.Plans[env.Site.Plan].Phases {
-		for _, step := range phase.Steps {
-			for _, name := range step.Tasks {
-				if t := tasks[name]; t != nil && appliesCRDFor(t, in, gk) {
-					return true
-				}
+	for _, step := range ov.Spec.Plans[env.Site.Plan].Steps() {
+		for _, name := range step.Tasks {
+			if t := tasks[name]; t != nil && appliesCRDFor(t, in, gk) {
+				return true
 			}
 		}
 	}

@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -24,34 +23,24 @@ func ValidateOperatorVersion(ov *kudov1beta1.OperatorVersion) field.ErrorList {
 			errs = append(errs, task.Required(kind.Validate(&t.Spec, defs, spec.Child("tasks").Index(i).Child("spec")))...)
 		}
 	}
-	tasks := ov.Spec.TasksByName()
-	for _, name := range engine.PlanNames(ov.Spec.Plans) {
-		plan := spec.Child("plans").Key(name)
-		errs = append(errs, positive(ov.Spec.Plans[name].Timeout, plan.Child("timeout"))...)
-		for i, phase := range ov.Spec.Plans[name].Phases {
-			for j, step := range phase.Steps {
-				errs = append(errs, positive(step.Timeout, plan.Child("phases").Index(i).Child("steps").Index(j).Child("timeout"))...)
-				for k, t := range step.Tasks {
-					if _, ok := tasks[t]; !ok {
-						errs = append(errs, field.NotFound(
-							spec.Child("plans").Key(name).Child("phases").Index(i).Child("steps").Index(j).Child("tasks").Index(k), t))
-					}
-				}
-			}
-		}
-	}
-	for i, p := range ov.Spec.Parameters {
-		if _, ok := ov.Spec.Plans[p.Trigger]; p.Trigger != "" && !ok {
-			errs = append(errs, field.NotFound(spec.Child("parameters").Index(i).Child("trigger"), p.Trigger))
-		}
+	for _, d := range engine.Defects(&ov.Spec) {
+		errs = append(errs, specError(spec, d))
 	}
 	return errs
 }
 
-// positive refuses a timeout that would end a run before it starts.
-func positive(timeout *metav1.Duration, at *field.Path) field.ErrorList {
-	if timeout != nil && timeout.Duration <= 0 {
-		return field.ErrorList{field.Invalid(at, timeout.Duration.String(), "a timeout must be positive")}
+// specError names a defect as the field of the spec it is in.
+func specError(spec *field.Path, d engine.Defect) *field.Error {
+	plan := spec.Child("plans").Key(d.Plan)
+	step := plan.Child("phases").Index(d.Phase).Child("steps").Index(d.Step)
+	switch d.Rule {
+	case engine.UndefinedTask:
+		return field.NotFound(step.Child("tasks").Index(d.Task), d.Value)
+	case engine.TriggerWithoutPlan:
+		return field.NotFound(spec.Child("parameters").Index(d.Parameter).Child("trigger"), d.Value)
+	case engine.PlanTimeoutNotPositive:
+		return field.Invalid(plan.Child("timeout"), d.Value, "a timeout must be positive")
+	default:
+		return field.Invalid(step.Child("timeout"), d.Value, "a timeout must be positive")
 	}
-	return nil
 }

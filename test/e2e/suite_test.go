@@ -276,10 +276,8 @@ func firstDeployStep(ctx context.Context, g Gomega, i *kudov1beta1.Instance) (*k
 // describe prints a plan's status tree, for failure messages.
 func describe(ps *kudov1beta1.PlanStatus) string {
 	s := fmt.Sprintf("%s %q", ps.Status, ps.Message)
-	for _, phase := range ps.Phases {
-		for _, step := range phase.Steps {
-			s += fmt.Sprintf("\n  %s/%s %s %q", phase.Name, step.Name, step.Status, step.Message)
-		}
+	for at, step := range ps.Steps() {
+		s += fmt.Sprintf("\n  %s/%s %s %q", at.Phase.Name, step.Name, step.Status, step.Message)
 	}
 	return s
 }

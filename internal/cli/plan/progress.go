@@ -33,12 +33,10 @@ func Progress(last, cur *kudov1beta1.Instance) []string {
 	if planLine != "" && !run.Status.IsTerminal() {
 		lines = append(lines, planLine)
 	}
-	for _, phase := range run.Phases {
-		for _, step := range phase.Steps {
-			status, msg := stepStatus(&before, phase.Name, step.Name)
-			if shows(step.Status) && (step.Status != status || step.Message != msg) {
-				lines = append(lines, fmt.Sprintf("Step %s/%s [%s]%s", phase.Name, step.Name, step.Status, message(step.Message)))
-			}
+	for at, step := range run.Steps() {
+		status, msg := stepStatus(&before, at.Phase.Name, step.Name)
+		if shows(step.Status) && (step.Status != status || step.Message != msg) {
+			lines = append(lines, fmt.Sprintf("Step %s/%s [%s]%s", at.Phase.Name, step.Name, step.Status, message(step.Message)))
 		}
 	}
 	if planLine != "" && run.Status.IsTerminal() {

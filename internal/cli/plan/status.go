@@ -93,14 +93,9 @@ func phaseStatus(ps *kudov1beta1.PlanStatus, name string) kudov1beta1.ExecutionS
 }
 
 func stepStatus(ps *kudov1beta1.PlanStatus, phase, step string) (kudov1beta1.ExecutionStatus, string) {
-	for _, p := range ps.Phases {
-		if p.Name != phase {
-			continue
-		}
-		for _, s := range p.Steps {
-			if s.Name == step {
-				return s.Status, s.Message
-			}
+	for at, s := range ps.Steps() {
+		if at.Phase.Name == phase && s.Name == step {
+			return s.Status, s.Message
 		}
 	}
 	return kudov1beta1.ExecutionNeverRun, ""
