@@ -177,21 +177,22 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	if !instance.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.reconcileDelete(ctx, run)
 	}
-	for _, phase := range r.phases() {
-		if err := phase(ctx, run); err != nil {
+	for _, sub := range r.subReconcilers() {
+		if err := sub(ctx, run); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
 	return ctrl.Result{RequeueAfter: run.requeue}, nil
 }
 
-// instancePhase is one step of reconciling a live Instance; an error ends
-// the reconcile, and the deferred status patch still writes what it found.
-type instancePhase func(ctx context.Context, run *planRun) error
+// subReconciler is one part of reconciling a live Instance (not a KUDO
+// plan's phase); an error ends the reconcile, and the deferred status patch
+// still writes what it found.
+type subReconciler func(ctx context.Context, run *planRun) error
 
-// phases are the steps of reconciling a live Instance, in order.
-func (r *InstanceReconciler) phases() []instancePhase {
-	return []instancePhase{r.reconcileFinalizer, r.reconcilePlans, r.reconcileInventory, r.reconcileFinalizer}
+// subReconcilers are the parts of reconciling a live Instance, in order.
+func (r *InstanceReconciler) subReconcilers() []subReconciler {
+	return []subReconciler{r.reconcileFinalizer, r.reconcilePlans, r.reconcileInventory, r.reconcileFinalizer}
 }
 
 // reconcileFinalizer adds the cleanup finalizer when the Instance needs the

@@ -71,14 +71,12 @@ func (r *InstanceReconciler) adopt(ctx context.Context, run *planRun) error {
 	}
 	tasks := run.ov.Spec.TasksByName()
 	for _, ps := range runs {
-		for _, phase := range run.ov.Spec.Plans[ps.Name].Phases {
-			for _, step := range phase.Steps {
-				for _, name := range step.Tasks {
-					site := inventory.Site{Task: name, Plan: ps.Name, Phase: phase.Name, Step: step.Name, PlanUID: ps.UID}
-					if def, ok := tasks[name]; ok && appliesObjects(def) {
-						if err := run.adoptTask(ctx, def, site, values); err != nil {
-							return err
-						}
+		for at, step := range run.ov.Spec.Plans[ps.Name].Steps() {
+			for _, name := range step.Tasks {
+				site := inventory.Site{Task: name, Plan: ps.Name, Phase: at.Phase.Name, Step: step.Name, PlanUID: ps.UID}
+				if def, ok := tasks[name]; ok && appliesObjects(def) {
+					if err := run.adoptTask(ctx, def, site, values); err != nil {
+						return err
 					}
 				}
 			}

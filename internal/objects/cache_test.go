@@ -15,9 +15,9 @@ import (
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kudo-ng/kudo/internal/inventory"
-	"github.com/kudo-ng/kudo/internal/render"
 )
 
 func TestTrimForCache(t *testing.T) {
@@ -203,9 +203,9 @@ func TestObserve(t *testing.T) {
 
 func object(t *testing.T, y string) *unstructured.Unstructured {
 	t.Helper()
-	objs, err := render.Objects(t.Name(), y)
-	if err != nil || len(objs) != 1 {
-		t.Fatalf("want one object: %v", err)
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(y), &u.Object); err != nil {
+		t.Fatal(err)
 	}
-	return objs[0]
+	return u
 }
