@@ -17,7 +17,9 @@ func TestJudge(t *testing.T) {
 	deploy := &kudov1beta1.TaskInventory{Task: "app", Plan: "deploy"}
 	web := kudov1beta1.InventoryObject{ObjectRef: kudov1beta1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "web"}, Generation: 2}
 	job := kudov1beta1.InventoryObject{ObjectRef: kudov1beta1.ObjectRef{APIVersion: "batch/v1", Kind: "Job", Namespace: "ns", Name: "init"}, Generation: 1}
-	entry := func(o kudov1beta1.InventoryObject) inventory.Entry { return inventory.Entry{InventoryObject: o, Task: deploy} }
+	entry := func(o kudov1beta1.InventoryObject) inventory.Entry {
+		return inventory.Entry{InventoryObject: o, Task: deploy}
+	}
 	live := func(annotations map[string]string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}}
 		u.SetAnnotations(annotations)

@@ -82,7 +82,7 @@ func AcknowledgeRetry(pe kudov1beta1.PlanExecution, resumed types.UID) kudov1bet
 	return RequestRun(pe.PlanName, pe.UID)
 }
 
-// ClearRequest is the manager's answer once the run ended has ended, as
+// ClearRequest is the manager's answer when the run ended (its uid) is over, as
 // KUDO's: no request, if it still asks for that run; a newer one is kept.
 func ClearRequest(pe kudov1beta1.PlanExecution, ended types.UID) kudov1beta1.PlanExecution {
 	if pe.UID != ended {
