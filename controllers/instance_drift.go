@@ -112,7 +112,7 @@ func (r *InstanceReconciler) act(ctx context.Context, run *planRun, v drift.Verd
 		}
 		inventory.Update(i.Status.Inventory, seen)
 		r.Recorder.Eventf(i, corev1.EventTypeNormal, "DriftCorrected", "%s applied again as plan %s rendered it: %s",
-			objects.Describe(c.Entry.ObjectRef), c.Entry.Task.Plan, c.Problem)
+			inventory.Describe(c.Entry.ObjectRef), c.Entry.Task.Plan, c.Problem)
 		planmetrics.DriftCorrected(run.ov.Spec.Operator.Name)
 	}
 	if v.Requeue > 0 {
@@ -123,7 +123,7 @@ func (r *InstanceReconciler) act(ctx context.Context, run *planRun, v drift.Verd
 
 // correctionKey names an object of an Instance for the pace of its corrections.
 func correctionKey(i *kudov1beta1.Instance, ref kudov1beta1.ObjectRef) string {
-	return i.Namespace + "/" + i.Name + "/" + objects.Describe(ref)
+	return i.Namespace + "/" + i.Name + "/" + inventory.Describe(ref)
 }
 
 // correcting reports whether drift of the Instance's objects is corrected:

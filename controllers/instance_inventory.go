@@ -133,7 +133,7 @@ func (r *InstanceReconciler) prune(ctx context.Context, run *planRun) error {
 				ps.Pruned = append(ps.Pruned, ref)
 				i.Status.PlanStatus[plan] = ps
 				r.Recorder.Eventf(i, corev1.EventTypeNormal, "Pruned", "Pruned %s: task %s of plan %s no longer renders it",
-					objects.Describe(ref), name, plan)
+					inventory.Describe(ref), name, plan)
 			}
 		}
 		i.Status.Inventory = inventory.Forget(i.Status.Inventory, t.Stale...)
@@ -174,9 +174,9 @@ func (r *InstanceReconciler) removeInventory(ctx context.Context, run *planRun) 
 func (r *InstanceReconciler) reportKept(i *kudov1beta1.Instance, ref kudov1beta1.ObjectRef, why string, c objects.Change) {
 	switch c.Action {
 	case objects.KeptByAnnotation:
-		r.Recorder.Eventf(i, corev1.EventTypeNormal, "Kept", "Kept %s (%s): %s", objects.Describe(ref), why, c.Note)
+		r.Recorder.Eventf(i, corev1.EventTypeNormal, "Kept", "Kept %s (%s): %s", inventory.Describe(ref), why, c.Note)
 	case objects.KeptForCustomResources:
 		r.Recorder.Eventf(i, corev1.EventTypeWarning, "CustomResourceDefinitionKept",
-			"Kept %s (%s): %s; delete them, then the CustomResourceDefinition", objects.Describe(ref), why, c.Note)
+			"Kept %s (%s): %s; delete them, then the CustomResourceDefinition", inventory.Describe(ref), why, c.Note)
 	}
 }

@@ -56,8 +56,8 @@ type kindWatches struct {
 	secrets bool
 }
 
-func newKindWatches(c controller.Controller, cache cache.Cache, mapper meta.RESTMapper, cl client.Client) *kindWatches {
-	return &kindWatches{controller: c, cache: cache, mapper: mapper, client: cl, watched: map[schema.GroupVersionKind]bool{}}
+func newKindWatches(c controller.Controller, informers cache.Cache, mapper meta.RESTMapper, cl client.Client) *kindWatches {
+	return &kindWatches{controller: c, cache: informers, mapper: mapper, client: cl, watched: map[schema.GroupVersionKind]bool{}}
 }
 
 // Watch makes changes to objects of a kind wake the Instance that owns them,

@@ -15,7 +15,6 @@ import (
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/health"
 	"github.com/kudo-ng/kudo/internal/inventory"
-	"github.com/kudo-ng/kudo/internal/objects"
 )
 
 // AfterCorrection is when an Instance whose object was just applied again
@@ -97,10 +96,11 @@ func Judge(entries []inventory.Entry, observations []Observation, policy Policy)
 	var v Verdict
 	for n, e := range entries {
 		o := &observations[n]
-		ref := objects.Describe(e.ObjectRef)
+		ref := inventory.Describe(e.ObjectRef)
 		if o.Live == nil {
 			if Moved(e, nil, o.Seen) {
-				v.Problems = append(v.Problems, v.correct(e, o, engine.Problem{Reason: kudov1beta1.MissingReason, Message: ref + " is missing"}, policy))
+				missing := engine.Problem{Reason: kudov1beta1.MissingReason, Message: ref + " is missing"}
+				v.Problems = append(v.Problems, v.correct(e, o, missing, policy))
 			}
 			continue
 		}
@@ -147,7 +147,7 @@ func (v *Verdict) correct(e inventory.Entry, o *Observation, p engine.Problem, p
 		p = engine.Problem{Reason: kudov1beta1.DriftFightReason, Message: fmt.Sprintf(
 			"%s is changed again after each correction (%d in a row): another controller or user fights over it; "+
 				"stop it, or annotate the object %s: %s",
-			objects.Describe(e.ObjectRef), o.Pace.Corrections, kudov1beta1.ReconcileAnnotation, kudov1beta1.Disabled)}
+			inventory.Describe(e.ObjectRef), o.Pace.Corrections, kudov1beta1.ReconcileAnnotation, kudov1beta1.Disabled)}
 	}
 	if o.Pace.Wait > 0 {
 		v.requeueAfter(o.Pace.Wait)

@@ -183,7 +183,9 @@ type Problem struct {
 
 // severity orders the reasons of problems: the Ready condition carries the
 // gravest.
-var severity = map[string]int{kudov1beta1.DriftFightReason: 0, kudov1beta1.MissingReason: 1, kudov1beta1.ResourceNotReadyReason: 2, kudov1beta1.DriftedReason: 3}
+var severity = map[string]int{
+	kudov1beta1.DriftFightReason: 0, kudov1beta1.MissingReason: 1, kudov1beta1.ResourceNotReadyReason: 2, kudov1beta1.DriftedReason: 3,
+}
 
 // Readiness is the kstatus trio an object shows: Ready with this status,
 // Stalled while Stalled holds, Reconciling while Ready is Unknown and it is
@@ -222,7 +224,8 @@ func InstanceReadiness(i *kudov1beta1.Instance, selectionErr error, problems []P
 		// KUDO leaves Ready Unknown after a fatal error; Stalled says why.
 		return Readiness{metav1.ConditionUnknown, true, kudov1beta1.PlanFailedReason, fmt.Sprintf("Plan %s failed: %s", a.Name, ps.Message)}
 	default:
-		return Readiness{metav1.ConditionUnknown, false, kudov1beta1.PlanInProgressReason, fmt.Sprintf("Plan %s is %s: %s", a.Name, ps.Status, blocking(&ps))}
+		return Readiness{metav1.ConditionUnknown, false, kudov1beta1.PlanInProgressReason,
+			fmt.Sprintf("Plan %s is %s: %s", a.Name, ps.Status, blocking(&ps))}
 	}
 }
 

@@ -238,3 +238,16 @@ func sortRefs(refs []kudov1beta1.ObjectRef) []kudov1beta1.ObjectRef {
 	slices.SortFunc(refs, compareRefs)
 	return slices.Compact(refs)
 }
+
+// Describe names an object in messages: its kind, namespace and name.
+func Describe(ref kudov1beta1.ObjectRef) string {
+	return DescribeNamed(ref.Kind, ref.Namespace, ref.Name)
+}
+
+// DescribeNamed names an object by its kind, namespace and name.
+func DescribeNamed(kind, namespace, name string) string {
+	if namespace == "" {
+		return kind + " " + name
+	}
+	return kind + " " + namespace + "/" + name
+}

@@ -51,7 +51,7 @@ func (m *Manager) Delete(ctx context.Context, ref kudov1beta1.ObjectRef, opts De
 	case apierrors.IsNotFound(err):
 		return Change{Action: Gone}, nil
 	case err != nil:
-		return Change{}, fmt.Errorf("deleting %s: %w", Describe(ref), err)
+		return Change{}, fmt.Errorf("deleting %s: %w", inventory.Describe(ref), err)
 	}
 	return Change{Object: live, Action: Deleting}, nil
 }
@@ -80,7 +80,8 @@ func (m *Manager) customResources(ctx context.Context, crd *unstructured.Unstruc
 			return "", fmt.Errorf("listing the custom resources of %s: %w", crd.GetName(), err)
 		}
 		if len(list.Items) > 0 {
-			return "custom resources of it remain, " + describeNamed(kind, list.Items[0].Namespace, list.Items[0].Name) + " among them", nil
+			first := inventory.DescribeNamed(kind, list.Items[0].Namespace, list.Items[0].Name)
+			return "custom resources of it remain, " + first + " among them", nil
 		}
 		return "", nil
 	}

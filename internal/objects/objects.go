@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/inventory"
 )
 
 // FieldOwner is kudo-ng's field manager for server-side apply.
@@ -106,7 +107,7 @@ func (m *Manager) Get(ctx context.Context, ref kudov1beta1.ObjectRef) (*unstruct
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("reading %s: %w", Describe(ref), err)
+		return nil, fmt.Errorf("reading %s: %w", inventory.Describe(ref), err)
 	}
 	return live, nil
 }
@@ -221,16 +222,4 @@ func hashOf(obj *unstructured.Unstructured) (string, error) {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8]), nil
-}
-
-// Describe names an object in messages: its kind, namespace and name.
-func Describe(ref kudov1beta1.ObjectRef) string {
-	return describeNamed(ref.Kind, ref.Namespace, ref.Name)
-}
-
-func describeNamed(kind, namespace, name string) string {
-	if namespace == "" {
-		return kind + " " + name
-	}
-	return kind + " " + namespace + "/" + name
 }

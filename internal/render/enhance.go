@@ -201,7 +201,8 @@ func hashDependencies(obj *unstructured.Unstructured, hasher *dependencyHasher) 
 	if !found {
 		return nil
 	}
-	return mergeNested(obj, map[string]string{kudov1beta1.DependenciesHashAnnotation: hash}, append(templatePath, "metadata", "annotations")...)
+	annotations := append(templatePath, "metadata", "annotations")
+	return mergeNested(obj, map[string]string{kudov1beta1.DependenciesHashAnnotation: hash}, annotations...)
 }
 
 func maps(list []any) []map[string]any {
