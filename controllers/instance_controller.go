@@ -166,7 +166,7 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		return ctrl.Result{}, err
 	}
 	if len(instance.Spec.SecretParameters) > 0 {
-		if err := r.kinds.WatchSecrets(handler.EnqueueRequestsFromMapFunc(r.instancesIndexedBy(secretParametersIndex))); err != nil {
+		if err := r.kinds.WatchSecrets(); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -292,7 +292,8 @@ func (r *InstanceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Named("instance").
 		Build(r)
-	r.kinds = newKindWatches(c, r.cache, r.Mapper, r.Client)
+	r.kinds = newKindWatches(c, r.cache, r.Mapper, r.Client,
+		handler.EnqueueRequestsFromMapFunc(r.instancesIndexedBy(secretParametersIndex)))
 	return err
 }
 

@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -31,8 +30,6 @@ import (
 	"github.com/kudo-ng/kudo/internal/objects"
 )
 
-var errNoController = errors.New("the Instance controller is not set up")
-
 // watchSyncTimeout bounds the wait for a new kind's informer to list the
 // cluster's objects.
 const watchSyncTimeout = time.Minute
@@ -50,14 +47,18 @@ type kindWatches struct {
 	mapper     meta.RESTMapper
 	// client reviews the manager's access and lists Instances.
 	client client.Client
+	// secretReaders maps a Secret to the Instances whose parameters read it.
+	secretReaders handler.EventHandler
 
 	mu      sync.Mutex
 	watched map[schema.GroupVersionKind]bool
 	secrets bool
 }
 
-func newKindWatches(c controller.Controller, informers cache.Cache, mapper meta.RESTMapper, cl client.Client) *kindWatches {
-	return &kindWatches{controller: c, cache: informers, mapper: mapper, client: cl, watched: map[schema.GroupVersionKind]bool{}}
+func newKindWatches(c controller.Controller, informers cache.Cache, mapper meta.RESTMapper, cl client.Client,
+	secretReaders handler.EventHandler) *kindWatches {
+	return &kindWatches{controller: c, cache: informers, mapper: mapper, client: cl, secretReaders: secretReaders,
+		watched: map[schema.GroupVersionKind]bool{}}
 }
 
 // Watch makes changes to objects of a kind wake the Instance that owns them,
@@ -85,9 +86,6 @@ func (k *kindWatches) Watch(ctx context.Context, gvk schema.GroupVersionKind) er
 
 // start starts the watch of a kind, once.
 func (k *kindWatches) start(ctx context.Context, gvk schema.GroupVersionKind) error {
-	if k.controller == nil {
-		return errNoController
-	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.watched[gvk] {
@@ -172,13 +170,10 @@ func (k *kindWatches) ownerSource(obj client.Object, moves predicate.Predicate) 
 }
 
 // WatchSecrets makes a change of any Secret that secret parameters read
-// wake the Instances that read it (readers), the first time an Instance has secret
+// wake the Instances that read it, the first time an Instance has secret
 // parameters. It watches the Secrets' metadata only: a new resourceVersion
 // is enough to read the key again, and the cache holds no Secret's data.
-func (k *kindWatches) WatchSecrets(readers handler.EventHandler) error {
-	if k.controller == nil {
-		return errNoController
-	}
+func (k *kindWatches) WatchSecrets() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.secrets {
@@ -186,7 +181,7 @@ func (k *kindWatches) WatchSecrets(readers handler.EventHandler) error {
 	}
 	secrets := &metav1.PartialObjectMetadata{}
 	secrets.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	if err := k.controller.Watch(source.Kind[client.Object](k.cache, secrets, readers,
+	if err := k.controller.Watch(source.Kind[client.Object](k.cache, secrets, k.secretReaders,
 		predicate.ResourceVersionChangedPredicate{})); err != nil {
 		return err
 	}
