@@ -193,12 +193,12 @@ uninstall: manifests kustomize kubectl ## Remove the CRDs. ignore-not-found=true
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 .PHONY: deploy
-deploy: manifests kustomize kubectl ## Deploy the manager (image IMG) to the cluster of the current kubeconfig; self-signed webhook certificate without cert-manager.
-	KUBECTL="$(KUBECTL)" KUSTOMIZE="$(KUSTOMIZE)" IMG="$(IMG)" hack/deploy.sh apply
+deploy: manifests kustomize kubectl ## Deploy the manager (image IMG) to the cluster of the current kubeconfig; self-signed webhook certificate without cert-manager. MULTI_TENANT=true: config/multi-tenant.
+	KUBECTL="$(KUBECTL)" KUSTOMIZE="$(KUSTOMIZE)" IMG="$(IMG)" MULTI_TENANT="$(MULTI_TENANT)" hack/deploy.sh apply
 
 .PHONY: undeploy
 undeploy: kustomize kubectl ## Remove the manager, its RBAC and webhooks; the CRDs stay (make uninstall). ignore-not-found=true ignores missing objects.
-	KUBECTL="$(KUBECTL)" KUSTOMIZE="$(KUSTOMIZE)" IMG="$(IMG)" IGNORE_NOT_FOUND=$(ignore-not-found) hack/deploy.sh delete
+	KUBECTL="$(KUBECTL)" KUSTOMIZE="$(KUSTOMIZE)" IMG="$(IMG)" MULTI_TENANT="$(MULTI_TENANT)" IGNORE_NOT_FOUND=$(ignore-not-found) hack/deploy.sh delete
 
 .PHONY: deploy-shard
 deploy-shard: kustomize kubectl ## Deploy one more manager (image IMG), for the Instances labelled sharding.kudo.dev/key=SHARD, beside make deploy's.

@@ -84,6 +84,7 @@ func main() {
 		PlanTimeout:             opts.planTimeout,
 		Config:                  cfg,
 		RequireServiceAccount:   opts.requireServiceAccount,
+		MultiTenant:             opts.multiTenant,
 		APIReader:               mgr.GetAPIReader(),
 	}
 	metrics.Registry.MustRegister(planmetrics.RunningSteps{List: func(ctx context.Context) ([]kudov1beta1.Instance, error) {

@@ -40,6 +40,7 @@ type options struct {
 	driftCorrection         bool
 	planTimeout             time.Duration
 	requireServiceAccount   bool
+	multiTenant             bool
 	shard                   string
 	enableWebhooks          bool
 	webhookCertDir          string
@@ -73,6 +74,11 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"(past it, its running steps end in FATAL_ERROR); 0: no limit.")
 	fs.BoolVar(&o.requireServiceAccount, "require-service-account", false, "Refuse Instances without spec.serviceAccountName "+
 		"and run no plan of them, so that every Instance's objects are applied with the permissions of a ServiceAccount of its namespace.")
+	// An environment variable too, for OLM: a Subscription's spec.config.env
+	// sets it, where nothing sets the manager's arguments.
+	fs.BoolVar(&o.multiTenant, "multi-tenant", os.Getenv("KUDO_MULTI_TENANT") == "true", "Run every Instance's work "+
+		"(plans, drift correction, pruning, cleanup, Pipe pods, reading secret parameters) as a ServiceAccount of its namespace: "+
+		"spec.serviceAccountName, or \"default\" when it names none; never with the manager's own rights (default $KUDO_MULTI_TENANT).")
 	fs.StringVar(&o.shard, "shard", "", "Reconcile only the Instances labelled "+kudov1beta1.ShardLabel+"=SHARD, with a leader "+
 		"election of this shard's own; without it, the Instances without the label (as Flux's sharding).")
 	fs.BoolVar(&o.enableWebhooks, "enable-webhooks", true,

@@ -67,8 +67,11 @@ type InstanceReconciler struct {
 	// Instance's service account are made.
 	Config *rest.Config
 	// RequireServiceAccount runs no plan of an Instance without
-	// spec.serviceAccountName (multi-tenant clusters).
+	// spec.serviceAccountName.
 	RequireServiceAccount bool
+	// MultiTenant runs every Instance's work as a service account of its
+	// namespace, "default" when it names none: never as the manager.
+	MultiTenant bool
 
 	cache cache.Cache
 	// kinds starts the watches of the kinds the Instances' objects are of.
@@ -102,19 +105,15 @@ const (
 	impersonatedFor = 10 * time.Minute
 )
 
-// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
 // +kubebuilder:rbac:groups=kudo.dev,resources=instances,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=kudo.dev,resources=instances/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kudo.dev,resources=instances/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
-// Pipe tasks run pods, copy files out of them and keep the files in ConfigMaps
-// and Secrets; unhealthy workloads are explained by their pods. What packages
-// apply is granted apart, by config/rbac/package_objects_role.yaml.
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=pods/exec,verbs=get;create
-// +kubebuilder:rbac:groups="",resources=configmaps;secrets,verbs=get;list;watch;create;update;patch;delete
-// A claim Pending on a StorageClass that binds on first consumer is healthy.
-// +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch
+// The manager watches every Instance's objects and judges their health with
+// its own informers, whoever applied them. It writes them with
+// config/rbac/manager_privileged_role.yaml, or, with --multi-tenant, as the
+// Instances' service accounts (config/tenancy).
+// +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch
 
 // Reconcile gathers the Instance and its OperatorVersion, runs its plans and
 // writes its status in one patch.
@@ -170,7 +169,7 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 			return ctrl.Result{}, err
 		}
 	}
-	run := &planRun{r: r, instance: instance, ov: ov, writes: writes, writer: id.writer,
+	run := &planRun{r: r, instance: instance, ov: ov, writes: writes, writer: id.writer, files: id.files,
 		objects: objects.NewManager(id.writer, r.APIReader, r.kinds, writes),
 		params:  r.resolveParameters(ctx, instance, ov, id.reader)}
 	redactor = run.params.redactor

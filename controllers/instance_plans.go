@@ -39,6 +39,7 @@ type planRun struct {
 	// (identityFor); objects applies, deletes and judges its objects so.
 	writer  client.Client
 	objects *objects.Manager
+	files   task.FileCopier
 	// params are the Instance's parameter values.
 	params *instanceParameters
 	// selectionErr says why no plan could be chosen for a changed spec.
@@ -255,7 +256,7 @@ func (p *planRun) env(plan, phase, step string, uid types.UID, values map[string
 			OperatorVersion: p.ov, Instance: p.instance.Name, Namespace: p.instance.Namespace,
 			Plan: plan, Phase: phase, Step: step, PlanUID: uid, Params: values, Owner: &owner,
 		},
-		Served: p.r.served, Scope: p.r.scope, Files: p.r.Files,
+		Served: p.r.served, Scope: p.r.scope, Files: p.files,
 	}
 }
 

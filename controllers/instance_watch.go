@@ -276,8 +276,8 @@ func (k *kindWatches) mayWatch(ctx context.Context, gvk schema.GroupVersionKind)
 			return fmt.Errorf("checking access to %s: %w", resource, err)
 		}
 		if !review.Status.Allowed {
-			return fmt.Errorf("the manager may not %s %s: grant them to it with a ClusterRole labelled %s: \"true\" "+
-				"(config/rbac/package_objects_role.yaml)", verb, resource, kudov1beta1.AggregateToManagerLabel)
+			return fmt.Errorf("the manager may not %s %s: it reads every kind it watches (config/rbac/role.yaml); "+
+				"grant it get, list and watch on them", verb, resource)
 		}
 	}
 	return nil

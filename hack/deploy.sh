@@ -21,8 +21,13 @@
 # replica and no PodDisruptionBudget: a second one would only hold a second
 # cache of the shard, since no webhook call waits on a shard's manager.
 #
+# With MULTI_TENANT=true, it deploys config/multi-tenant instead: the
+# manager with --multi-tenant and without its privileged ClusterRole
+# (config/tenancy), which a deploy over a privileged one removes.
+#
 # Usage: deploy.sh apply|delete. Environment: KUBECTL, KUSTOMIZE, IMG,
-# DEPLOY_DIR (default bin/deploy), IGNORE_NOT_FOUND (delete), SHARD.
+# DEPLOY_DIR (default bin/deploy), IGNORE_NOT_FOUND (delete), SHARD,
+# MULTI_TENANT.
 set -euo pipefail
 
 action=$1
@@ -106,10 +111,12 @@ fi
 
 # The image is set in an overlay of our own: `kustomize edit` in
 # config/manager would change a committed file.
+overlay=config/default
+[[ ${MULTI_TENANT:-false} == true ]] && overlay=config/multi-tenant
 mkdir -p "$dir"
 cat >"$dir/kustomization.yaml" <<YAML
 resources:
-- $(realpath --relative-to "$dir" "$root/config/default")
+- $(realpath --relative-to "$dir" "$root/$overlay")
 patches:
 - target:
     kind: Deployment
@@ -138,6 +145,9 @@ apply)
   # Forced: these objects are ours. hack/webhook-local.sh (make run) applies
   # the webhook configurations with the same field manager.
   "$KUBECTL" apply --server-side --force-conflicts -f - <<<"$manifests"
+  if [[ $overlay == config/multi-tenant ]]; then
+    "$KUBECTL" delete clusterrolebinding/kudo-manager-privileged-rolebinding clusterrole/kudo-manager-privileged-role --ignore-not-found
+  fi
   ;;
 delete)
   # Documents are separated by "---" lines; drop the CRDs.

@@ -16,9 +16,6 @@ const (
 	// --shard those without the label. Children of KudoOperator tasks
 	// inherit it; relabelling an Instance hands it to another shard.
 	ShardLabel = "sharding.kudo.dev/key"
-	// AggregateToManagerLabel marks the ClusterRoles whose rules the
-	// manager's package-objects ClusterRole aggregates.
-	AggregateToManagerLabel = "kudo.dev/aggregate-to-manager"
 )
 
 // Annotations KUDO puts on the objects it applies.

@@ -20,6 +20,14 @@ type ExecCopier struct {
 	Clientset kubernetes.Interface
 }
 
+// As is the copier that execs as user, impersonated: with --multi-tenant an
+// Instance's service account reads its Pipe files, not the manager.
+func (e *ExecCopier) As(user string) FileCopier {
+	cfg := rest.CopyConfig(e.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	return &ExecCopier{Config: cfg, Clientset: e.Clientset}
+}
+
 // CopyFile returns the content of a file of a running container.
 func (e *ExecCopier) CopyFile(ctx context.Context, pod *corev1.Pod, container, path string) ([]byte, error) {
 	req := e.Clientset.CoreV1().RESTClient().Post().

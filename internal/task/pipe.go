@@ -28,6 +28,12 @@ type FileCopier interface {
 	CopyFile(ctx context.Context, pod *corev1.Pod, container, file string) ([]byte, error)
 }
 
+// ImpersonatingCopier is a FileCopier that can act as another user.
+type ImpersonatingCopier interface {
+	FileCopier
+	As(user string) FileCopier
+}
+
 // pipeContainer is the container kudo-ng adds to a Pipe pod: it keeps the
 // pod running, with the files its init container wrote, until they are read.
 const pipeContainer = "kudo-pipe"

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -17,15 +19,19 @@ import (
 
 // +kubebuilder:webhook:path=/mutate-kudo-dev-v1beta1-instance,mutating=true,failurePolicy=fail,sideEffects=None,groups=kudo.dev,resources=instances,verbs=create;update,versions=v1beta1,name=minstance.kudo.dev,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-kudo-dev-v1beta1-instance,mutating=false,failurePolicy=fail,sideEffects=None,groups=kudo.dev,resources=instances,verbs=create;update,versions=v1beta1,name=vinstance.kudo.dev,admissionReviewVersions=v1
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 // +kubebuilder:webhook:path=/validate-kudo-dev-v1beta1-operatorversion,mutating=false,failurePolicy=fail,sideEffects=None,groups=kudo.dev,resources=operatorversions,verbs=create;update,versions=v1beta1,name=voperatorversion.kudo.dev,admissionReviewVersions=v1
 
 // Instances is the Instance webhook: it schedules plans and refuses
-// conflicting ones.
+// conflicting ones, and Instances that would reach what their user may not.
 type Instances struct {
 	// Client reads OperatorVersions from the cache; Reader from the API
 	// server, for one the cache has not seen yet (installed just before).
 	Client client.Reader
 	Reader client.Reader
+	// Access asks the API server whether the user of a request may do
+	// something (SubjectAccessReview).
+	Access client.Writer
 	// RequireServiceAccount refuses Instances without
 	// spec.serviceAccountName (multi-tenant clusters).
 	RequireServiceAccount bool
@@ -33,7 +39,8 @@ type Instances struct {
 
 // SetupWithManager registers the Instance and OperatorVersion webhooks.
 func SetupWithManager(mgr ctrl.Manager, requireServiceAccount bool) error {
-	instances := &Instances{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), RequireServiceAccount: requireServiceAccount}
+	instances := &Instances{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Access: mgr.GetClient(),
+		RequireServiceAccount: requireServiceAccount}
 	if err := ctrl.NewWebhookManagedBy(mgr).For(&kudov1beta1.Instance{}).
 		WithDefaulter(instances).WithValidator(instances).Complete(); err != nil {
 		return err
@@ -103,6 +110,9 @@ func (w *Instances) ValidateCreate(ctx context.Context, obj runtime.Object) (adm
 		return nil, fmt.Errorf("OperatorVersion %q not found in namespace %s: install the package first (kubectl kudo install)",
 			i.Spec.OperatorVersion.Name, i.OperatorVersionNamespace())
 	}
+	if err := w.checkOperatorVersionAccess(ctx, i); err != nil {
+		return nil, err
+	}
 	return nil, ValidateCreate(i, ov)
 }
 
@@ -110,7 +120,8 @@ func (w *Instances) ValidateCreate(ctx context.Context, obj runtime.Object) (adm
 func (w *Instances) ValidateUpdate(ctx context.Context, oldObj, newObj runtime.Object) (admission.Warnings, error) {
 	old, i := oldObj.(*kudov1beta1.Instance), newObj.(*kudov1beta1.Instance)
 	if !i.DeletionTimestamp.IsZero() {
-		return nil, nil // finalizers must be able to go
+		// Finalizers must be able to go, whatever else holds.
+		return nil, ValidateDeleting(old, i)
 	}
 	if err := w.checkServiceAccount(i); err != nil {
 		return nil, err
@@ -126,7 +137,49 @@ func (w *Instances) ValidateUpdate(ctx context.Context, oldObj, newObj runtime.O
 		}
 		return nil, nil
 	}
+	if i.OperatorVersionKey() != old.OperatorVersionKey() {
+		if err := w.checkOperatorVersionAccess(ctx, i); err != nil {
+			return nil, err
+		}
+	}
 	return nil, ValidateUpdate(old, i, ov)
+}
+
+// checkOperatorVersionAccess refuses an Instance that names an
+// OperatorVersion of another namespace its user may not read: the
+// OperatorVersion is code the Instance runs, and only its user's own reach
+// may choose it.
+func (w *Instances) checkOperatorVersionAccess(ctx context.Context, i *kudov1beta1.Instance) error {
+	key := i.OperatorVersionKey()
+	if key.Namespace == i.Namespace {
+		return nil
+	}
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil {
+		return err
+	}
+	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: req.UserInfo.Username, Groups: req.UserInfo.Groups, UID: req.UserInfo.UID, Extra: extra(req.UserInfo.Extra),
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: key.Namespace, Verb: "get", Group: kudov1beta1.GroupVersion.Group, Resource: "operatorversions", Name: key.Name,
+		},
+	}}
+	if err := w.Access.Create(ctx, review); err != nil {
+		return fmt.Errorf("checking that %s may read OperatorVersion %s: %w", req.UserInfo.Username, key, err)
+	}
+	if !review.Status.Allowed {
+		return fmt.Errorf("spec.operatorVersion: %s may not get OperatorVersion %s/%s, so no Instance of it may run it",
+			req.UserInfo.Username, key.Namespace, key.Name)
+	}
+	return nil
+}
+
+func extra(in map[string]authenticationv1.ExtraValue) map[string]authorizationv1.ExtraValue {
+	out := make(map[string]authorizationv1.ExtraValue, len(in))
+	for k, v := range in {
+		out[k] = authorizationv1.ExtraValue(v)
+	}
+	return out
 }
 
 // ValidateDelete lets every Instance go; the cleanup plan runs then.

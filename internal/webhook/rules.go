@@ -95,6 +95,22 @@ func ValidateUpdate(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersio
 	return checkPlanExecution(old, i, ov)
 }
 
+// ValidateDeleting keeps an Instance being deleted acting as the identity
+// its plans ran as: its cleanup plan and the removal of its objects must not
+// run as another service account, or as the manager when the account is
+// dropped. Everything else may change, so that finalizers can go.
+func ValidateDeleting(old, i *kudov1beta1.Instance) error {
+	if old.Spec.ServiceAccountName != i.Spec.ServiceAccountName {
+		return fmt.Errorf("spec.serviceAccountName cannot change while the Instance is being deleted: "+
+			"its cleanup runs as its plans did (serviceAccountName %q)", old.Spec.ServiceAccountName)
+	}
+	if old.OperatorVersionKey() != i.OperatorVersionKey() {
+		return fmt.Errorf("spec.operatorVersion cannot change while the Instance is being deleted: its cleanup runs %s's plans",
+			old.OperatorVersionKey())
+	}
+	return nil
+}
+
 // checkImmutable: an immutable parameter never changes, and an upgrade that
 // makes one immutable must give it a value.
 func checkImmutable(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) error {

@@ -27,6 +27,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -244,6 +245,30 @@ var _ = Describe("kudo-ng in the cluster, from its image, on the real node", Ord
 		}
 	})
 
+	It("installs, updates and uninstalls a package that ships a CRD and a custom resource of it: nothing remains, the CRD included", func() {
+		ns, other := newNamespace(ctx), newNamespace(ctx)
+		mustKudo(ns, "install", filepath.Join("testdata", "wide"), "--instance", "wide", "-p", "OTHER_NAMESPACE="+other, "--wait")
+		widget := &unstructured.Unstructured{}
+		widget.SetAPIVersion("e2e.kudo-ng.dev/v1")
+		widget.SetKind("Widget")
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "wide"}, widget)).To(Succeed())
+		Expect(widget.Object["spec"]).To(HaveKeyWithValue("size", BeEquivalentTo(3)))
+
+		mustKudo(ns, "update", "--instance", "wide", "-p", "SIZE=5", "--wait")
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "wide"}, widget)).To(Succeed())
+		Expect(widget.Object["spec"]).To(HaveKeyWithValue("size", BeEquivalentTo(5)))
+
+		mustKudo(ns, "uninstall", "--instance", "wide", "--wait")
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: other, Name: "wide-elsewhere"}, &corev1.ConfigMap{}))).To(BeTrue())
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Name: ns + "-wide-widgets"}, &rbacv1.ClusterRole{}))).To(BeTrue())
+		Eventually(func(g Gomega) {
+			crd := &unstructured.Unstructured{}
+			crd.SetAPIVersion("apiextensions.k8s.io/v1")
+			crd.SetKind("CustomResourceDefinition")
+			g.Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Name: "widgets.e2e.kudo-ng.dev"}, crd))).To(BeTrue())
+		}, "30s").Should(Succeed())
+	})
+
 	It("runs a Pipe task's pod on the real node, stores its file, and a later step's Job reads it and succeeds", func() {
 		ns := newNamespace(ctx)
 		i := install(ctx, ns, filepath.Join("testdata", "realnode"), "real", nil)
@@ -376,13 +401,13 @@ var _ = Describe("make deploy", Ordered, func() {
 		Expect(mutating.Annotations).NotTo(HaveKey("cert-manager.io/inject-ca-from"))
 	})
 
-	It("grants the manager the objects packages apply through the aggregated ClusterRole", func() {
-		Eventually(func(g Gomega) {
-			role := &rbacv1.ClusterRole{}
-			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "kudo-package-objects"}, role)).To(Succeed())
-			g.Expect(role.Rules).To(ContainElement(HaveField("Resources", ContainElement("statefulsets"))))
-			g.Expect(role.Rules).To(ContainElement(HaveField("Resources", ContainElement("roles"))))
-		}).Should(Succeed())
+	It("binds the manager its privileged ClusterRole, openly: any kind, as KUDO's manager", func() {
+		role := &rbacv1.ClusterRole{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "kudo-manager-privileged-role"}, role)).To(Succeed())
+		Expect(role.Rules).To(ConsistOf(HaveField("Verbs", ConsistOf("*"))))
+		binding := &rbacv1.ClusterRoleBinding{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "kudo-manager-privileged-rolebinding"}, binding)).To(Succeed())
+		Expect(binding.Subjects).To(ConsistOf(HaveField("Name", managerDeployment)))
 	})
 
 	It("runs a shard's manager beside it with make deploy-shard, leading its own shard and reconciling its Instances", func() {

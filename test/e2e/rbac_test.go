@@ -14,34 +14,38 @@ import (
 
 // The manager of this suite acts as config/rbac's service account.
 var _ = Describe("The manager's RBAC", func() {
-	It("acts as the service account config/rbac binds, not as an admin", func() {
+	It("acts as the service account config/rbac binds, which may manage any kind, as KUDO's manager could", func() {
 		whoami, err := cluster.Kubectl("--kubeconfig", managerKubeconfigPath(), "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(whoami).To(Equal("system:serviceaccount:kudo-system:kudo-controller-manager"))
-		// kubectl prints a warning for a cluster-scoped resource before its answer.
-		canListNodes, _ := cluster.Kubectl("--kubeconfig", managerKubeconfigPath(), "auth", "can-i", "list", "nodes")
-		Expect(canListNodes).To(HaveSuffix("\nno\n"))
+		canAnything, err := cluster.Kubectl("--kubeconfig", managerKubeconfigPath(), "auth", "can-i", "*", "*")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(canAnything).To(HaveSuffix("yes\n"))
 	})
 
-	It("fails a step whose kind is not granted, and runs it once a ClusterRole labelled for aggregation grants it", func() {
+	It("runs a package of a kind no role names", func() {
 		ctx := context.Background()
 		ns := newNamespace(ctx)
-		i := install(ctx, ns, filepath.Join("testdata", "ungranted-kind"), "limits", nil)
-		Eventually(func(g Gomega) {
-			_, step := firstDeployStep(ctx, g, i)
-			g.Expect(step.Status).To(Equal(kudov1beta1.ExecutionError))
-			g.Expect(step.Message).To(ContainSubstring(`the manager may not list limitranges: grant them to it with a ClusterRole labelled kudo.dev/aggregate-to-manager: "true"`))
-		}).Should(Succeed())
-
-		grant := &rbacv1.ClusterRole{
-			ObjectMeta: metav1.ObjectMeta{Name: "e2e-package-limitranges", Labels: map[string]string{"kudo.dev/aggregate-to-manager": "true"}},
-			Rules: []rbacv1.PolicyRule{{
-				APIGroups: []string{""}, Resources: []string{"limitranges"},
-				Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"},
-			}},
-		}
-		Expect(k8sClient.Create(ctx, grant)).To(Succeed())
-		DeferCleanup(func() { Expect(k8sClient.Delete(context.Background(), grant)).To(Succeed()) })
+		i := install(ctx, ns, filepath.Join("testdata", "any-kind"), "limits", nil)
 		planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
+	})
+
+	It("leaves supplying packages to cluster admins: edit and admin create Instances, not Operators or OperatorVersions", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		for _, role := range []string{"edit", "admin"} {
+			user := "e2e-" + role
+			Expect(k8sClient.Create(ctx, &rbacv1.RoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+				Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+			})).To(Succeed())
+			Eventually(func(g Gomega) {
+				for resource, want := range map[string]string{"instances.kudo.dev": "yes", "operatorversions.kudo.dev": "no", "operators.kudo.dev": "no"} {
+					got, _ := cluster.Kubectl("auth", "can-i", "create", resource, "-n", ns, "--as", user)
+					g.Expect(got).To(Equal(want+"\n"), "%s may create %s", role, resource)
+				}
+			}).Should(Succeed())
+		}
 	})
 })
