@@ -105,12 +105,8 @@ type Kinds interface {
 // CustomResourceDefinition of the tasks; nil offline.
 func Derive(in *Input, cluster Kinds) (*Grants, error) {
 	d := &deriver{
-		in:     in,
-		kinds:  &kinds{defined: definedKinds(in.Tasks), cluster: cluster},
-		access: newAccess(),
-		roles:  sets.New[string](),
-
-		namespaces: sets.New[string](),
+		in: in, kinds: &kinds{defined: definedKinds(in.Tasks), cluster: cluster},
+		access: newAccess(), roles: sets.New[string](), namespaces: sets.New[string](),
 	}
 	d.access.namespace(in.Namespace)
 	for k := range in.Tasks {
