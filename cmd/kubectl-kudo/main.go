@@ -15,6 +15,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/cli/install"
 	"github.com/kudo-ng/kudo/internal/cli/packagecmd"
 	"github.com/kudo-ng/kudo/internal/cli/plan"
+	"github.com/kudo-ng/kudo/internal/cli/rbaccmd"
 	"github.com/kudo-ng/kudo/internal/cli/repo"
 	"github.com/kudo-ng/kudo/internal/cli/rollback"
 	"github.com/kudo-ng/kudo/internal/cli/search"
@@ -54,6 +55,7 @@ func newRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
 		get.NewCmd(streams, flags),
 		uninstall.NewCmd(streams, flags),
 		plan.NewCmd(streams, flags),
+		rbaccmd.NewCmd(streams, flags),
 		packagecmd.NewCmd(streams),
 		repo.NewCmd(streams),
 		search.NewCmd(streams),

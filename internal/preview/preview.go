@@ -29,6 +29,12 @@ type Input struct {
 	PlanName   string
 	Served     migrate.Served
 	Scope      render.Scope
+	// ByTemplate builds the tasks that render templates into objects (Apply,
+	// Delete, Toggle) one template at a time, so that each Task names the
+	// Template of its objects. The objects are the same but for the
+	// dependency hash of pod templates, which then misses the ConfigMaps
+	// and Secrets the task's other templates render.
+	ByTemplate bool
 }
 
 // Task is what one task of the plan does.
@@ -41,6 +47,10 @@ type Task struct {
 	Migrations []render.Migration
 	// Note says what the objects do not show (KudoOperator, Dummy, Pipe).
 	Note string
+	// Template is the one template of Objects, with Input.ByTemplate.
+	Template string
+	// Child is the Instance a KudoOperator task makes.
+	Child *task.Child
 }
 
 // Plan builds every task of the plan, in order.
@@ -63,29 +73,48 @@ func Plan(in *Input) ([]Task, error) {
 			if !ok {
 				return nil, fmt.Errorf("%s: task %q is not defined", where, name)
 			}
-			intent, err := build(t, &task.Input{
-				Site: render.Site{
-					OperatorVersion: ov, Instance: in.InstanceName, Namespace: in.Namespace,
-					Plan: in.PlanName, Phase: at.Phase.Name, Step: step.Name, Params: values,
-				},
-				Served: in.Served, Scope: in.Scope,
-			})
+			kind, err := task.For(t.Kind)
 			if err != nil {
 				return nil, fmt.Errorf("%s, task %s: %w", where, name, err)
 			}
-			out = append(out, Task{
-				Phase: at.Phase.Name, Step: step.Name, Name: t.Name, Kind: t.Kind,
-				Action: intent.Action, Objects: intent.Objects, Migrations: intent.Migrations, Note: intent.Note,
-			})
+			for _, one := range split(kind, t, in.ByTemplate) {
+				intent, err := kind.Build(one, &task.Input{
+					Site: render.Site{
+						OperatorVersion: ov, Instance: in.InstanceName, Namespace: in.Namespace,
+						Plan: in.PlanName, Phase: at.Phase.Name, Step: step.Name, Params: values,
+					},
+					Served: in.Served, Scope: in.Scope,
+				})
+				if err != nil {
+					return nil, fmt.Errorf("%s, task %s: %w", where, name, err)
+				}
+				built := Task{
+					Phase: at.Phase.Name, Step: step.Name, Name: t.Name, Kind: t.Kind,
+					Action: intent.Action, Objects: intent.Objects, Migrations: intent.Migrations, Note: intent.Note, Child: intent.Child,
+				}
+				if one != t {
+					built.Template = one.Spec.Resources[0]
+				}
+				out = append(out, built)
+			}
 		}
 	}
 	return out, nil
 }
 
-func build(t *kudov1beta1.Task, in *task.Input) (*task.Intent, error) {
-	kind, err := task.For(t.Kind)
-	if err != nil {
-		return nil, err
+// split is the task, or, by template, a copy of it for each template of the
+// objects it renders: the kinds that render Objects name them in
+// spec.resources.
+func split(kind task.Kind, t *kudov1beta1.Task, byTemplate bool) []*kudov1beta1.Task {
+	templates := kind.Uses(&t.Spec).Objects
+	if !byTemplate || len(templates) == 0 {
+		return []*kudov1beta1.Task{t}
 	}
-	return kind.Build(t, in)
+	out := make([]*kudov1beta1.Task, 0, len(templates))
+	for _, name := range templates {
+		one := t.DeepCopy()
+		one.Spec.Resources = []string{name}
+		out = append(out, one)
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package preview
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -99,5 +100,49 @@ func TestToggleReadsBooleansAsTheControllerDoes(t *testing.T) {
 		if err != nil || len(tasks) != 1 || string(tasks[0].Action) != want {
 			t.Errorf("ENABLED=%q: got %+v, %v; want %s", value, tasks, err, want)
 		}
+	}
+}
+
+// TestByTemplate: with ByTemplate, a task of several templates is built one
+// template at a time, each Task naming its template; a KudoOperator task's
+// Task holds its child.
+func TestByTemplate(t *testing.T) {
+	ov := &kudov1beta1.OperatorVersion{}
+	ov.Spec = kudov1beta1.OperatorVersionSpec{
+		Operator:   corev1.ObjectReference{Name: "demo"},
+		Parameters: []kudov1beta1.Parameter{{Name: "REPLICAS", Default: ptr.To("3")}},
+		Templates: map[string]string{
+			"a.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: a\n",
+			"b.yaml":      "apiVersion: v1\nkind: Service\nmetadata:\n  name: b\n",
+			"params.yaml": "replicas: {{ .Params.REPLICAS }}\n",
+		},
+		Tasks: []kudov1beta1.Task{
+			{Name: "app", Kind: kudov1beta1.ApplyTaskKind, Spec: kudov1beta1.TaskSpec{ResourceTaskSpec: kudov1beta1.ResourceTaskSpec{
+				Resources: []string{"a.yaml", "b.yaml"}}}},
+			{Name: "child", Kind: kudov1beta1.KudoOperatorTaskKind, Spec: kudov1beta1.TaskSpec{KudoOperatorTaskSpec: kudov1beta1.KudoOperatorTaskSpec{
+				Package: "zookeeper", ParameterFile: "params.yaml"}}},
+		},
+		Plans: map[string]kudov1beta1.Plan{"deploy": {Phases: []kudov1beta1.Phase{
+			{Name: "main", Steps: []kudov1beta1.Step{{Name: "one", Tasks: []string{"app", "child"}}}}}}},
+	}
+	tasks, err := Plan(&Input{OperatorVersion: ov, InstanceName: "demo", Namespace: "ns", PlanName: "deploy", ByTemplate: true,
+		Served: func(schema.GroupVersionKind) bool { return true }, Scope: render.BuiltinScope})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, task := range tasks {
+		line := task.Name + " " + task.Template + ":"
+		for _, o := range task.Objects {
+			line += " " + o.GetKind() + "/" + o.GetName()
+		}
+		if task.Child != nil {
+			line += fmt.Sprintf(" child %s %v", task.Child.Name, task.Child.Parameters)
+		}
+		got = append(got, line)
+	}
+	want := []string{"app a.yaml: ConfigMap/a Secret/a", "app b.yaml: Service/b", "child : child demo-zookeeper map[replicas:3]"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -48,21 +48,23 @@ func (kudoOperator) Uses(spec *kudov1beta1.TaskSpec) Uses {
 	return Uses{Others: []string{spec.ParameterFile}}
 }
 
-// child is the Instance a KudoOperator task makes, but for what only the
+// Child is the Instance a KudoOperator task makes, but for what only the
 // cluster knows: the OperatorVersion when the task does not pin one, and the
 // types of the parameters.
-type child struct {
-	name string
-	// parameterText is the rendered parameter file; parameters is it parsed.
+type Child struct {
+	Name string
+	// ParameterFile is the template the parameters come from, parameterText
+	// what it rendered, Parameters that parsed.
+	ParameterFile string
 	parameterText string
-	parameters    map[string]any
+	Parameters    map[string]any
 }
 
-func childOf(t *kudov1beta1.Task, site *render.Site) (*child, error) {
+func childOf(t *kudov1beta1.Task, site *render.Site) (*Child, error) {
 	spec := &t.Spec.KudoOperatorTaskSpec
-	c := &child{name: spec.InstanceName}
-	if c.name == "" {
-		c.name = site.Instance + "-" + spec.Package
+	c := &Child{Name: spec.InstanceName, ParameterFile: spec.ParameterFile}
+	if c.Name == "" {
+		c.Name = site.Instance + "-" + spec.Package
 	}
 	if spec.ParameterFile == "" {
 		return c, nil
@@ -73,10 +75,16 @@ func childOf(t *kudov1beta1.Task, site *render.Site) (*child, error) {
 		return nil, err
 	}
 	c.parameterText = text
-	if err := yaml.Unmarshal([]byte(text), &c.parameters); err != nil {
+	if err := yaml.Unmarshal([]byte(text), &c.Parameters); err != nil {
 		return nil, fmt.Errorf("parameter file %s is not a YAML map of parameters: %w", spec.ParameterFile, err)
 	}
 	return c, nil
+}
+
+// Values are the child's parameter values, typed by ov, the child's
+// OperatorVersion: its spec.parameters.
+func (c *Child) Values(ov *kudov1beta1.OperatorVersion) (map[string]string, error) {
+	return typedParameters(c.ParameterFile, c.Parameters, ov)
 }
 
 func (kudoOperator) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
@@ -89,11 +97,11 @@ func (kudoOperator) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 	if spec.OperatorVersion != "" {
 		note += " version " + spec.OperatorVersion
 	}
-	note += " as Instance " + c.name
+	note += " as Instance " + c.Name
 	if c.parameterText != "" {
 		note += " with parameters:\n" + c.parameterText
 	}
-	return &Intent{Action: ActionInstall, Note: note}, nil
+	return &Intent{Action: ActionInstall, Note: note, Child: c}, nil
 }
 
 // Run creates or updates the child Instance and reports its plan.
@@ -111,14 +119,14 @@ func (kudoOperator) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Res
 	if err != nil {
 		return Result{}, err
 	}
-	values, err := typedParameters(spec.ParameterFile, c.parameters, ov)
+	values, err := c.Values(ov)
 	if err != nil {
 		return Result{}, err
 	}
 	instance := &kudov1beta1.Instance{
 		TypeMeta: metav1.TypeMeta{APIVersion: kudov1beta1.GroupVersion.String(), Kind: "Instance"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: c.name, Namespace: parent.Namespace,
+			Name: c.Name, Namespace: parent.Namespace,
 			Labels:          map[string]string{kudov1beta1.OperatorLabel: spec.Package, kudov1beta1.HeritageLabel: "kudo"},
 			OwnerReferences: []metav1.OwnerReference{OwnerReference(parent)},
 		},
@@ -150,7 +158,7 @@ func (kudoOperator) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Res
 	res := Result{Applied: []objects.Change{applied}}
 	current := applied.Object
 	if current.GetGeneration() == 0 || observedGeneration(current) != current.GetGeneration() {
-		res.Message = fmt.Sprintf("waiting for Instance %s to take up its spec", c.name)
+		res.Message = fmt.Sprintf("waiting for Instance %s to take up its spec", c.Name)
 		return res, nil
 	}
 	verdict := health.Check(current)

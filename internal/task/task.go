@@ -124,6 +124,8 @@ type Intent struct {
 	Migrations []render.Migration
 	// Note says what the objects do not show.
 	Note string
+	// Child is the Instance a KudoOperator task makes.
+	Child *Child
 }
 
 // renderObjects renders templates into the objects an Intent acts on.
