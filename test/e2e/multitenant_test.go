@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -13,11 +14,14 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/test/corpus"
 )
 
 // asUser is a client that acts as user, as kubectl --as does.
@@ -155,6 +159,54 @@ var _ = Describe("kudo-ng locked down for tenants (make deploy MULTI_TENANT=true
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%v", err)
 		}).Should(Succeed())
 	})
+
+	// grantAsPrinted applies what kubectl kudo rbac prints for the package,
+	// less the first rule of the Instance's Role when lessOne.
+	grantAsPrinted := func(ns, dir, instance string, lessOne bool) {
+		GinkgoHelper()
+		printed := mustKudo(ns, "rbac", dir, "--instance", instance)
+		var docs []string
+		for _, doc := range strings.Split(printed, "\n---\n") {
+			obj := &unstructured.Unstructured{}
+			Expect(yaml.Unmarshal([]byte(doc), &obj.Object)).To(Succeed())
+			if obj.GetKind() == "Role" && obj.GetName() == "kudo-"+instance && lessOne {
+				rules, _, _ := unstructured.NestedSlice(obj.Object, "rules")
+				Expect(unstructured.SetNestedSlice(obj.Object, rules[1:], "rules")).To(Succeed())
+				out, err := yaml.Marshal(obj.Object)
+				Expect(err).NotTo(HaveOccurred())
+				doc = string(out)
+			}
+			docs = append(docs, doc)
+		}
+		file := filepath.Join(GinkgoT().TempDir(), "rbac.yaml")
+		Expect(os.WriteFile(file, []byte(strings.Join(docs, "\n---\n")), 0o600)).To(Succeed())
+		_, err := cluster.Kubectl("apply", "-f", file)
+		Expect(err).NotTo(HaveOccurred())
+	}
+
+	for _, pkg := range []struct{ name, dir, instance, update string }{
+		{"the hello example", filepath.Join(corpus.Examples(), "hello", "operator"), "hello", "replicas=3"},
+		{"zookeeper", "zookeeper", "zk", "NODE_COUNT=5"},
+	} {
+		It("grants exactly what kubectl kudo rbac prints for "+pkg.name+": enough to install, update and uninstall; one rule less is not", func() {
+			dir := pkg.dir
+			if pkg.name == "zookeeper" {
+				dir = conformancePackage("zookeeper")
+			}
+			ns := tenantNamespace(ctx)
+			grantAsPrinted(ns, dir, pkg.instance, false)
+			mustKudo(ns, "install", dir, "--instance", pkg.instance, "--wait")
+			mustKudo(ns, "update", "--instance", pkg.instance, "-p", pkg.update, "--wait")
+			mustKudo(ns, "uninstall", "--instance", pkg.instance, "--wait")
+
+			short := tenantNamespace(ctx)
+			grantAsPrinted(short, dir, pkg.instance, true)
+			mustKudo(short, "install", dir, "--instance", pkg.instance)
+			i := &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Namespace: short, Name: pkg.instance}}
+			deleteAfterSpec(i)
+			deployFails(ctx, i, fmt.Sprintf(`User "system:serviceaccount:%s:default" cannot`, short))
+		})
+	}
 
 	It("refuses an OperatorVersion from a user with edit in the namespace: supplying code is a cluster admin's", func() {
 		ns := tenantNamespace(ctx)
