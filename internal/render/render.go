@@ -44,7 +44,8 @@ type Result struct {
 
 // Task renders, parses, migrates and enhances the templates of a task:
 // migrating moves objects off removed API versions and drops the fields
-// Kubernetes does not declare, as KUDO's typed objects did.
+// Kubernetes does not declare, as KUDO's typed objects did. A parameter
+// value that changes more than its own YAML value is refused.
 func Task(req *Request) (*Result, error) {
 	result := &Result{}
 	for _, name := range req.Resources {
@@ -52,11 +53,7 @@ func Task(req *Request) (*Result, error) {
 		if !ok {
 			return nil, fmt.Errorf("template %s: not found in the OperatorVersion", name)
 		}
-		rendered, err := Template(name, text, &req.Variables)
-		if err != nil {
-			return nil, err
-		}
-		objs, err := Objects(name, rendered)
+		objs, err := TemplateObjects(name, text, &req.Variables)
 		if err != nil {
 			return nil, err
 		}

@@ -80,11 +80,7 @@ func (pipe) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 	site := &in.Site
 	name := t.Spec.Pod
 	vars := site.Variables()
-	text, err := render.Template(name, site.OperatorVersion.Spec.Templates[name], &vars)
-	if err != nil {
-		return nil, err
-	}
-	objs, err := render.Objects(name, text)
+	objs, err := render.TemplateObjects(name, site.OperatorVersion.Spec.Templates[name], &vars)
 	if err != nil {
 		return nil, err
 	}

@@ -153,3 +153,18 @@ func TestPipeCopyError(t *testing.T) {
 		t.Fatalf("error = %v, want a transient error starting %q", err, want)
 	}
 }
+
+// TestPipePodRefusesInjection: the pipe pod's template is rendered as any
+// other: a parameter value may not add to it.
+func TestPipePodRefusesInjection(t *testing.T) {
+	env, _ := pipeEnv(t, fakeFiles{})
+	ov := env.Site.OperatorVersion
+	ov.Spec.Templates["pod.yaml"] = strings.Replace(ov.Spec.Templates["pod.yaml"], "image: busybox", "image: {{ .Params.IMAGE }}", 1)
+	env.Site.Params = map[string]any{"IMAGE": "busybox\n    securityContext: {privileged: true}"}
+	_, err := pipe{}.Build(&ov.Spec.Tasks[0], &Input{Site: env.Site, Served: env.Served, Scope: env.Scope})
+	want := "pod.yaml: parameter IMAGE's value adds a key to spec.initContainers[0] of object 1 (Pod): " +
+		"a parameter value must stay inside the YAML value the template puts it in"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error = %v, want %q", err, want)
+	}
+}
