@@ -13,10 +13,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -292,7 +292,9 @@ var _ = Describe("kudo-ng locked down for tenants (make deploy MULTI_TENANT=true
 		Eventually(func(g Gomega) {
 			got := &kudov1beta1.Instance{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(i), got)).To(Succeed())
-			g.Expect(describe(ptr.To(got.Status.PlanStatus["cleanup"]))).To(ContainSubstring(
+			ready := meta.FindStatusCondition(got.Status.Conditions, kudov1beta1.ReadyCondition)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Message).To(ContainSubstring(
 				fmt.Sprintf(`User "system:serviceaccount:%s:deployer" cannot patch resource "secrets"`, ns)))
 		}).Should(Succeed())
 
