@@ -174,7 +174,9 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		params:  r.resolveParameters(ctx, instance, ov, id.reader)}
 	redactor = run.params.redactor
 	if !instance.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.reconcileDelete(ctx, run)
+		// A cleanup step in ERROR is tried again after its backoff, as a
+		// live plan's is.
+		return ctrl.Result{RequeueAfter: run.requeue}, r.reconcileDelete(ctx, run)
 	}
 	for _, sub := range r.subReconcilers() {
 		if err := sub(ctx, run); err != nil {

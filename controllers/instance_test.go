@@ -228,6 +228,42 @@ var _ = Describe("InstanceReconciler", func() {
 		}).Should(Succeed())
 	})
 
+	It("tries a cleanup step in ERROR again after its backoff while the Instance is being deleted", func() {
+		ov := &kudov1beta1.OperatorVersion{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "failing-cleanup-0.1.0"},
+			Spec: kudov1beta1.OperatorVersionSpec{
+				Operator: corev1.ObjectReference{Name: "failing-cleanup"},
+				Tasks: []kudov1beta1.Task{
+					{Name: "done", Kind: kudov1beta1.DummyTaskKind, Spec: kudov1beta1.TaskSpec{DummyTaskSpec: kudov1beta1.DummyTaskSpec{Done: true}}},
+					{Name: "fail", Kind: kudov1beta1.DummyTaskKind, Spec: kudov1beta1.TaskSpec{DummyTaskSpec: kudov1beta1.DummyTaskSpec{WantErr: true}}},
+				},
+				Plans: map[string]kudov1beta1.Plan{
+					"deploy":  plan("", phase("main", "", step("done", "done"))),
+					"cleanup": plan("", phase("main", "", step("fail", "fail"))),
+				},
+			},
+		}
+		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+		i := newInstance(ns, "demo", ov.Name)
+		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+		key := client.ObjectKeyFromObject(i)
+		Eventually(func(g Gomega) {
+			g.Expect(getInstance(ctx, g, key).Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
+		}).Should(Succeed())
+
+		Expect(k8sClient.Delete(ctx, i)).To(Succeed())
+		Eventually(func(g Gomega) {
+			cleanup := getInstance(ctx, g, key).Status.PlanStatus["cleanup"]
+			g.Expect(cleanup.Phases).To(HaveLen(1))
+			g.Expect(cleanup.Phases[0].Steps[0].Message).To(MatchRegexp(`\(attempt [2-9]; next try in [0-9]+s\)$`))
+		}).Should(Succeed())
+
+		got := getInstance(ctx, Default, key)
+		patch := client.MergeFrom(got.DeepCopy())
+		got.Finalizers = nil
+		Expect(k8sClient.Patch(ctx, got, patch)).To(Succeed())
+	})
+
 	DescribeTable("runs Dummy tasks as their spec says",
 		func(spec kudov1beta1.DummyTaskSpec, want kudov1beta1.ExecutionStatus, message string, stalled bool) {
 			// A step in ERROR counts its tries: the message's end changes.
