@@ -208,6 +208,15 @@ var _ = Describe("kudo-ng locked down for tenants (make deploy MULTI_TENANT=true
 		})
 	}
 
+	It("runs a Pipe task as the tenant's service account on the real node, granted what kubectl kudo rbac prints: its pod, the copy of its file, its ConfigMap", func() {
+		ns := tenantNamespace(ctx)
+		dir := filepath.Join("testdata", "realnode")
+		grantAsPrinted(ns, dir, "real", false)
+		// The manager itself holds no pods/exec here: the copy ran as the account.
+		mustKudo(ns, "install", dir, "--instance", "real", "--wait")
+		mustKudo(ns, "uninstall", "--instance", "real", "--wait")
+	})
+
 	It("refuses an OperatorVersion from a user with edit in the namespace: supplying code is a cluster admin's", func() {
 		ns := tenantNamespace(ctx)
 		bindRole(ctx, ns, "edit", userSubject("e2e-tenant"))
