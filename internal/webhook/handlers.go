@@ -19,8 +19,10 @@ import (
 
 // +kubebuilder:webhook:path=/mutate-kudo-dev-v1beta1-instance,mutating=true,failurePolicy=fail,sideEffects=None,groups=kudo.dev,resources=instances,verbs=create;update,versions=v1beta1,name=minstance.kudo.dev,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-kudo-dev-v1beta1-instance,mutating=false,failurePolicy=fail,sideEffects=None,groups=kudo.dev,resources=instances,verbs=create;update,versions=v1beta1,name=vinstance.kudo.dev,admissionReviewVersions=v1
-// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 // +kubebuilder:webhook:path=/validate-kudo-dev-v1beta1-operatorversion,mutating=false,failurePolicy=fail,sideEffects=None,groups=kudo.dev,resources=operatorversions,verbs=create;update,versions=v1beta1,name=voperatorversion.kudo.dev,admissionReviewVersions=v1
+
+// Whether a request's user may read an OperatorVersion of another namespace.
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 // Instances is the Instance webhook: it schedules plans and refuses
 // conflicting ones, and Instances that would reach what their user may not.
@@ -33,7 +35,7 @@ type Instances struct {
 	// something (SubjectAccessReview).
 	Access client.Writer
 	// RequireServiceAccount refuses Instances without
-	// spec.serviceAccountName (multi-tenant clusters).
+	// spec.serviceAccountName.
 	RequireServiceAccount bool
 }
 

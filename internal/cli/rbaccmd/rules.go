@@ -38,8 +38,8 @@ var (
 	// pipePodVerbs, on a Pipe task's pod, server-side applied then deleted.
 	pipePodVerbs = []string{"get", "list", "watch", "create", "patch", "delete"}
 	// execVerbs, on pods/exec: the files are copied out of the Pipe pod
-	// with exec, as kubectl cp does (by the manager itself until Pipe tasks
-	// exec as the account); exec over WebSocket asks for get.
+	// with exec, as kubectl cp does, as the account; exec over WebSocket
+	// asks for get.
 	execVerbs = []string{"create", "get"}
 )
 
