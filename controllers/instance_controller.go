@@ -199,8 +199,9 @@ func (r *InstanceReconciler) subReconcilers() []subReconciler {
 // reconcileFinalizer adds the cleanup finalizer when the Instance needs the
 // manager before it goes: for the OperatorVersion's cleanup plan, and to
 // delete what it applied that owner references cannot reach (cluster-scoped
-// objects, or objects in other namespaces). It runs again after the plans,
-// which may have applied such objects.
+// objects, or objects in other namespaces). It runs again after the
+// inventory, which may adopt such objects; a plan adds it before it applies
+// one (finalizerFirst).
 func (r *InstanceReconciler) reconcileFinalizer(ctx context.Context, run *planRun) error {
 	i := run.instance
 	_, hasCleanup := engine.PlanForDelete(run.ov.Spec.Plans)

@@ -15,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -325,6 +327,31 @@ var _ = Describe("The inventory of an Instance", func() {
 		}).Should(Succeed())
 		Expect(getInstance(ctx, Default, key).Status.PlanStatus["deploy"].Pruned).To(BeEmpty())
 		configMap(ctx, Default, ns, "kept-extra")
+	})
+
+	It("holds its cleanup finalizer before it applies what owner references cannot delete", func() {
+		name := ns + "-first"
+		watcher, err := client.NewWithWatch(testEnv.Config, client.Options{Scheme: scheme.Scheme})
+		Expect(err).NotTo(HaveOccurred())
+		w, err := watcher.Watch(ctx, &rbacv1.ClusterRoleList{}, client.MatchingFields{"metadata.name": name})
+		Expect(err).NotTo(HaveOccurred())
+		defer w.Stop()
+		ov := &kudov1beta1.OperatorVersion{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "first-0.1.0"},
+			Spec: kudov1beta1.OperatorVersionSpec{
+				Operator: corev1.ObjectReference{Name: "first"}, Version: "0.1.0",
+				Templates: map[string]string{
+					"role.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: " + name + "}\n",
+				},
+				Tasks: []kudov1beta1.Task{applyTask("role", "role.yaml")},
+				Plans: map[string]kudov1beta1.Plan{"deploy": plan("", phase("main", "", step("role", "role")))},
+			},
+		}
+		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+		i := newInstance(ns, "first", ov.Name)
+		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+		Eventually(w.ResultChan()).Should(Receive(HaveField("Type", watch.Added)))
+		Expect(getInstance(ctx, Default, client.ObjectKeyFromObject(i)).Finalizers).To(ContainElement(kudov1beta1.InstanceCleanupFinalizer))
 	})
 
 	It("deletes on uninstall what owner references cannot: cluster-scoped objects, objects in other namespaces, CRDs without custom resources", func() {

@@ -9,11 +9,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/engine"
@@ -256,8 +258,26 @@ func (p *planRun) env(plan, phase, step string, uid types.UID, values map[string
 			OperatorVersion: p.ov, Instance: p.instance.Name, Namespace: p.instance.Namespace,
 			Plan: plan, Phase: phase, Step: step, PlanUID: uid, Params: values, Owner: &owner,
 		},
-		Served: p.r.served, Scope: p.r.scope, Files: p.files,
+		Served: p.r.served, Scope: p.r.scope, Files: p.files, BeforeApply: p.finalizerFirst,
 	}
+}
+
+// finalizerFirst adds the cleanup finalizer before a step applies what owner
+// references cannot delete (a cluster-scoped object, one in another
+// namespace): an Instance deleted between the apply and the finalizer would
+// leave it behind. The API server adds no finalizer to an Instance being
+// deleted, so such a step then fails and applies nothing.
+func (p *planRun) finalizerFirst(ctx context.Context, objs []*unstructured.Unstructured) error {
+	i := p.instance
+	if controllerutil.ContainsFinalizer(i, kudov1beta1.InstanceCleanupFinalizer) {
+		return nil
+	}
+	for _, obj := range objs {
+		if obj.GetNamespace() != i.Namespace {
+			return p.r.patchFinalizers(ctx, i, controllerutil.AddFinalizer)
+		}
+	}
+	return nil
 }
 
 // runStep runs every task of a step, records what they applied in the

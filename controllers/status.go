@@ -35,10 +35,17 @@ func patchStatus(ctx context.Context, c client.Client, before, obj client.Object
 	return cached.Await(ctx, c, obj, cached.AtVersion(obj))
 }
 
+// maxConditionMessage is the most a metav1.Condition's message may hold (its
+// CRD schema's maxLength).
+const maxConditionMessage = 32768
+
 // setReadiness records the kstatus trio: Ready, and Stalled or Reconciling
 // only while they hold, so that a healthy object carries Ready alone.
 func setReadiness(obj conditionsObject, r engine.Readiness) {
-	ready, stalled, reason, message := r.Ready, r.Stalled, r.Reason, r.Message
+	ready, stalled, reason := r.Ready, r.Stalled, r.Reason
+	// A longer message would fail the whole status patch: whatever a plan's
+	// error says, the status is written.
+	message := engine.TruncateMessage(r.Message, maxConditionMessage)
 	conditions := obj.GetConditions()
 	generation := obj.GetGeneration()
 	meta.SetStatusCondition(&conditions, metav1.Condition{

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -229,7 +230,13 @@ func InstanceReadiness(i *kudov1beta1.Instance, selectionErr error, problems []P
 	}
 }
 
-// notReady: Ready False for the gravest problem, all of them in the message.
+// MaxProblemsMessage bounds the problems a Ready message lists: a package of
+// hundreds of missing objects would otherwise pass the 32,768 characters a
+// condition's message may hold, and fail the whole status patch.
+const MaxProblemsMessage = 4096
+
+// notReady: Ready False for the gravest problem, the gravest first in the
+// message, as many as MaxProblemsMessage holds and a count of the others.
 func notReady(problems []Problem) Readiness {
 	problems = slices.Clone(problems)
 	slices.SortStableFunc(problems, func(a, b Problem) int { return severity[a.Reason] - severity[b.Reason] })
@@ -238,7 +245,40 @@ func notReady(problems []Problem) Readiness {
 		messages[n] = p.Message
 	}
 	reason := problems[0].Reason
-	return Readiness{metav1.ConditionFalse, reason == kudov1beta1.DriftFightReason, reason, strings.Join(messages, ", ")}
+	return Readiness{metav1.ConditionFalse, reason == kudov1beta1.DriftFightReason, reason, JoinAtMost(messages, MaxProblemsMessage)}
+}
+
+// JoinAtMost joins messages with ", " into at most limit bytes and a count
+// of those it left out ("… and 650 more"); the first always shows, cut if it
+// alone is longer.
+func JoinAtMost(messages []string, limit int) string {
+	var b strings.Builder
+	for n, m := range messages {
+		more := fmt.Sprintf(" … and %d more", len(messages)-n)
+		if n > 0 && b.Len()+len(", ")+len(m)+len(more) > limit {
+			b.WriteString(more)
+			break
+		}
+		if n > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(TruncateMessage(m, limit))
+	}
+	return b.String()
+}
+
+// TruncateMessage cuts s to at most limit bytes, on a rune boundary, saying
+// that it did.
+func TruncateMessage(s string, limit int) string {
+	const cut = " … (cut)"
+	if len(s) <= limit {
+		return s
+	}
+	end := max(limit-len(cut), 0)
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end] + cut
 }
 
 // blocking names what a running plan waits for: the first unfinished step

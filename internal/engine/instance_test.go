@@ -330,3 +330,47 @@ func TestARunStartingEndsTheRevisionsOfRunsThatHadNotEnded(t *testing.T) {
 		})
 	}
 }
+
+// TestAReadyMessageOfManyProblemsStaysInItsCondition: 700 missing objects
+// once made a 41,298-character message, past the 32,768 a condition holds,
+// and the status patch failed as a whole.
+func TestAReadyMessageOfManyProblemsStaysInItsCondition(t *testing.T) {
+	i := instance("deploy", complete, "u1")
+	var problems []Problem
+	for n := range 700 {
+		problems = append(problems, Problem{Reason: kudov1beta1.MissingReason,
+			Message: fmt.Sprintf("Not ready: ConfigMap default/config-of-a-long-name-%04d is missing", n)})
+	}
+	got := InstanceReadiness(i, nil, problems)
+	if len(got.Message) > MaxProblemsMessage+len(" … and 700 more") {
+		t.Fatalf("the message is %d bytes", len(got.Message))
+	}
+	shown := strings.Count(got.Message, "is missing")
+	if want := fmt.Sprintf(" … and %d more", 700-shown); !strings.HasSuffix(got.Message, want) {
+		t.Errorf("the message ends %q, want %q", got.Message[len(got.Message)-40:], want)
+	}
+	if !strings.HasPrefix(got.Message, problems[0].Message+", ") || got.Reason != kudov1beta1.MissingReason {
+		t.Errorf("the message starts %q (%s)", got.Message[:80], got.Reason)
+	}
+}
+
+func TestJoinAtMost(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		messages []string
+		limit    int
+		want     string
+	}{
+		{"all fit", []string{"a", "b", "c"}, 100, "a, b, c"},
+		{"the others are counted", []string{"aaaa", "bbbb", "cccc"}, 20, "aaaa … and 2 more"},
+		{"one alone, too long, is cut", []string{strings.Repeat("x", 30)}, 20, "xxxxxxxxxx … (cut)"},
+		{"a cut never splits a rune", []string{strings.Repeat("é", 15)}, 19, "éééé … (cut)"},
+		{"none", nil, 20, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := JoinAtMost(tc.messages, tc.limit); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

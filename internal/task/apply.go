@@ -54,6 +54,11 @@ func (a apply) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, 
 		return Result{}, err
 	}
 	res := Result{Migrations: intent.Migrations}
+	if env.BeforeApply != nil {
+		if err := env.BeforeApply(ctx, intent.Objects); err != nil {
+			return res, err
+		}
+	}
 	var first, rest []*unstructured.Unstructured
 	for _, obj := range intent.Objects {
 		if isFoundation(obj) {

@@ -156,6 +156,10 @@ type Env struct {
 	Objects *objects.Manager
 	// Files copies files out of a running pod, for Pipe tasks.
 	Files FileCopier
+	// BeforeApply, when set, sees what an Apply or Toggle task is about to
+	// apply, and may refuse it; the controller makes sure of its finalizer
+	// there.
+	BeforeApply func(ctx context.Context, objs []*unstructured.Unstructured) error
 }
 
 // build builds the task against the cluster: pods' ConfigMaps and Secrets
