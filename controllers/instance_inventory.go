@@ -97,9 +97,15 @@ func (p *planRun) adoptTask(ctx context.Context, def *kudov1beta1.Task, site inv
 		if err != nil {
 			return err
 		}
-		if live != nil {
-			res.Applied = append(res.Applied, objects.Change{Object: live, Action: objects.Unchanged})
+		if live == nil {
+			continue
 		}
+		if other := objects.OwnedByOther(live, p.instance); other != "" {
+			p.r.Recorder.Eventf(p.instance, corev1.EventTypeWarning, "NotAdopted", "Did not adopt %s: it is %s's",
+				inventory.Describe(inventory.RefOf(obj)), other)
+			continue
+		}
+		res.Applied = append(res.Applied, objects.Change{Object: live, Action: objects.Unchanged})
 	}
 	return p.record(site, &res)
 }
@@ -112,9 +118,11 @@ func appliesObjects(def *kudov1beta1.Task) bool {
 }
 
 // removal is how the inventory's objects go, pruned or uninstalled: in the
-// background, and kept when annotated so or when a CustomResourceDefinition
-// still has custom resources.
-var removal = objects.DeleteOptions{Propagation: metav1.DeletePropagationBackground, Guarded: true}
+// background, and kept when annotated so, when a CustomResourceDefinition
+// still has custom resources, or when another Instance owns the object.
+func removal(i *kudov1beta1.Instance) objects.DeleteOptions {
+	return objects.DeleteOptions{Propagation: metav1.DeletePropagationBackground, Guarded: true, Owner: i}
+}
 
 // prune deletes the stale objects of tasks whose last run completed its
 // plan, and notes them in that plan's status.
@@ -123,7 +131,7 @@ func (r *InstanceReconciler) prune(ctx context.Context, run *planRun) error {
 	for _, t := range inventory.Prunable(i.Status.Inventory, i.Status.PlanStatus) {
 		plan, name := t.Plan, t.Task
 		for _, ref := range t.Stale {
-			deleted, err := run.objects.Delete(ctx, ref, removal)
+			deleted, err := run.objects.Delete(ctx, ref, removal(i))
 			if err != nil {
 				return err
 			}
@@ -153,7 +161,7 @@ func (r *InstanceReconciler) removeInventory(ctx context.Context, run *planRun) 
 	for _, tier := range inventory.RemovalTiers(inventory.All(i.Status.Inventory)) {
 		var gone []kudov1beta1.ObjectRef
 		for _, ref := range tier {
-			deleted, err := run.objects.Delete(ctx, ref, removal)
+			deleted, err := run.objects.Delete(ctx, ref, removal(i))
 			if err != nil {
 				return false, err
 			}
@@ -175,6 +183,8 @@ func (r *InstanceReconciler) reportKept(i *kudov1beta1.Instance, ref kudov1beta1
 	switch c.Action {
 	case objects.KeptByAnnotation:
 		r.Recorder.Eventf(i, corev1.EventTypeNormal, "Kept", "Kept %s (%s): %s", inventory.Describe(ref), why, c.Note)
+	case objects.KeptNotOurs:
+		r.Recorder.Eventf(i, corev1.EventTypeWarning, "Kept", "Kept %s (%s): %s", inventory.Describe(ref), why, c.Note)
 	case objects.KeptForCustomResources:
 		r.Recorder.Eventf(i, corev1.EventTypeWarning, "CustomResourceDefinitionKept",
 			"Kept %s (%s): %s; delete them, then the CustomResourceDefinition", inventory.Describe(ref), why, c.Note)

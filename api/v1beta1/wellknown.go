@@ -46,6 +46,12 @@ const (
 	// references cannot cross namespaces: the inventory deletes such objects
 	// on uninstall.
 	NamespaceAnnotation = "kudo.dev/namespace"
+	// OwnerAnnotation names, as NAMESPACE/NAME, the Instance that applied
+	// an object no owner reference can name it on: a cluster-scoped one, or
+	// one in another namespace (kudo-ng). Pruning, uninstall and adoption
+	// take only what names theirs, so two Instances whose packages render
+	// the same cluster-scoped name cannot delete each other's.
+	OwnerAnnotation = "kudo.dev/owner"
 	// ReconcileAnnotation "disabled" on an applied object: its drift is
 	// neither reported nor corrected (kudo-ng, as Flux's).
 	ReconcileAnnotation = "kudo.dev/reconcile"

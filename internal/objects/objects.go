@@ -21,6 +21,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -75,6 +76,8 @@ const (
 	// KeptForCustomResources: a CustomResourceDefinition whose custom
 	// resources remain, or may: deleting it would delete them.
 	KeptForCustomResources Action = "kept for its custom resources"
+	// KeptNotOurs: another Instance, or another controller, owns the object.
+	KeptNotOurs Action = "kept: not this Instance's"
 )
 
 // Change is what an operation did to one object.
@@ -136,13 +139,35 @@ func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured) (Ch
 	current := &unstructured.Unstructured{}
 	current.SetGroupVersionKind(obj.GroupVersionKind())
 	err = m.client.Get(ctx, client.ObjectKeyFromObject(obj), current)
+	var other string
+	if err == nil {
+		other = claimedElsewhere(obj, current)
+	}
 	switch {
+	case other != "":
+		return Change{}, fmt.Errorf("%s %s is %s's: two Instances render it; uninstall one, or rename it in one's package",
+			obj.GetKind(), obj.GetName(), other)
 	case err == nil && current.GetAnnotations()[kudov1beta1.AppliedHashAnnotation] == hash:
 		return Change{Object: current, Action: Unchanged}, nil
 	case err != nil && !apierrors.IsNotFound(err):
 		return Change{}, fmt.Errorf("reading %s %s: %w", obj.GetKind(), obj.GetName(), err)
 	}
 	return m.force(ctx, obj)
+}
+
+// claimedElsewhere names the Instance that owns live when rendered, of
+// another, would take it over: another controller owner, another
+// kudo.dev/owner. An object that names no owner (a user's, or one applied
+// before kudo-ng recorded owners) is applied over, as before.
+func claimedElsewhere(rendered, live *unstructured.Unstructured) string {
+	if ours, theirs := metav1.GetControllerOf(rendered), metav1.GetControllerOf(live); ours != nil && theirs != nil && ours.UID != theirs.UID {
+		return fmt.Sprintf("%s %s", theirs.Kind, theirs.Name)
+	}
+	ours, theirs := rendered.GetAnnotations()[kudov1beta1.OwnerAnnotation], live.GetAnnotations()[kudov1beta1.OwnerAnnotation]
+	if ours != "" && theirs != "" && ours != theirs {
+		return "Instance " + theirs
+	}
+	return ""
 }
 
 // Correct applies obj as its task rendered it, though the cluster carries

@@ -59,8 +59,9 @@ var podTemplatePaths = map[schema.GroupKind][][]string{
 }
 
 // Enhance adds KUDO's metadata to objects rendered by one task: the
-// namespace and owner on namespaced objects, labels and the plan annotations
-// on every object, the labels on pod templates and volumeClaimTemplates, and
+// namespace and owner on namespaced objects (kudo.dev/owner on those no
+// owner reference can name it on), labels and the plan annotations on every
+// object, the labels on pod templates and volumeClaimTemplates, and
 // the operator version and dependency hash on pod templates, as KUDO's
 // enhancer did.
 //
@@ -85,9 +86,11 @@ func Enhance(objs []*unstructured.Unstructured, md *Metadata, scope Scope, deps 
 		if err != nil {
 			return fmt.Errorf("%s %q: %w", gvk.Kind, obj.GetName(), err)
 		}
+		home := false
 		if target := obj.GetAnnotations()[kudov1beta1.NamespaceAnnotation]; namespaced && target != "" && target != md.Namespace {
 			obj.SetNamespace(target)
 		} else if namespaced {
+			home = true
 			obj.SetNamespace(md.Namespace)
 			if md.Owner != nil {
 				setController(obj, *md.Owner)
@@ -95,6 +98,9 @@ func Enhance(objs []*unstructured.Unstructured, md *Metadata, scope Scope, deps 
 		}
 		obj.SetLabels(merge(obj.GetLabels(), labels))
 		obj.SetAnnotations(merge(obj.GetAnnotations(), annotations))
+		if !home {
+			obj.SetAnnotations(merge(obj.GetAnnotations(), map[string]string{kudov1beta1.OwnerAnnotation: md.Namespace + "/" + md.InstanceName}))
+		}
 
 		paths := podTemplatePaths[gvk.GroupKind()]
 		for _, path := range paths {

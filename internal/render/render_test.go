@@ -196,7 +196,7 @@ metadata:
   name: reader
   labels: {heritage: kudo, kudo.dev/operator: op, kudo.dev/instance: i}
   annotations: {kudo.dev/plan: deploy, kudo.dev/phase: main, kudo.dev/step: app,
-    kudo.dev/last-plan-execution-uid: plan-uid}
+    kudo.dev/last-plan-execution-uid: plan-uid, kudo.dev/owner: ns/i}
 ---
 apiVersion: batch/v1
 kind: CronJob

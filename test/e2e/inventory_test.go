@@ -158,6 +158,31 @@ var _ = Describe("What a plan applied stays as applied", func() {
 		}, "30s").Should(Succeed())
 	})
 
+	It("does not take or delete another Instance's cluster-scoped object of the same name, and says whose it is", func() {
+		ctx := context.Background()
+		first, second := newNamespace(ctx), newNamespace(ctx)
+		dir := filepath.Join("testdata", "shared-role")
+		mustKudo(first, "install", dir, "--instance", "shared", "--wait")
+		role := &rbacv1.ClusterRole{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "e2e-shared-reader"}, role)).To(Succeed())
+		Expect(role.Annotations).To(HaveKeyWithValue(kudov1beta1.OwnerAnnotation, first+"/shared"))
+
+		i := install(ctx, second, dir, "shared", nil)
+		Eventually(func(g Gomega) {
+			_, step := firstDeployStep(ctx, g, i)
+			g.Expect(step.Message).To(ContainSubstring(fmt.Sprintf(
+				"ClusterRole e2e-shared-reader is Instance %s/shared's: two Instances render it", first)))
+		}).Should(Succeed())
+		mustKudo(second, "uninstall", "--instance", "shared", "--wait")
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "e2e-shared-reader"}, role)).To(Succeed())
+		Expect(role.Annotations).To(HaveKeyWithValue(kudov1beta1.OwnerAnnotation, first+"/shared"))
+
+		mustKudo(first, "uninstall", "--instance", "shared", "--wait")
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Name: "e2e-shared-reader"}, role))
+		}).Should(BeTrue())
+	})
+
 	It("prunes the object of a conditional template that kubectl kudo update switched off", func() {
 		ctx := context.Background()
 		ns := newNamespace(ctx)
