@@ -16,9 +16,26 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// MaxFileSize bounds each file of a package: the whole OperatorVersion must
-// fit in one Kubernetes object, which etcd limits to 1.5 MiB.
-const MaxFileSize = 1 << 20
+// Limits of a package. MaxFileSize bounds each file: the whole
+// OperatorVersion must fit in one Kubernetes object, which etcd limits to
+// 1.5 MiB. A tarball is bounded as a whole too, or one of many files, each
+// under the limit and all compressing to nothing, could exhaust memory:
+// MaxTarballSize bounds the bytes read, both compressed and uncompressed
+// (tar headers included), and MaxTarballEntries its entries. They leave
+// room for the tests and docs a tarball may carry besides the package.
+const (
+	MaxFileSize       = 1 << 20
+	MaxTarballSize    = 8 << 20
+	MaxTarballEntries = 1000
+)
+
+const onlyThePackage = "a package needs only operator.yaml, params.yaml and templates/"
+
+var (
+	errCompressed   = fmt.Errorf("the tarball is over the limit of %d bytes compressed; %s", MaxTarballSize, onlyThePackage)
+	errUncompressed = fmt.Errorf("the tarball is over the limit of %d bytes uncompressed; %s", MaxTarballSize, onlyThePackage)
+	errEntries      = fmt.Errorf("the tarball has more than the limit of %d entries; %s", MaxTarballEntries, onlyThePackage)
+)
 
 // Read reads a package from a directory or a gzip tarball.
 func Read(pathName string) (*Package, error) {
@@ -47,19 +64,22 @@ func Read(pathName string) (*Package, error) {
 
 // ReadTarball reads a package from a gzip tarball with its files at the root.
 func ReadTarball(r io.Reader) (*Package, error) {
-	gz, err := gzip.NewReader(r)
+	gz, err := gzip.NewReader(&capped{r: r, left: MaxTarballSize, err: errCompressed})
 	if err != nil {
 		return nil, fmt.Errorf("not a gzip tarball: %w", err)
 	}
-	tr := tar.NewReader(gz)
+	tr := tar.NewReader(&capped{r: gz, left: MaxTarballSize, err: errUncompressed})
 	files := map[string][]byte{}
-	for {
+	for entries := 1; ; entries++ {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading tarball: %w", err)
+		}
+		if entries > MaxTarballEntries {
+			return nil, errEntries
 		}
 		name := strings.TrimPrefix(h.Name, "./")
 		clean := path.Clean(name)
@@ -83,6 +103,32 @@ func ReadTarball(r io.Reader) (*Package, error) {
 		files[clean] = data
 	}
 	return parseFiles(files)
+}
+
+// capped reads r up to a limit and fails with err past it, where
+// io.LimitReader would end as though r had.
+type capped struct {
+	r    io.Reader
+	left int64
+	err  error
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.left == 0 {
+		// At the limit: one byte more is over it, the end of r is not.
+		var one [1]byte
+		n, err := c.r.Read(one[:])
+		if n > 0 {
+			return 0, c.err
+		}
+		return 0, err
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
 }
 
 // readDir reads the files of a package directory; other files than the

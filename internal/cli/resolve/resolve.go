@@ -9,8 +9,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,15 +62,11 @@ func fromRepo(ctx context.Context, req Request) (*packages.Package, error) {
 	if req.Repo == "" {
 		return nil, fmt.Errorf("package %s is not a directory or file, and no repository is configured: pass --repo URL", req.Ref)
 	}
+	index, err := Index(ctx, req.Repo)
+	if err != nil {
+		return nil, err
+	}
 	base := strings.TrimSuffix(req.Repo, "/")
-	data, err := download(ctx, base+"/"+packages.IndexFileName)
-	if err != nil {
-		return nil, fmt.Errorf("repository %s is unreachable: %w", req.Repo, err)
-	}
-	index, err := packages.ParseIndex(data)
-	if err != nil {
-		return nil, fmt.Errorf("repository %s: %w", req.Repo, err)
-	}
 	for _, pv := range index.Entries[req.Ref] {
 		if (req.OperatorVersion != "" && pv.OperatorVersion != req.OperatorVersion) || (req.AppVersion != "" && pv.AppVersion != req.AppVersion) {
 			continue
@@ -97,6 +91,19 @@ func fromRepo(ctx context.Context, req Request) (*packages.Package, error) {
 	return nil, fmt.Errorf("package %s%s not found in repository %s", req.Ref, versions(req), req.Repo)
 }
 
+// Index downloads and parses the index of the repository at url.
+func Index(ctx context.Context, url string) (*packages.Index, error) {
+	data, err := download(ctx, strings.TrimSuffix(url, "/")+"/"+packages.IndexFileName)
+	if err != nil {
+		return nil, fmt.Errorf("repository %s is unreachable: %w", url, err)
+	}
+	index, err := packages.ParseIndex(data)
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: %w", url, err)
+	}
+	return index, nil
+}
+
 func versions(req Request) string {
 	s := ""
 	if req.OperatorVersion != "" {
@@ -106,22 +113,6 @@ func versions(req Request) string {
 		s += " appVersion " + req.AppVersion
 	}
 	return s
-}
-
-func download(ctx context.Context, url string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 }
 
 // Dependencies finds, depth first, the packages the KudoOperator tasks of p

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -14,7 +13,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kudo-ng/kudo/internal/cli/repoconfig"
-	"github.com/kudo-ng/kudo/internal/packages"
+	"github.com/kudo-ng/kudo/internal/cli/resolve"
 )
 
 // NewCmd returns the search command.
@@ -45,23 +44,7 @@ func Run(ctx context.Context, out io.Writer, url, text string) error {
 	if url == "" {
 		return fmt.Errorf("no repository is configured: add one with kubectl kudo repo add NAME URL, or pass --repo URL")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(url, "/")+"/"+packages.IndexFileName, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("repository %s is unreachable: %w", url, err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("repository %s: GET index.yaml: %s", url, resp.Status)
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return err
-	}
-	index, err := packages.ParseIndex(data)
+	index, err := resolve.Index(ctx, url)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,87 @@
+package resolve
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+)
+
+// maxDownloadSize bounds what one download reads: a repository's index or a
+// package tarball, which is bounded again when read.
+const maxDownloadSize = 16 << 20
+
+// maxRedirects is Go's own limit, which a CheckRedirect replaces.
+const maxRedirects = 10
+
+// timeouts bound each stage of a download, so a server that stalls, at
+// any stage, fails the command rather than hanging it.
+type timeouts struct {
+	dial, tlsHandshake, responseHeader, overall time.Duration
+}
+
+var defaultTimeouts = timeouts{
+	dial:           30 * time.Second,
+	tlsHandshake:   10 * time.Second,
+	responseHeader: 30 * time.Second,
+	overall:        5 * time.Minute,
+}
+
+// client makes every download: a URL, a repository's index, its tarballs.
+// Tests replace it to trust their TLS server or to time out sooner.
+var client = newClient(defaultTimeouts)
+
+func newClient(t timeouts) *http.Client {
+	return &http.Client{
+		Timeout:       t.overall,
+		CheckRedirect: checkRedirect,
+		// The rest as http.DefaultTransport has it, proxies included.
+		Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: t.dial, KeepAlive: 30 * time.Second}).DialContext,
+			ForceAttemptHTTP2:     true,
+			TLSHandshakeTimeout:   t.tlsHandshake,
+			ResponseHeaderTimeout: t.responseHeader,
+			IdleConnTimeout:       90 * time.Second,
+		},
+	}
+}
+
+// checkRedirect refuses a redirect from https to http, which would let
+// whoever sits on the network replace the package.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	if prev := via[len(via)-1].URL; prev.Scheme == "https" && req.URL.Scheme != "https" {
+		return fmt.Errorf("refusing the redirect from %s to %s, which drops https", prev.Redacted(), req.URL.Redacted())
+	}
+	return nil
+}
+
+// download reads url's body, an error past maxDownloadSize rather than a
+// truncated package or index.
+func download(ctx context.Context, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxDownloadSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", url, err)
+	}
+	if len(data) > maxDownloadSize {
+		return nil, fmt.Errorf("GET %s: the response is over the limit of %d bytes", url, maxDownloadSize)
+	}
+	return data, nil
+}
