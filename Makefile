@@ -136,8 +136,8 @@ WEBHOOK_PORT ?= 9443
 WEBHOOK_DIR ?= $(LOCALBIN)/webhook-local
 
 .PHONY: run
-run: manifests generate fmt vet kubectl ## Run the manager from your host against the current kubeconfig, webhooks included (flags: RUN_ARGS).
-	KUBECTL="$(KUBECTL)" WEBHOOK_DIR="$(WEBHOOK_DIR)" WEBHOOK_PORT="$(WEBHOOK_PORT)" hack/webhook-local.sh
+run: manifests generate fmt vet kubectl kustomize ## Run the manager from your host against the current kubeconfig, webhooks included (flags: RUN_ARGS).
+	KUBECTL="$(KUBECTL)" KUSTOMIZE="$(KUSTOMIZE)" WEBHOOK_DIR="$(WEBHOOK_DIR)" WEBHOOK_PORT="$(WEBHOOK_PORT)" hack/webhook-local.sh
 	go run . --webhook-cert-dir "$(WEBHOOK_DIR)" --webhook-host 127.0.0.1 --webhook-port $(WEBHOOK_PORT) $(RUN_ARGS)
 
 .PHONY: undeploy-local-webhook

@@ -4,9 +4,10 @@
 # CA and serving certificate kept in $WEBHOOK_DIR. The manager then runs with
 #   --webhook-cert-dir "$WEBHOOK_DIR" --webhook-host 127.0.0.1 --webhook-port "$WEBHOOK_PORT"
 # While it is not running, Instances and OperatorVersions cannot be changed
-# (failurePolicy Fail); `make undeploy-local-webhook` removes the configuration.
-# Environment: KUBECONFIG, KUBECTL, WEBHOOK_DIR (default bin/webhook-local),
-# WEBHOOK_PORT (default 9443).
+# (failurePolicy Fail), but a deleted Instance's finalizer can go;
+# `make undeploy-local-webhook` removes the configuration.
+# Environment: KUBECONFIG, KUBECTL, KUSTOMIZE (default bin/kustomize),
+# WEBHOOK_DIR (default bin/webhook-local), WEBHOOK_PORT (default 9443).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +20,7 @@ serving_cert "$dir" 127.0.0.1 "IP:127.0.0.1, DNS:localhost"
 
 # Applied server-side as `make deploy` does: the same field manager, so
 # each replaces the other's clientConfig instead of adding to it.
-(cd "$root" && go run ./hack/webhookca --manifests config/webhook/manifests.yaml \
-  --url "https://127.0.0.1:$port" --ca "$dir/ca.crt") |
+"${KUSTOMIZE:-$root/bin/kustomize}" build "$root/config/webhook" |
+  (cd "$root" && go run ./hack/webhookca --url "https://127.0.0.1:$port" --ca "$dir/ca.crt") |
   "$KUBECTL" apply --server-side --force-conflicts -f - >/dev/null
 echo "webhooks point at https://127.0.0.1:$port (certificates in $dir)" >&2

@@ -112,7 +112,9 @@ func Trust(objs []*unstructured.Unstructured, url string, ca []byte) ([]*unstruc
 	caBundle := base64.StdEncoding.EncodeToString(ca)
 	kept := make([]*unstructured.Unstructured, 0, len(objs))
 	for _, obj := range objs {
-		if obj.GroupVersionKind().Group == "cert-manager.io" {
+		// cert-manager's objects give way to our CA; with a URL, the
+		// manager runs outside the cluster and its Service has no pods.
+		if obj.GroupVersionKind().Group == "cert-manager.io" || (url != "" && obj.GetKind() == "Service") {
 			continue
 		}
 		if err := trust(obj, url, caBundle); err != nil {

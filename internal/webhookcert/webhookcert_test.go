@@ -54,6 +54,7 @@ func TestTrust(t *testing.T) {
 	}
 	certificate := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "cert-manager.io/v1", "kind": "Certificate"}}
 	deployment := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}}
+	service := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service"}}
 	ca := []byte("CA PEM")
 	caBundle := base64.StdEncoding.EncodeToString(ca)
 
@@ -69,12 +70,12 @@ func TestTrust(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Trust([]*unstructured.Unstructured{certificate, webhooks(), deployment}, tt.url, ca)
+			got, err := Trust([]*unstructured.Unstructured{certificate, webhooks(), deployment, service}, tt.url, ca)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got) != 2 || got[1] != deployment {
-				t.Fatalf("Trust kept %d objects, want the webhook configuration and the Deployment", len(got))
+			if len(got) < 2 || got[1] != deployment || (len(got) == 3) != tt.wantService {
+				t.Fatalf("Trust kept %d objects, want the webhook configuration, the Deployment, and the Service in the cluster", len(got))
 			}
 			w := got[0]
 			if w.GetName() != tt.wantName {

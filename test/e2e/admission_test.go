@@ -6,6 +6,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
@@ -42,5 +46,48 @@ var _ = Describe("Admission on the local control plane", func() {
 		_, err = cluster.Kubectl("-n", ns, "patch", "instance", "adm", "--type", "merge", "-p", `{"spec":{"parameters":{"RESTORE_FROM":"sunday"}}}`)
 		Expect(err).NotTo(HaveOccurred())
 		planStatus(ctx, i, "restore", kudov1beta1.ExecutionComplete)
+	})
+})
+
+// Serial: it stops the suite's manager, and with it the webhooks.
+var _ = Describe("A deleted Instance while the manager is down", Serial, func() {
+	It("can still be let go: its finalizer is removed without the webhooks", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		waits := kudov1beta1.Task{Name: "waits", Kind: kudov1beta1.DummyTaskKind}
+		done := kudov1beta1.Task{Name: "done", Kind: kudov1beta1.DummyTaskKind, Spec: kudov1beta1.TaskSpec{
+			DummyTaskSpec: kudov1beta1.DummyTaskSpec{Done: true}}}
+		stepOf := func(task string) kudov1beta1.Plan {
+			return kudov1beta1.Plan{Phases: []kudov1beta1.Phase{{Name: "main", Steps: []kudov1beta1.Step{{Name: task, Tasks: []string{task}}}}}}
+		}
+		ov := &kudov1beta1.OperatorVersion{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stuck-0.1.0"},
+			Spec: kudov1beta1.OperatorVersionSpec{
+				Operator: corev1.ObjectReference{Name: "stuck"}, Version: "0.1.0", Tasks: []kudov1beta1.Task{waits, done},
+				Plans: map[string]kudov1beta1.Plan{"deploy": stepOf("done"), "cleanup": stepOf("waits")},
+			},
+		}
+		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+		i := &kudov1beta1.Instance{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stuck"},
+			Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: ov.Name}},
+		}
+		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+		planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
+		Expect(k8sClient.Delete(ctx, i)).To(Succeed())
+		planStatus(ctx, i, "cleanup", kudov1beta1.ExecutionInProgress)
+
+		stopManager()
+		DeferCleanup(startManager)
+		got := &kudov1beta1.Instance{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(i), got)).To(Succeed())
+		patch := client.MergeFrom(got.DeepCopy())
+		got.Spec.ServiceAccountName = "someone"
+		Expect(k8sClient.Patch(ctx, got, patch)).To(MatchError(ContainSubstring("failed calling webhook")),
+			"a change of its spec still goes to the webhooks")
+		got.Spec.ServiceAccountName = ""
+		got.Finalizers = nil
+		Expect(k8sClient.Patch(ctx, got, patch)).To(Succeed())
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(i), got))).To(BeTrue())
 	})
 })
