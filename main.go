@@ -82,6 +82,7 @@ func main() {
 		MaxConcurrentReconciles: opts.maxConcurrentReconciles,
 		DriftCorrection:         opts.driftCorrection,
 		PlanTimeout:             opts.planTimeout,
+		CleanupTimeout:          opts.cleanupTimeout,
 		Config:                  cfg,
 		RequireServiceAccount:   opts.requireServiceAccount,
 		MultiTenant:             opts.multiTenant,

@@ -39,6 +39,7 @@ type options struct {
 	syncPeriod              time.Duration
 	driftCorrection         bool
 	planTimeout             time.Duration
+	cleanupTimeout          time.Duration
 	requireServiceAccount   bool
 	multiTenant             bool
 	shard                   string
@@ -72,6 +73,9 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"else changes or deletes it, for Instances without the annotation "+kudov1beta1.DriftCorrectionAnnotation+" (\"true\" or \"false\").")
 	fs.DurationVar(&o.planTimeout, "plan-timeout", 0, "How long a plan run may take when its plan declares no timeout "+
 		"(past it, its running steps end in FATAL_ERROR); 0: no limit.")
+	fs.DurationVar(&o.cleanupTimeout, "cleanup-timeout", 15*time.Minute, "How long the cleanup plan of a deleted Instance may "+
+		"take when it declares no timeout; past it, it ends in FATAL_ERROR and the Instance's objects are removed, so that "+
+		"a cleanup that cannot finish (its namespace being deleted) holds neither the Instance nor the namespace. 0: --plan-timeout's.")
 	fs.BoolVar(&o.requireServiceAccount, "require-service-account", false, "Refuse Instances without spec.serviceAccountName "+
 		"and run no plan of them, so that every Instance's objects are applied with the permissions of a ServiceAccount of its namespace.")
 	// An environment variable too, for OLM: a Subscription's spec.config.env

@@ -61,6 +61,9 @@ type InstanceReconciler struct {
 	// PlanTimeout bounds the runs of plans that declare no timeout; zero:
 	// none, as KUDO.
 	PlanTimeout time.Duration
+	// CleanupTimeout bounds the cleanup runs of deleted Instances whose
+	// plan declares no timeout; zero: PlanTimeout's.
+	CleanupTimeout time.Duration
 	// APIReader reads from the API server what the cache should not hold.
 	APIReader client.Reader
 	// Config is the manager's, from which clients that impersonate an

@@ -110,11 +110,15 @@ func (p *planRun) plans(ctx context.Context) error {
 	return nil
 }
 
-// cleanup runs the cleanup plan of a deleted Instance to its end.
+// cleanup runs the cleanup plan of a deleted Instance to its end, or until
+// it is cancelled (kubectl kudo uninstall --force).
 func (p *planRun) cleanup(ctx context.Context, name string) (bool, error) {
 	engine.EnsurePlanStatuses(&p.instance.Status, p.ov.Spec.Plans)
 	if active, _ := engine.ActivePlan(p.instance, p.ov.Spec.Plans); active != name || p.instance.Status.ActivePlan == nil {
 		p.start(name, uuid.NewUUID())
+	}
+	if engine.CancelRequested(p.instance, name) && !p.instance.Status.PlanStatus[name].Status.IsTerminal() {
+		return true, p.cancel(ctx, name)
 	}
 	return p.advance(ctx, name)
 }
@@ -152,13 +156,28 @@ func (p *planRun) cancel(ctx context.Context, name string) error {
 	return p.clearPlanExecution(ctx, ps.UID)
 }
 
+// defaultTimeout bounds a run of a plan that declares no timeout: a deleted
+// Instance's cleanup by --cleanup-timeout, which lets the Instance go even
+// when its cleanup cannot finish (a namespace being deleted refuses it);
+// every other by --plan-timeout. Nil: no bound.
+func (r *InstanceReconciler) defaultTimeout(i *kudov1beta1.Instance) *metav1.Duration {
+	limit := r.PlanTimeout
+	if !i.DeletionTimestamp.IsZero() && r.CleanupTimeout > 0 {
+		limit = r.CleanupTimeout
+	}
+	if limit <= 0 {
+		return nil
+	}
+	return &metav1.Duration{Duration: limit}
+}
+
 // advance runs the due steps of the plan until it waits or ends, and
 // reports whether it ended.
 func (p *planRun) advance(ctx context.Context, name string) (bool, error) {
 	i := p.instance
 	plan := p.ov.Spec.Plans[name]
-	if plan.Timeout == nil && p.r.PlanTimeout > 0 {
-		plan.Timeout = &metav1.Duration{Duration: p.r.PlanTimeout}
+	if plan.Timeout == nil {
+		plan.Timeout = p.r.defaultTimeout(p.instance)
 	}
 	ps := i.Status.PlanStatus[name]
 	values, err := params.Values(p.ov.Spec.Parameters, p.params.values)

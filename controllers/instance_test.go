@@ -228,7 +228,7 @@ var _ = Describe("InstanceReconciler", func() {
 		}).Should(Succeed())
 	})
 
-	It("tries a cleanup step in ERROR again after its backoff while the Instance is being deleted", func() {
+	It("tries a cleanup step in ERROR again after its backoff while the Instance is being deleted, and lets it go once it is cancelled", func() {
 		ov := &kudov1beta1.OperatorVersion{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "failing-cleanup-0.1.0"},
 			Spec: kudov1beta1.OperatorVersionSpec{
@@ -260,8 +260,14 @@ var _ = Describe("InstanceReconciler", func() {
 
 		got := getInstance(ctx, Default, key)
 		patch := client.MergeFrom(got.DeepCopy())
-		got.Finalizers = nil
+		pe, err := engine.RequestCancel(got)
+		Expect(err).NotTo(HaveOccurred())
+		got.Spec.PlanExecution = pe
 		Expect(k8sClient.Patch(ctx, got, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(apierrors.IsNotFound(k8sClient.Get(ctx, key, &kudov1beta1.Instance{}))).To(BeTrue())
+			g.Expect(instanceEvents(ctx, g, key)).To(HaveKey("PlanCancelled: Plan cleanup cancelled"))
+		}).Should(Succeed())
 	})
 
 	DescribeTable("runs Dummy tasks as their spec says",

@@ -39,8 +39,12 @@ func RequestRun(plan string, uid types.UID) kudov1beta1.PlanExecution {
 }
 
 // RequestCancel asks to cancel the run the Instance's request asks for, so
-// long as it has not ended.
+// long as it has not ended; on a deleted Instance, the cleanup plan's run,
+// which no request started, and whose end lets the Instance go.
 func RequestCancel(i *kudov1beta1.Instance) (kudov1beta1.PlanExecution, error) {
+	if a := i.Status.ActivePlan; !i.DeletionTimestamp.IsZero() && a != nil && !a.Status.IsTerminal() {
+		return kudov1beta1.PlanExecution{PlanName: a.Name, UID: i.Status.PlanStatus[a.Name].UID, Status: kudov1beta1.ExecutionCancelled}, nil
+	}
 	pe := i.Spec.PlanExecution
 	if pe.PlanName == "" || Settled(i) {
 		return pe, fmt.Errorf("no plan of Instance %s is running", i.Name)

@@ -17,6 +17,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+	"github.com/kudo-ng/kudo/internal/engine"
 )
 
 // Options are the flags of uninstall.
@@ -25,6 +26,9 @@ type Options struct {
 	Wait     bool
 	WaitTime time.Duration
 	Poll     time.Duration
+	// Force ends the Instance's cleanup plan, as soon as it runs, so that
+	// the manager removes what the Instance applied and lets it go.
+	Force bool
 }
 
 // NewCmd returns the uninstall command.
@@ -44,6 +48,8 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	}
 	clientutil.InstanceFlag(cmd, &opts.Instance, flags)
 	clientutil.WaitFlags(cmd.Flags(), &opts.Wait, &opts.WaitTime, "Wait until the Instance and every object it applied are gone")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "Cancel the Instance's cleanup plan once it runs (within --wait-time): "+
+		"the manager then removes what the Instance applied and lets it go, for a cleanup that cannot finish")
 	return cmd
 }
 
@@ -65,10 +71,64 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 		return fmt.Errorf("deleting Instance %s: %w", i.Name, err)
 	}
 	_, _ = fmt.Fprintf(streams.Out, "instance.kudo.dev/%s deleted\n", i.Name)
+	if opts.Force {
+		if err := cancelCleanup(ctx, c, client.ObjectKeyFromObject(i), streams.Out, opts); err != nil {
+			return err
+		}
+	}
 	if !opts.Wait {
 		return nil
 	}
 	return waitForLeftovers(ctx, c, streams.Out, left, opts)
+}
+
+// cancelCleanup cancels the cleanup plan of the deleted Instance once it
+// runs; an Instance that is gone, or whose cleanup ended, needs nothing.
+func cancelCleanup(ctx context.Context, c client.Client, key client.ObjectKey, out io.Writer, opts *Options) error {
+	deadline := time.Now().Add(opts.WaitTime)
+	for {
+		i := &kudov1beta1.Instance{}
+		switch err := c.Get(ctx, key, i); {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return err
+		}
+		if pe, err := engine.RequestCancel(i); err == nil && pe.PlanName != "" && !i.DeletionTimestamp.IsZero() {
+			patch := client.MergeFrom(i.DeepCopy())
+			i.Spec.PlanExecution = pe
+			if err := c.Patch(ctx, i, patch); err != nil {
+				return fmt.Errorf("cancelling plan %s of Instance %s: %w", pe.PlanName, i.Name, err)
+			}
+			_, err = fmt.Fprintf(out, "Cancelled plan %s of Instance %s\n", pe.PlanName, i.Name)
+			return err
+		}
+		if ended, err := cleanupEnded(ctx, c, i); ended || err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the cleanup plan of Instance %s did not run within %s: nothing to cancel", i.Name, opts.WaitTime)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(opts.Poll):
+		}
+	}
+}
+
+// cleanupEnded: the Instance's cleanup plan ran to its end, or it has none.
+func cleanupEnded(ctx context.Context, c client.Client, i *kudov1beta1.Instance) (bool, error) {
+	ov := &kudov1beta1.OperatorVersion{}
+	if err := c.Get(ctx, i.OperatorVersionKey(), ov); err != nil {
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	}
+	name, ok := engine.PlanForDelete(ov.Spec.Plans)
+	if !ok {
+		return true, nil
+	}
+	a := i.Status.ActivePlan
+	return a != nil && a.Name == name && a.Status.IsTerminal(), nil
 }
 
 // waitForLeftovers reads what remains until nothing does, saying what it

@@ -175,3 +175,52 @@ func TestKeptBy(t *testing.T) {
 		})
 	}
 }
+
+func TestUninstallForceCancelsTheCleanupOnceItRuns(t *testing.T) {
+	plans := map[string]kudov1beta1.Plan{"deploy": {}, "cleanup": {}}
+	for _, tc := range []struct {
+		name  string
+		plans map[string]kudov1beta1.Plan
+		want  kudov1beta1.PlanExecution
+	}{
+		{"its cleanup runs: cancelled", plans,
+			kudov1beta1.PlanExecution{PlanName: "cleanup", UID: "cleanup-1", Status: kudov1beta1.ExecutionCancelled}},
+		{"no cleanup plan: nothing to cancel", map[string]kudov1beta1.Plan{"deploy": {}}, kudov1beta1.PlanExecution{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			i := &kudov1beta1.Instance{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "zk", Finalizers: []string{kudov1beta1.InstanceCleanupFinalizer}},
+				Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: "zk-0.1.0"}},
+			}
+			ov := &kudov1beta1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "zk-0.1.0"},
+				Spec: kudov1beta1.OperatorVersionSpec{Plans: tc.plans}}
+			// The manager starts the cleanup on the second read, once the
+			// Instance is deleted.
+			c := cluster([]client.Object{i, ov}, map[string]map[int]func(context.Context, client.Client){"zk": {2: func(ctx context.Context, c client.Client) {
+				got := &kudov1beta1.Instance{}
+				if err := c.Get(ctx, client.ObjectKeyFromObject(i), got); err != nil {
+					t.Fatal(err)
+				}
+				if _, ok := tc.plans["cleanup"]; ok {
+					got.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: "cleanup", Status: kudov1beta1.ExecutionInProgress}
+					got.Status.PlanStatus = map[string]kudov1beta1.PlanStatus{"cleanup": {Status: kudov1beta1.ExecutionInProgress, UID: "cleanup-1"}}
+				}
+				if err := c.Update(ctx, got); err != nil {
+					t.Fatal(err)
+				}
+			}}})
+			streams, _, out, _ := genericiooptions.NewTestIOStreams()
+			if err := Run(context.Background(), c, "default", streams,
+				&Options{Instance: "zk", Force: true, WaitTime: time.Minute, Poll: time.Millisecond}); err != nil {
+				t.Fatal(err)
+			}
+			got := &kudov1beta1.Instance{}
+			if err := c.Get(context.Background(), client.ObjectKeyFromObject(i), got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Spec.PlanExecution != tc.want {
+				t.Errorf("planExecution %+v, want %+v (%s)", got.Spec.PlanExecution, tc.want, out)
+			}
+		})
+	}
+}
