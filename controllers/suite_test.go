@@ -110,7 +110,7 @@ type fakeFiles struct {
 	content map[string]string
 }
 
-func (f *fakeFiles) CopyFile(_ context.Context, _ *corev1.Pod, _, path string) ([]byte, error) {
+func (f *fakeFiles) CopyFile(_ context.Context, _ *corev1.Pod, _, path string, _ int) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c, ok := f.content[path]

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,9 +25,11 @@ import (
 )
 
 // FileCopier reads a file out of a running container. The real one execs
-// into the pod, which needs a node that runs containers.
+// into the pod, which needs a node that runs containers. It reads at most
+// limit bytes: a longer file is an error wrapping errTooLarge, found without
+// holding more. It returns once ctx is done.
 type FileCopier interface {
-	CopyFile(ctx context.Context, pod *corev1.Pod, container, file string) ([]byte, error)
+	CopyFile(ctx context.Context, pod *corev1.Pod, container, file string, limit int) ([]byte, error)
 }
 
 // ImpersonatingCopier is a FileCopier that can act as another user.
@@ -41,12 +45,21 @@ const pipeContainer = "kudo-pipe"
 // maxPipeFile is the most a Secret or ConfigMap can hold.
 const maxPipeFile = 1 << 20
 
+// pipeReadTimeout bounds the copy of a file. The pipe container starts once
+// the init container that wrote the files has exited, so they are complete,
+// and a MiB takes well under a second: a copy still running after this is of
+// a file that never ends (a FIFO), which a worker would wait on for ever.
+const pipeReadTimeout = 30 * time.Second
+
 var pipeKey = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
 // pipe runs a pod whose init container writes files, stores each file as a
 // Secret or ConfigMap that later templates of the plan name as
 // {{ .Pipes.<key> }}, then deletes the pod.
-type pipe struct{}
+type pipe struct {
+	// readTimeout is pipeReadTimeout, shorter in tests.
+	readTimeout time.Duration
+}
 
 func (pipe) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, at *field.Path) field.ErrorList {
 	if spec.Pod == "" || len(spec.Pipe) == 0 {
@@ -172,7 +185,7 @@ func (p pipe) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, e
 	// what the task applied.
 	res := Result{Done: true}
 	for _, spec := range t.Spec.Pipe {
-		file, err := store(ctx, env, typed, spec, names[spec.Key])
+		file, err := p.store(ctx, env, typed, spec, names[spec.Key])
 		if err != nil {
 			return res, err
 		}
@@ -206,8 +219,10 @@ func stored(ctx context.Context, env *Env, pipes []kudov1beta1.PipeSpec, names m
 	return files, nil
 }
 
-// store copies one file out of the pod into its Secret or ConfigMap.
-func store(ctx context.Context, env *Env, pod *corev1.Pod, spec kudov1beta1.PipeSpec, name string) (objects.Change, error) {
+// store copies one file out of the pod into its Secret or ConfigMap. A file
+// too large or that does not end is FATAL: the init container that wrote it
+// has exited, so a retry reads the same.
+func (p pipe) store(ctx context.Context, env *Env, pod *corev1.Pod, spec kudov1beta1.PipeSpec, name string) (objects.Change, error) {
 	source := spec.File
 	if source == "" {
 		source = spec.EnvFile
@@ -215,12 +230,19 @@ func store(ctx context.Context, env *Env, pod *corev1.Pod, spec kudov1beta1.Pipe
 	if env.Files == nil {
 		return objects.Change{}, fmt.Errorf("copying %s out of pipe pod %s: no file copier configured", source, pod.Name)
 	}
-	data, err := env.Files.CopyFile(ctx, pod, pipeContainer, source)
-	if err != nil {
+	copyCtx, cancel := context.WithTimeout(ctx, p.readTimeout)
+	data, err := env.Files.CopyFile(copyCtx, pod, pipeContainer, source, maxPipeFile)
+	// Only this deadline is the file's doing, not the end of the reconcile.
+	timedOut := ctx.Err() == nil && errors.Is(copyCtx.Err(), context.DeadlineExceeded)
+	cancel()
+	switch {
+	case errors.Is(err, errTooLarge):
+		return objects.Change{}, Fatalf("pipe file %s: more than %d bytes, the most a %s holds", source, maxPipeFile, spec.Kind)
+	case err != nil && timedOut:
+		return objects.Change{}, Fatalf("pipe file %s: not read within %s, though the init container that wrote it has exited: "+
+			"pipe a regular file, not a FIFO or a device", source, p.readTimeout)
+	case err != nil:
 		return objects.Change{}, fmt.Errorf("copying %s out of pipe pod %s (this needs a node that runs containers): %w", source, pod.Name, err)
-	}
-	if len(data) > maxPipeFile {
-		return objects.Change{}, Fatalf("pipe file %s is %d bytes, more than a %s can hold (%d)", source, len(data), spec.Kind, maxPipeFile)
 	}
 	entries := map[string]any{}
 	if spec.EnvFile != "" {

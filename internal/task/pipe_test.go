@@ -1,10 +1,12 @@
 package task
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,7 +24,7 @@ import (
 
 type fakeFiles map[string]string
 
-func (f fakeFiles) CopyFile(_ context.Context, pod *corev1.Pod, container, file string) ([]byte, error) {
+func (f fakeFiles) CopyFile(_ context.Context, pod *corev1.Pod, container, file string, _ int) ([]byte, error) {
 	if container != pipeContainer {
 		return nil, errors.New("wrong container " + container)
 	}
@@ -31,6 +33,13 @@ func (f fakeFiles) CopyFile(_ context.Context, pod *corev1.Pod, container, file 
 		return nil, errors.New("exec into " + pod.Name + ": dial tcp 10.0.0.1:10250: connect: connection refused")
 	}
 	return []byte(content), nil
+}
+
+// streamed copies every file as ExecCopier does, from what the stream writes.
+type streamed streamFunc
+
+func (s streamed) CopyFile(ctx context.Context, _ *corev1.Pod, _, _ string, limit int) ([]byte, error) {
+	return readCapped(ctx, streamFunc(s), limit)
 }
 
 func pipeEnv(t *testing.T, files FileCopier) (*Env, client.Client) {
@@ -132,25 +141,59 @@ func TestPipe(t *testing.T) {
 	}
 }
 
-func TestPipeCopyError(t *testing.T) {
-	ctx := context.Background()
-	env, c := pipeEnv(t, fakeFiles{})
-	gen := &env.Site.OperatorVersion.Spec.Tasks[0]
-	if _, err := Run(ctx, gen, env); err != nil {
-		t.Fatal(err)
-	}
-	pod := &corev1.Pod{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "site-deploy-main-files-gen"}, pod); err != nil {
-		t.Fatal(err)
-	}
-	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
-	if err := c.Status().Update(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
-	_, err := Run(ctx, gen, env)
-	want := "copying /tmp/out/index.html out of pipe pod site-deploy-main-files-gen (this needs a node that runs containers)"
-	if err == nil || !strings.HasPrefix(err.Error(), want) || IsFatal(err) {
-		t.Fatalf("error = %v, want a transient error starting %q", err, want)
+// TestPipeCopyFails: a file not copied fails the step; one too large or
+// that never ends fails the plan.
+func TestPipeCopyFails(t *testing.T) {
+	zero := &endless{}
+	for _, tc := range []struct {
+		name  string
+		file  string
+		files FileCopier
+		want  string
+		fatal bool
+		// timeout is how long a copy may take, 30s unless set.
+		timeout time.Duration
+		// endless is the file that never ends, which may cost no more
+		// than the limit.
+		endless *endless
+	}{{
+		name: "no kubelet", file: "/tmp/out/index.html", files: fakeFiles{},
+		want: "copying /tmp/out/index.html out of pipe pod site-deploy-main-files-gen (this needs a node that runs containers): " +
+			"exec into site-deploy-main-files-gen: dial tcp 10.0.0.1:10250: connect: connection refused",
+	}, {
+		name: "a file that never ends", file: "/dev/zero", files: streamed(zero.stream),
+		want: "pipe file /dev/zero: more than 1048576 bytes, the most a ConfigMap holds", fatal: true, endless: zero,
+	}, {
+		name: "a FIFO", file: "/tmp/fifo", files: streamed(fifo),
+		want: "pipe file /tmp/fifo: not read within 50ms, though the init container that wrote it has exited: " +
+			"pipe a regular file, not a FIFO or a device",
+		fatal: true, timeout: 50 * time.Millisecond,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			env, c := pipeEnv(t, tc.files)
+			gen := &env.Site.OperatorVersion.Spec.Tasks[0]
+			gen.Spec.Pipe[0].File = tc.file
+			kind := pipe{readTimeout: cmp.Or(tc.timeout, pipeReadTimeout)}
+			if _, err := kind.Run(ctx, gen, env); err != nil {
+				t.Fatal(err)
+			}
+			pod := &corev1.Pod{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "site-deploy-main-files-gen"}, pod); err != nil {
+				t.Fatal(err)
+			}
+			pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
+			if err := c.Status().Update(ctx, pod); err != nil {
+				t.Fatal(err)
+			}
+			_, err := kind.Run(ctx, gen, env)
+			if err == nil || err.Error() != tc.want || IsFatal(err) != tc.fatal {
+				t.Errorf("error = %v (fatal: %v), want %q (fatal: %v)", err, IsFatal(err), tc.want, tc.fatal)
+			}
+			if e := tc.endless; e != nil && (e.accepted > maxPipeFile || !e.tornDown) {
+				t.Errorf("the copy took %d bytes of a limit of %d, torn down: %v", e.accepted, maxPipeFile, e.tornDown)
+			}
+		})
 	}
 }
 

@@ -45,7 +45,7 @@ var kinds = map[kudov1beta1.TaskKind]Kind{
 	kudov1beta1.ApplyTaskKind:        apply{},
 	kudov1beta1.DeleteTaskKind:       deletion{},
 	kudov1beta1.ToggleTaskKind:       toggle{},
-	kudov1beta1.PipeTaskKind:         pipe{},
+	kudov1beta1.PipeTaskKind:         pipe{readTimeout: pipeReadTimeout},
 	kudov1beta1.KudoOperatorTaskKind: kudoOperator{},
 	kudov1beta1.DummyTaskKind:        dummy{},
 }
