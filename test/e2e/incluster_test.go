@@ -292,6 +292,20 @@ var _ = Describe("kudo-ng in the cluster, from its image, on the real node", Ord
 		Expect(pods.Items[0].Status.ContainerStatuses[0].State.Terminated.ExitCode).To(BeZero())
 	})
 
+	It("fails a Pipe of /dev/zero at 1 MiB, naming the file and the limit, while the manager stays up", func() {
+		ns := newNamespace(ctx)
+		i := install(ctx, ns, filepath.Join("testdata", "pipe-zero"), "zero", nil)
+		got := planStatus(ctx, i, "deploy", kudov1beta1.ExecutionFatalError)
+		Expect(describe(ptr.To(got.Status.PlanStatus["deploy"]))).To(ContainSubstring(
+			"pipe file /dev/zero: more than 1048576 bytes, the most a ConfigMap holds"))
+		Eventually(func(g Gomega) {
+			pods, _ := managerPods(ctx, g, managerImage)
+			for _, pod := range pods {
+				g.Expect(pod.Status.ContainerStatuses[0].RestartCount).To(BeZero(), pod.Name)
+			}
+		}).Should(Succeed())
+	})
+
 	It("fails the step of a Job that really exits 1, with its pod's message", func() {
 		ns := newNamespace(ctx)
 		i := install(ctx, ns, filepath.Join("testdata", "realnode"), "real", map[string]string{"EXIT_CODE": "1"})
