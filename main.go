@@ -25,6 +25,7 @@ import (
 	"github.com/kudo-ng/kudo/controllers"
 	"github.com/kudo-ng/kudo/internal/apimetrics"
 	"github.com/kudo-ng/kudo/internal/planmetrics"
+	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/task"
 	"github.com/kudo-ng/kudo/internal/version"
 	kudowebhook "github.com/kudo-ng/kudo/internal/webhook"
@@ -49,6 +50,8 @@ func main() {
 		setupLog.Error(err, "invalid flags")
 		os.Exit(2)
 	}
+	// Before any controller renders a template.
+	render.SetLimits(opts.renderLimits)
 
 	cfg := ctrl.GetConfigOrDie()
 	cfg.QPS, cfg.Burst = float32(opts.kubeAPIQPS), opts.kubeAPIBurst

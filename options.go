@@ -22,6 +22,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/objects"
+	"github.com/kudo-ng/kudo/internal/render"
 )
 
 // options are the manager's flags.
@@ -40,6 +41,7 @@ type options struct {
 	driftCorrection         bool
 	planTimeout             time.Duration
 	cleanupTimeout          time.Duration
+	renderLimits            render.Limits
 	requireServiceAccount   bool
 	multiTenant             bool
 	shard                   string
@@ -76,6 +78,13 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.cleanupTimeout, "cleanup-timeout", 15*time.Minute, "How long the cleanup plan of a deleted Instance may "+
 		"take when it declares no timeout; past it, it ends in FATAL_ERROR and the Instance's objects are removed, so that "+
 		"a cleanup that cannot finish (its namespace being deleted) holds neither the Instance nor the namespace. 0: --plan-timeout's.")
+	// Templates are code that whoever creates an OperatorVersion writes and
+	// the manager runs: bounded, one cannot take the manager's memory or time.
+	fs.IntVar(&o.renderLimits.MaxOutput, "render-max-bytes", render.DefaultLimits.MaxOutput, "The most bytes one template may "+
+		"render (4 MiB, above the 1.5 MiB etcd takes in one object); nothing a template makes or prints on the way may be larger, "+
+		"and all its functions make together at most 16 times that. A template past it, or past --render-timeout, fails its "+
+		"plan step (FATAL_ERROR), and an OperatorVersion with one is not Ready.")
+	fs.DurationVar(&o.renderLimits.Timeout, "render-timeout", render.DefaultLimits.Timeout, "How long one template may take to render.")
 	fs.BoolVar(&o.requireServiceAccount, "require-service-account", false, "Refuse Instances without spec.serviceAccountName "+
 		"and run no plan of them, so that every Instance's objects are applied with the permissions of a ServiceAccount of its namespace.")
 	// An environment variable too, for OLM: a Subscription's spec.config.env
@@ -180,6 +189,9 @@ func (o *options) leaderElectionID() string {
 func (o *options) validate() error {
 	if errs := validation.IsValidLabelValue(o.shard); len(errs) > 0 {
 		return fmt.Errorf("--shard %q: %s", o.shard, strings.Join(errs, "; "))
+	}
+	if o.renderLimits.MaxOutput <= 0 || o.renderLimits.Timeout <= 0 {
+		return fmt.Errorf("--render-max-bytes %d and --render-timeout %s must be positive", o.renderLimits.MaxOutput, o.renderLimits.Timeout)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/render"
 )
 
 func parse(t *testing.T, args ...string) *options {
@@ -97,5 +98,22 @@ func TestShards(t *testing.T) {
 	}
 	if err := parse(t, "--shard=no spaces").validate(); err == nil {
 		t.Error("--shard with a value no label can have is accepted")
+	}
+}
+
+// TestRenderLimits: the render limits default to render.DefaultLimits, the
+// flags set them, and limits that would refuse every template are refused.
+func TestRenderLimits(t *testing.T) {
+	if got := parse(t).renderLimits; got != render.DefaultLimits {
+		t.Errorf("default render limits = %+v, want %+v", got, render.DefaultLimits)
+	}
+	want := render.Limits{MaxOutput: 1 << 20, Timeout: 500 * time.Millisecond}
+	if got := parse(t, "--render-max-bytes=1048576", "--render-timeout=500ms").renderLimits; got != want {
+		t.Errorf("render limits = %+v, want %+v", got, want)
+	}
+	for _, args := range [][]string{{"--render-max-bytes=0"}, {"--render-timeout=0s"}} {
+		if err := parse(t, args...).validate(); err == nil {
+			t.Errorf("%v is accepted", args)
+		}
 	}
 }

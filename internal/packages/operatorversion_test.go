@@ -3,6 +3,7 @@ package packages
 import (
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"testing"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -71,5 +72,59 @@ spec:
 	}
 	if got := issues(r.Warnings); !reflect.DeepEqual(got, want) {
 		t.Errorf("warnings\n  %q\nwant\n  %q", got, want)
+	}
+}
+
+// TestAnOperatorVersionWithARenderBombIsInvalid: a template that would take
+// the manager's memory (the OperatorVersion controller renders every
+// template of a new OperatorVersion) is an error naming it and the limit,
+// found without allocating what it asks for; the templates after it are not
+// rendered, so that verifying takes one render's timeout at most.
+func TestAnOperatorVersionWithARenderBombIsInvalid(t *testing.T) {
+	tests := []struct {
+		name      string
+		templates map[string]string
+		errors    []string
+		warnings  []string
+	}{
+		{"a function making too much", map[string]string{"bomb.yaml": `{{ repeat 100000000 "x" }}`, "later.yaml": "{{ .Name }}"},
+			[]string{`OperatorVersion: spec.templates[bomb.yaml] line 1, column 3: executing "bomb.yaml" at <repeat 100000000 "x">: ` +
+				`error calling repeat: the result would be 95.4 MiB, more than the 4 MiB a template may render (--render-max-bytes)`},
+			[]string{
+				`OperatorVersion: spec.templates[cm.yaml]: not rendered: rendering bomb.yaml passed a limit, and verify renders no more after that`,
+				`OperatorVersion: spec.templates[later.yaml]: not rendered: rendering bomb.yaml passed a limit, and verify renders no more after that`,
+			}},
+		{"a loop writing too much", map[string]string{"out.yaml": `{{ range until 10000 }}{{ repeat 1000000 "x" }}{{ end }}`},
+			[]string{`OperatorVersion: spec.templates[out.yaml]: rendering stopped at 4 MiB of output, the most a template may render (--render-max-bytes)`},
+			nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := Read(filepath.Join("testdata", "good"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, text := range tt.templates {
+				p.Templates[name] = text
+				p.Operator.Tasks[0].Spec.Resources = append(p.Operator.Tasks[0].Spec.Resources, name)
+			}
+			_, ov, err := p.Convert("ns")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			r := VerifyOperatorVersion(ov)
+			runtime.ReadMemStats(&after)
+			if got := issues(r.Errors); !reflect.DeepEqual(got, tt.errors) {
+				t.Errorf("errors\n  %q\nwant\n  %q", got, tt.errors)
+			}
+			if got := issues(r.Warnings); !reflect.DeepEqual(got, tt.warnings) {
+				t.Errorf("warnings\n  %q\nwant\n  %q", got, tt.warnings)
+			}
+			if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 64<<20 {
+				t.Errorf("verify allocated %d MiB", allocated>>20)
+			}
+		})
 	}
 }

@@ -397,6 +397,10 @@ func (v *verifier) templates(opts VerifyOptions) {
 		Served: served, Scope: render.BuiltinScope,
 	}
 	objectTemplates, builders := v.templateRoles()
+	// A render stopped by the limits may have taken the whole timeout: the
+	// templates after it are parsed, not rendered, so that verifying an
+	// OperatorVersion takes one timeout at most.
+	var limited string
 	for _, name := range sortedKeys(v.p.Templates) {
 		file := TemplatesDir + name
 		t, err := render.Parse(name, v.p.Templates[name])
@@ -425,9 +429,14 @@ func (v *verifier) templates(opts VerifyOptions) {
 		if !renderable || (undefined && !opts.Install) {
 			continue
 		}
+		if limited != "" {
+			v.r.warnf(file, "", "not rendered: rendering %s passed a limit, and verify renders no more after that", limited)
+			continue
+		}
 		fail := v.renderFailure(file, needed)
-		if builder := builders[name]; builder != nil {
-			v.build(name, builder, in, fail)
+		if builder := builders[name]; builder != nil && v.build(name, builder, in, fail) {
+			limited = name
+			continue
 		}
 		if !objectTemplates[name] {
 			continue
@@ -440,6 +449,9 @@ func (v *verifier) templates(opts VerifyOptions) {
 		if err != nil {
 			field, msg := templateIssue(err)
 			fail(field, strings.TrimPrefix(msg, name+": "))
+			if isLimit(err) {
+				limited = name
+			}
 			continue
 		}
 		for _, m := range result.Migrations {
@@ -531,21 +543,28 @@ func (v *verifier) renderFailure(file string, needed []string) func(field, msg s
 }
 
 // build checks a template by building the task that makes something of it,
-// as the controller would, and reports what fails.
-func (v *verifier) build(name string, t *kudov1beta1.Task, in *task.Input, fail func(field, msg string)) {
+// as the controller would, and reports what fails; limited reports a render
+// stopped by its limits.
+func (v *verifier) build(name string, t *kudov1beta1.Task, in *task.Input, fail func(field, msg string)) (limited bool) {
 	kind, err := task.For(t.Kind)
 	if err == nil {
 		_, err = kind.Build(t, in)
 	}
 	if err == nil {
-		return
+		return false
 	}
 	if fe := (*fieldpath.Error)(nil); errors.As(err, &fe) {
 		fail(fe.Field, fe.Detail)
-		return
+		return false
 	}
 	field, msg := templateIssue(err)
 	fail(field, strings.TrimPrefix(msg, name+": "))
+	return isLimit(err)
+}
+
+func isLimit(err error) bool {
+	var limit *render.LimitError
+	return errors.As(err, &limit)
 }
 
 func (v *verifier) unused() {
@@ -685,14 +704,17 @@ func walkBranch(b *parse.BranchNode, visit func(parse.Node)) {
 	}
 }
 
-var templateLocation = regexp.MustCompile(`^template: [^:]+:(\d+)(?::(\d+))?: (.*)$`)
+var templateLocation = regexp.MustCompile(`^template: [^:]+:(?:(\d+)(?::(\d+))?:)? (.*)$`)
 
 // templateIssue turns a text/template error into the line of the template
-// and what went wrong.
+// and what went wrong; a render stopped by a limit may have no line.
 func templateIssue(err error) (field, message string) {
 	m := templateLocation.FindStringSubmatch(err.Error())
-	if m == nil {
+	switch {
+	case m == nil:
 		return "", err.Error()
+	case m[1] == "":
+		return "", m[3]
 	}
 	return position(m[1] + ":" + m[2]), m[3]
 }

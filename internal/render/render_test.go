@@ -68,19 +68,6 @@ func TestTemplateCache(t *testing.T) {
 	}
 }
 
-// TestSandbox: the sprig functions that read the manager's environment or
-// file paths are not available, and the error says why.
-func TestSandbox(t *testing.T) {
-	for _, fn := range []string{"env", "expandenv", "base", "dir", "clean", "ext", "isAbs"} {
-		_, err := Template("t.yaml", `{{ `+fn+` "HOME" }}`, &Variables{})
-		want := `template: t.yaml:1: function "` + fn + `" not defined: ` + fn +
-			` is not available to templates, which cannot read the manager's environment or files`
-		if err == nil || err.Error() != want {
-			t.Errorf("%s: error = %v, want %q", fn, err, want)
-		}
-	}
-}
-
 func TestObjects(t *testing.T) {
 	tests := []struct {
 		name, text string

@@ -1,6 +1,7 @@
 // Package render turns an OperatorVersion's templates into Kubernetes objects,
 // as KUDO does: Go text/template with sprig's text functions (less those that
-// read the manager's environment or file system), parsed into unstructured
+// reach outside the manager's process), within limits of size and time
+// (limits.go), parsed into unstructured
 // objects, moved off API versions the server no longer serves, and enhanced
 // with KUDO's namespace, labels, annotations and dependency hashes. It takes
 // plain data and needs no client: what it needs from the cluster is passed in.
@@ -10,9 +11,10 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"sync"
 	"text/template"
+	"time"
 
-	"github.com/Masterminds/sprig/v3"
 	"k8s.io/utils/lru"
 	"sigs.k8s.io/yaml"
 )
@@ -53,19 +55,6 @@ func (v *Variables) data() map[string]any {
 	}
 }
 
-// sandboxed are sprig functions a template must not call: they read the
-// manager's environment or its file system paths.
-var sandboxed = []string{"env", "expandenv", "base", "dir", "clean", "ext", "isAbs"}
-
-var funcs = func() template.FuncMap {
-	f := sprig.TxtFuncMap()
-	for _, name := range sandboxed {
-		delete(f, name)
-	}
-	f["toYaml"] = toYaml
-	return f
-}()
-
 func toYaml(v any) string {
 	b, err := yaml.Marshal(v)
 	if err != nil {
@@ -77,57 +66,79 @@ func toYaml(v any) string {
 
 var undefinedFunction = regexp.MustCompile(`function "([^"]+)" not defined`)
 
-// Parse parses a template; name is its path in templates/, for errors.
+// Parse parses a template, guarded (guard.go); name is its path in
+// templates/, for errors. Template renders it: executed as it is, it would
+// find none of its functions.
 func Parse(name, text string) (*template.Template, error) {
 	t, err := template.New(name).Option("missingkey=error").Funcs(funcs).Parse(text)
 	if err != nil {
-		if m := undefinedFunction.FindStringSubmatch(err.Error()); m != nil && isSandboxed(m[1]) {
-			return nil, fmt.Errorf("%w: %s is not available to templates, which cannot read the manager's environment or files", err, m[1])
+		if m := undefinedFunction.FindStringSubmatch(err.Error()); m != nil && sandboxed[m[1]] != "" {
+			return nil, fmt.Errorf("%w: %s is not available to templates, %s", err, m[1], sandboxed[m[1]])
 		}
 		return nil, err
 	}
+	guard(t)
 	return t, nil
 }
 
 // parsed keeps the templates Template parsed, by name and text: a plan
 // renders the same templates on each of its passes, and parsing one, with
-// sprig's two hundred functions, costs more than executing it. A parsed
-// template is safe to execute concurrently. The bound keeps the templates of
-// a few dozen operators, at some 20 KiB each.
+// sprig's two hundred functions, costs more than executing it. The bound
+// keeps the templates of a few dozen operators, at some 20 KiB each.
 var parsed = lru.New(256)
 
 type parseKey struct{ name, text string }
 
-// Template renders one template to text.
+// parsedTemplate is a parsed template and its sandboxes: binding the
+// functions to a budget costs as much as parsing, so each is reused, by one
+// render at a time.
+type parsedTemplate struct {
+	t         *template.Template
+	sandboxes sync.Pool
+}
+
+// Template renders one template to text, within the limits SetLimits set.
 func Template(name, text string, vars *Variables) (string, error) {
-	t, err := parseOnce(name, text)
+	return render(name, text, vars, limits, time.Now)
+}
+
+func render(name, text string, vars *Variables, l Limits, now func() time.Time) (string, error) {
+	p, err := parseOnce(name, text)
 	if err != nil {
 		return "", err
 	}
-	var out bytes.Buffer
-	if err := t.Execute(&out, vars.data()); err != nil {
+	renders <- struct{}{}
+	defer func() { <-renders }()
+	s, ok := p.sandboxes.Get().(*sandbox)
+	if !ok {
+		s = newSandbox(p.t)
+	}
+	defer p.sandboxes.Put(s)
+	b := &s.b
+	b.start(name, l, now)
+	defer func() { *b = budget{} }() // no output kept in the pool
+	err = s.t.Execute(b, vars.data())
+	if b.err != nil {
+		// A limit passed outside a function call, or a function called
+		// after it.
+		err = b.err
+	}
+	if err != nil {
 		return "", err
 	}
-	return out.String(), nil
+	return b.out.String(), nil
 }
 
-func parseOnce(name, text string) (*template.Template, error) {
+func parseOnce(name, text string) (*parsedTemplate, error) {
 	key := parseKey{name, text}
-	if t, ok := parsed.Get(key); ok {
-		return t.(*template.Template), nil
+	if p, ok := parsed.Get(key); ok {
+		return p.(*parsedTemplate), nil
 	}
 	t, err := Parse(name, text)
-	if err == nil {
-		parsed.Add(key, t)
+	if err != nil {
+		return nil, err
 	}
-	return t, err
-}
-
-func isSandboxed(name string) bool {
-	for _, s := range sandboxed {
-		if s == name {
-			return true
-		}
-	}
-	return false
+	p := &parsedTemplate{t: t}
+	parsed.Add(key, p)
+	return p, nil
 }

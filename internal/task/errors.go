@@ -20,7 +20,8 @@ import (
 //	FATAL_ERROR, no retry can help               ERROR, retried with backoff
 //	-------------------------------------------  ----------------------------------------------
 //	a template that does not render, or not      a kind a CustomResourceDefinition of the plan
-//	  into objects (every kind's Build)            serves, not served yet
+//	  into objects, or past the render limits      serves, not served yet
+//	  (every kind's Build)
 //	a Pipe pod or file KUDO refuses; a Kudo-     reading the cluster; conflicts, timeouts,
 //	  Operator parameter file that is not a map    other server errors, an admission webhook down
 //	  of the child's parameters                  RBAC not granted yet (an aggregated role)

@@ -11,6 +11,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/render"
 )
 
 // serverError is an error the API server answers with a plain error of its
@@ -58,6 +62,29 @@ func TestClassifyEndsThePlanOnWhatTheAPIServerRefusesForGood(t *testing.T) {
 			}
 			if !errors.Is(got, tt.err) {
 				t.Errorf("classify(%v) = %v, which does not wrap it", tt.err, got)
+			}
+		})
+	}
+}
+
+// TestARenderPastItsLimitsFailsThePlan: a template stopped by the render
+// limits fails its step for good (FATAL_ERROR), whichever kind renders it: it
+// renders the same the next time.
+func TestARenderPastItsLimitsFailsThePlan(t *testing.T) {
+	const bomb = `{{ repeat 100000000 "x" }}`
+	for _, task := range []kudov1beta1.Task{
+		{Kind: kudov1beta1.ApplyTaskKind, Spec: kudov1beta1.TaskSpec{ResourceTaskSpec: kudov1beta1.ResourceTaskSpec{Resources: []string{"bomb.yaml"}}}},
+		pipeTask("bomb.yaml"),
+		kudoOperatorTask("bomb.yaml"),
+	} {
+		t.Run(string(task.Kind), func(t *testing.T) {
+			in := buildInput(nil)
+			in.Site.OperatorVersion.Spec.Templates["bomb.yaml"] = bomb
+			env := &Env{Client: fake.NewClientBuilder().Build(), Site: in.Site, Served: in.Served, Scope: in.Scope}
+			task.Name = "gen"
+			_, err := Render(context.Background(), &task, env)
+			if limit := (*render.LimitError)(nil); !IsFatal(err) || !errors.As(err, &limit) {
+				t.Errorf("error = %v, fatal %t; want a fatal LimitError", err, IsFatal(err))
 			}
 		})
 	}
