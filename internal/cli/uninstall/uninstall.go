@@ -94,7 +94,7 @@ func cancelCleanup(ctx context.Context, c client.Client, key client.ObjectKey, o
 		case err != nil:
 			return err
 		}
-		if pe, err := engine.RequestCancel(i); err == nil && pe.PlanName != "" && !i.DeletionTimestamp.IsZero() {
+		if pe, err := engine.RequestCancel(i); err == nil {
 			patch := client.MergeFrom(i.DeepCopy())
 			i.Spec.PlanExecution = pe
 			if err := c.Patch(ctx, i, patch); err != nil {
