@@ -137,9 +137,10 @@ func (r *InstanceReconciler) prune(ctx context.Context, run *planRun) error {
 			}
 			r.reportKept(i, ref, "no run of task "+name+" renders it any more", deleted)
 			if deleted.Action == objects.Deleting {
-				ps := i.Status.PlanStatus[plan]
-				ps.Pruned = append(ps.Pruned, ref)
-				i.Status.PlanStatus[plan] = ps
+				if ps := i.Status.PlanStatus[plan]; len(ps.Pruned) < kudov1beta1.MaxPrunedListed {
+					ps.Pruned = append(ps.Pruned, ref)
+					i.Status.PlanStatus[plan] = ps
+				}
 				r.Recorder.Eventf(i, corev1.EventTypeNormal, "Pruned", "Pruned %s: task %s of plan %s no longer renders it",
 					inventory.Describe(ref), name, plan)
 			}

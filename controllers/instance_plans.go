@@ -277,8 +277,31 @@ func (p *planRun) env(plan, phase, step string, uid types.UID, values map[string
 			OperatorVersion: p.ov, Instance: p.instance.Name, Namespace: p.instance.Namespace,
 			Plan: plan, Phase: phase, Step: step, PlanUID: uid, Params: values, Owner: &owner,
 		},
-		Served: p.r.served, Scope: p.r.scope, Files: p.files, BeforeApply: p.finalizerFirst,
+		Served: p.r.served, Scope: p.r.scope, Files: p.files, BeforeApply: p.beforeApply(plan, phase, step, uid),
 	}
+}
+
+// beforeApply checks what a task of the step is about to apply: that the
+// inventory can hold it, and that the finalizer is on when it must be.
+func (p *planRun) beforeApply(plan, phase, step string, uid types.UID) func(context.Context, string, []*unstructured.Unstructured) error {
+	return func(ctx context.Context, name string, objs []*unstructured.Unstructured) error {
+		site := inventory.Site{Task: name, Plan: plan, Phase: phase, Step: step, PlanUID: uid}
+		if err := p.inventoryHolds(site, objs); err != nil {
+			return err
+		}
+		return p.finalizerFirst(ctx, objs)
+	}
+}
+
+// inventoryHolds fails the plan when the inventory cannot hold what a task
+// is about to apply, before it applies any of it.
+func (p *planRun) inventoryHolds(site inventory.Site, objs []*unstructured.Unstructured) error {
+	count, size, ok := inventory.Fits(p.instance.Status.Inventory, site, objs)
+	if ok {
+		return nil
+	}
+	return task.Fatalf("task %s: the Instance's inventory would hold %d objects in %d KiB, more than the %d KiB it may: "+
+		"split the package's objects across Instances", site.Task, count, size>>10, inventory.MaxBytes>>10)
 }
 
 // finalizerFirst adds the cleanup finalizer before a step applies what owner

@@ -158,6 +158,12 @@ type ActivePlanStatus struct {
 // MaxRevisions bounds the plan runs an Instance remembers.
 const MaxRevisions = 10
 
+// MaxRevisionBytes bounds what the revisions keep of parameters besides the
+// newest run's: the oldest revisions go first once their changed values
+// (names and values) take more, so that large parameters changed often
+// cannot make the Instance too large to store.
+const MaxRevisionBytes = 64 << 10
+
 // Revision is a plan run and the spec it ran with.
 type Revision struct {
 	// Number counts the Instance's plan runs, from 1.
@@ -172,11 +178,20 @@ type Revision struct {
 	// +optional
 	// +nullable
 	StartedAt *metav1.Time `json:"startedAt,omitempty"`
-	// OperatorVersion and Parameters are the spec the run started from,
-	// sensitive values masked as in appliedParameters.
+	// OperatorVersion is the OperatorVersion the run started from.
 	OperatorVersion string `json:"operatorVersion"`
+	// Parameters are the values the run started from, sensitive ones masked,
+	// as kudo-ng recorded revisions before it kept only their differences:
+	// read, no longer written.
 	// +optional
 	Parameters map[string]string `json:"parameters,omitempty"`
+	// ChangedParameters and UnsetParameters are the run's values as they
+	// differ from status.appliedParameters (the newest run's): values it ran
+	// with, and parameters it did not set. Sensitive values are masked.
+	// +optional
+	ChangedParameters map[string]string `json:"changedParameters,omitempty"`
+	// +optional
+	UnsetParameters []string `json:"unsetParameters,omitempty"`
 	// SecretParameters are the Secret keys the run took parameters from.
 	// +optional
 	SecretParameters map[string]SecretKeyReference `json:"secretParameters,omitempty"`
@@ -204,10 +219,15 @@ type PlanStatus struct {
 	// +nullable
 	StartedAt *metav1.Time `json:"startedAt,omitempty"`
 	// Pruned lists what this run deleted once it completed: objects its tasks
-	// applied before and no longer render (kudo-ng).
+	// applied before and no longer render (kudo-ng); the first
+	// MaxPrunedListed of them, each also told by a Pruned event.
 	// +optional
 	Pruned []ObjectRef `json:"pruned,omitempty"`
 }
+
+// MaxPrunedListed bounds a plan status's list of pruned objects, which would
+// otherwise copy a whole inventory into the status.
+const MaxPrunedListed = 100
 
 // TaskInventory is what one task applied, and where in which plan run it
 // last ran: drift correction renders the objects again there.

@@ -760,6 +760,18 @@ func (in *Revision) DeepCopyInto(out *Revision) {
 			(*out)[key] = val
 		}
 	}
+	if in.ChangedParameters != nil {
+		in, out := &in.ChangedParameters, &out.ChangedParameters
+		*out = make(map[string]string, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val
+		}
+	}
+	if in.UnsetParameters != nil {
+		in, out := &in.UnsetParameters, &out.UnsetParameters
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.SecretParameters != nil {
 		in, out := &in.SecretParameters, &out.SecretParameters
 		*out = make(map[string]SecretKeyReference, len(*in))

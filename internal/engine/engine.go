@@ -131,6 +131,7 @@ func Record(plan *kudov1beta1.Plan, status *kudov1beta1.PlanStatus, results map[
 				attempts = nextAttempt(status, s, now)
 				msg = fmt.Sprintf("%s (attempt %d; next try in %s)", msg, attempts, RetryBackoff(attempts))
 			}
+			msg = TruncateMessage(msg, MaxStepMessage)
 			if s.Status != next || s.Message != msg || s.Attempts != attempts {
 				s.Status, s.Message, s.Attempts, changed = next, msg, attempts, true
 			}

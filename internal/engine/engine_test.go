@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -428,5 +429,17 @@ func TestAttemptsGrowWithTimeNotWithEvents(t *testing.T) {
 	status = Record(plan, &status, fail, t0.Add(time.Second))
 	if got := status.Phases[0].Steps[0].Attempts; got != 2 {
 		t.Errorf("a try after the backoff: attempts = %d, want 2", got)
+	}
+}
+
+func TestAStepsMessageIsBounded(t *testing.T) {
+	plan := twoByTwo(kudov1beta1.Serial, kudov1beta1.Serial)
+	status := withSteps(plan, pending)
+	long := errors.New(strings.Repeat("rendered template line\n", 10000))
+	got := Record(plan, &status, map[StepRef]StepResult{{"one", "a"}: {Err: long, Fatal: true}}, t0)
+	for name, msg := range map[string]string{"step": got.Phases[0].Steps[0].Message, "phase": got.Phases[0].Message, "plan": got.Message} {
+		if len(msg) > MaxStepMessage+100 || !strings.HasSuffix(msg, "(cut)") {
+			t.Errorf("the %s's message takes %d bytes: %.80q…", name, len(msg), msg)
+		}
 	}
 }

@@ -91,8 +91,7 @@ func StartPlan(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion, name st
 	i.Status.PlanStatus[name] = ps
 	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
 	i.Status.AppliedOperatorVersion = ov.Name
-	i.Status.AppliedParameters = maps.Clone(parameters)
-	revisions := supersede(i.Status.Revisions)
+	revisions := supersede(Revisions(&i.Status))
 	number := int64(1)
 	if len(revisions) > 0 {
 		number = revisions[len(revisions)-1].Number + 1
@@ -101,7 +100,8 @@ func StartPlan(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion, name st
 		Number: number, Plan: name, UID: uid, Status: kudov1beta1.ExecutionInProgress, StartedAt: ps.StartedAt,
 		OperatorVersion: ov.Name, Parameters: maps.Clone(parameters), SecretParameters: maps.Clone(i.Spec.SecretParameters),
 	})
-	i.Status.Revisions = revisions[max(0, len(revisions)-kudov1beta1.MaxRevisions):]
+	i.Status.AppliedParameters = maps.Clone(parameters)
+	i.Status.Revisions = compactRevisions(revisions, parameters)
 }
 
 // supersede ends the revisions whose runs have not ended: a run starting
@@ -130,8 +130,8 @@ func UpdateRevision(i *kudov1beta1.Instance, ps *kudov1beta1.PlanStatus) {
 // the Instance's; sensitive names the parameters whose values revisions
 // record masked.
 func RollbackTarget(i *kudov1beta1.Instance, number int64, sensitive map[string]bool) (*kudov1beta1.Revision, error) {
-	// A copy: choosing a target changes nothing of the Instance.
-	revisions := supersede(slices.Clone(i.Status.Revisions))
+	// Copies: choosing a target changes nothing of the Instance.
+	revisions := supersede(Revisions(&i.Status))
 	if len(revisions) == 0 {
 		return nil, fmt.Errorf("no plan of Instance %s has run yet: it has no revisions", i.Name)
 	}
@@ -234,6 +234,10 @@ func InstanceReadiness(i *kudov1beta1.Instance, selectionErr error, problems []P
 // hundreds of missing objects would otherwise pass the 32,768 characters a
 // condition's message may hold, and fail the whole status patch.
 const MaxProblemsMessage = 4096
+
+// MaxStepMessage bounds a step's message, which a phase's and a plan's
+// repeat: an error may quote a whole rendered template.
+const MaxStepMessage = 4096
 
 // notReady: Ready False for the gravest problem, the gravest first in the
 // message, as many as MaxProblemsMessage holds and a count of the others.

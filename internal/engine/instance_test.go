@@ -285,7 +285,7 @@ func TestRevisionsRecordEachRunAndKeepTheLastOnes(t *testing.T) {
 		ps.Status = kudov1beta1.ExecutionComplete
 		UpdateRevision(i, &ps)
 	}
-	revisions := i.Status.Revisions
+	revisions := Revisions(&i.Status)
 	if len(revisions) != kudov1beta1.MaxRevisions {
 		t.Fatalf("%d revisions kept, want %d", len(revisions), kudov1beta1.MaxRevisions)
 	}

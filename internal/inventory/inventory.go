@@ -6,6 +6,7 @@ package inventory
 
 import (
 	"cmp"
+	"encoding/json"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -250,4 +251,47 @@ func DescribeNamed(kind, namespace, name string) string {
 		return kind + " " + name
 	}
 	return kind + " " + namespace + "/" + name
+}
+
+// MaxBytes bounds the inventory as the Instance's status stores it: about
+// 5,000 objects of usual names. With the parameters (twice: the spec and the
+// applied ones), the revisions and the plans' statuses, the Instance stays
+// under 1 MiB, well within what the API server stores (1.5 MiB).
+const MaxBytes = 640 << 10
+
+// certainlyFits is a count of objects whose inventory is within MaxBytes
+// whatever their names, which the API server bounds: it is not measured.
+const certainlyFits = 800
+
+// Fits reports whether the inventory holds what the task at site applies
+// besides what it holds, within MaxBytes, and how many objects and bytes
+// that would take. A task whose objects do not fit must apply none of them:
+// what the inventory does not hold, nothing prunes or uninstalls.
+func Fits(inv []kudov1beta1.TaskInventory, site Site, objs []*unstructured.Unstructured) (count, size int, ok bool) {
+	held := 0
+	for _, t := range inv {
+		held += len(t.Objects) + len(t.Stale)
+	}
+	if held+len(objs) <= certainlyFits {
+		return held + len(objs), 0, true
+	}
+	after := make([]kudov1beta1.TaskInventory, len(inv))
+	for k := range inv {
+		inv[k].DeepCopyInto(&after[k])
+	}
+	applied := make([]Applied, len(objs))
+	for k, obj := range objs {
+		// The hash of a kind without generation is the longest note an
+		// object gets.
+		applied[k] = Applied{Object: kudov1beta1.InventoryObject{ObjectRef: RefOf(obj), Hash: "0123456789abcdef"}, Written: true}
+	}
+	after = Record(after, site, applied, false)
+	b, err := json.Marshal(after)
+	if err != nil {
+		return 0, 0, false
+	}
+	for _, t := range after {
+		count += len(t.Objects) + len(t.Stale)
+	}
+	return count, len(b), len(b) <= MaxBytes
 }

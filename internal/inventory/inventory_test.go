@@ -1,10 +1,12 @@
 package inventory
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
@@ -170,4 +172,49 @@ func clone(inv []kudov1beta1.TaskInventory) []kudov1beta1.TaskInventory {
 		inv[i].DeepCopyInto(&out[i])
 	}
 	return out
+}
+
+func TestFitsBoundsTheInventory(t *testing.T) {
+	objs := func(prefix string, n int) []*unstructured.Unstructured {
+		out := make([]*unstructured.Unstructured, n)
+		for k := range out {
+			out[k] = &unstructured.Unstructured{}
+			out[k].SetAPIVersion("v1")
+			out[k].SetKind("ConfigMap")
+			out[k].SetNamespace("databases")
+			out[k].SetName(fmt.Sprintf("%s-%05d", prefix, k))
+		}
+		return out
+	}
+	site := Site{Task: "nodes", Plan: "deploy", Phase: "main", Step: "a", PlanUID: "uid"}
+	var applied []Applied
+	for k, obj := range objs("cassandra-production-node", 4000) {
+		applied = append(applied, Applied{Object: kudov1beta1.InventoryObject{ObjectRef: RefOf(obj), Generation: int64(k + 1)}})
+	}
+	held := Record(nil, site, applied, true)
+	tests := []struct {
+		name  string
+		site  Site
+		objs  []*unstructured.Unstructured
+		count int
+		fits  bool
+	}{
+		{"a task applying again what it holds", site, objs("cassandra-production-node", 4000), 4000, true},
+		{"5,000 objects", Site{Task: "more"}, objs("cassandra-production-more", 1000), 5000, true},
+		{"6,000 objects", Site{Task: "more"}, objs("cassandra-production-more", 2000), 6000, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			count, size, ok := Fits(held, tt.site, tt.objs)
+			if count != tt.count || ok != tt.fits || (ok && size > MaxBytes) || (!ok && size <= MaxBytes) {
+				t.Errorf("Fits = %d objects, %d bytes, %v; want %d objects, fits %v", count, size, ok, tt.count, tt.fits)
+			}
+		})
+	}
+	if count, _, ok := Fits(nil, site, objs("small", 10)); !ok || count != 10 {
+		t.Errorf("Fits of 10 objects = %d, %v", count, ok)
+	}
+	if len(held[0].Objects) != 4000 {
+		t.Errorf("Fits changed the inventory it was given: %d objects", len(held[0].Objects))
+	}
 }

@@ -79,6 +79,10 @@ func Unwrap(s string, t kudov1beta1.ParameterType) (any, error) {
 	}
 }
 
+// MaxBytes bounds an Instance's spec.parameters, names and values: the
+// status holds them again, and the Instance must stay storable.
+const MaxBytes = 128 << 10
+
 // Check reports whether a stored value fits a parameter's type and enum.
 func Check(p *kudov1beta1.Parameter, value string) error {
 	if value == "" {

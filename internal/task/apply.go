@@ -55,7 +55,7 @@ func (a apply) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, 
 	}
 	res := Result{Migrations: intent.Migrations}
 	if env.BeforeApply != nil {
-		if err := env.BeforeApply(ctx, intent.Objects); err != nil {
+		if err := env.BeforeApply(ctx, t.Name, intent.Objects); err != nil {
 			return res, err
 		}
 	}

@@ -31,7 +31,7 @@ func TestBeforeApplySeesEveryObjectFirst(t *testing.T) {
 			ov.Spec.Templates["role.yaml"] = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: reader}\n"
 			ov.Spec.Templates["config.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: config}\n"
 			var seen []string
-			env.BeforeApply = func(_ context.Context, objs []*unstructured.Unstructured) error {
+			env.BeforeApply = func(_ context.Context, _ string, objs []*unstructured.Unstructured) error {
 				for _, obj := range objs {
 					seen = append(seen, obj.GetKind()+" "+obj.GetNamespace()+"/"+obj.GetName())
 					if err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), &unstructured.Unstructured{Object: obj.Object}); !apierrors.IsNotFound(err) {

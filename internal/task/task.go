@@ -157,9 +157,9 @@ type Env struct {
 	// Files copies files out of a running pod, for Pipe tasks.
 	Files FileCopier
 	// BeforeApply, when set, sees what an Apply or Toggle task is about to
-	// apply, and may refuse it; the controller makes sure of its finalizer
-	// there.
-	BeforeApply func(ctx context.Context, objs []*unstructured.Unstructured) error
+	// apply, and may refuse it: the controller makes sure there of its
+	// finalizer, and that its inventory can hold the objects.
+	BeforeApply func(ctx context.Context, task string, objs []*unstructured.Unstructured) error
 }
 
 // build builds the task against the cluster: pods' ConfigMaps and Secrets

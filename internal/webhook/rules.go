@@ -243,6 +243,9 @@ func checkParameters(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) e
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	if err := checkParametersSize(values, names); err != nil {
+		return err
+	}
 	for _, name := range names {
 		p, ok := byName[name]
 		if !ok {
@@ -281,4 +284,22 @@ func checkSecretParameters(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVers
 		}
 	}
 	return nil
+}
+
+// checkParametersSize bounds spec.parameters: the status records them again
+// (status.appliedParameters), and the Instance must stay within what the API
+// server stores besides its inventory and revisions.
+func checkParametersSize(values map[string]string, sorted []string) error {
+	total, largest := 0, ""
+	for _, name := range sorted {
+		total += len(name) + len(values[name])
+		if largest == "" || len(values[name]) > len(values[largest]) {
+			largest = name
+		}
+	}
+	if total <= params.MaxBytes {
+		return nil
+	}
+	return fmt.Errorf("spec.parameters take %d KiB (the largest, %s, %d KiB), more than the %d KiB an Instance holds: "+
+		"keep large configuration in a ConfigMap or Secret", total>>10, largest, len(values[largest])>>10, params.MaxBytes>>10)
 }

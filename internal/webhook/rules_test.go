@@ -295,6 +295,15 @@ func TestValidateCreate(t *testing.T) {
 			wantErr:    "OperatorVersion web-0.1.0 has no deploy plan",
 		},
 		{
+			name:       "accepts 100 KiB of parameters",
+			parameters: map[string]string{"TOKEN": "t", "NOTE": strings.Repeat("n", 100<<10)},
+		},
+		{
+			name:       "refuses parameters past 128 KiB, naming the largest",
+			parameters: map[string]string{"TOKEN": "t", "NOTE": strings.Repeat("n", 129<<10)},
+			wantErr:    "spec.parameters take 129 KiB (the largest, NOTE, 129 KiB), more than the 128 KiB an Instance holds",
+		},
+		{
 			name:       "refuses a first plan other than deploy",
 			parameters: map[string]string{"TOKEN": "t"},
 			pe:         kudov1beta1.PlanExecution{PlanName: "mood", UID: "uid-1"},

@@ -243,7 +243,7 @@ func writeRevisions(out io.Writer, i *kudov1beta1.Instance) error {
 	_, _ = fmt.Fprintf(out, "\nRevisions (kubectl kudo rollback --to-revision N):\n")
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	_, _ = fmt.Fprintln(w, "REVISION\tPLAN\tSTATUS\tOPERATOR VERSION\tSTARTED\tPARAMETERS")
-	for _, r := range slices.Backward(i.Status.Revisions) {
+	for _, r := range slices.Backward(engine.Revisions(&i.Status)) {
 		started := ""
 		if r.StartedAt != nil {
 			started = r.StartedAt.UTC().Format(time.DateTime)
