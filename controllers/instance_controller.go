@@ -172,7 +172,7 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 			return ctrl.Result{}, err
 		}
 	}
-	run := &planRun{r: r, instance: instance, ov: ov, writes: writes, writer: id.writer, files: id.files,
+	run := &planRun{r: r, instance: instance, ov: ov, writes: writes, writer: id.writer, reader: id.reader, files: id.files,
 		objects: objects.NewManager(id.writer, r.APIReader, r.kinds, writes),
 		params:  r.resolveParameters(ctx, instance, ov, id.reader)}
 	redactor = run.params.redactor

@@ -39,7 +39,10 @@ type planRun struct {
 	writes   *objects.Writes
 	// writer reads the cache and writes as the Instance's identity
 	// (identityFor); objects applies, deletes and judges its objects so.
-	writer  client.Client
+	writer client.Client
+	// reader reads, as the identity, what the cache holds trimmed: the
+	// data of the Secrets pods mount.
+	reader  client.Reader
 	objects *objects.Manager
 	files   task.FileCopier
 	// params are the Instance's parameter values.
@@ -272,7 +275,7 @@ func (p *planRun) patchPlanExecution(ctx context.Context, pe kudov1beta1.PlanExe
 func (p *planRun) env(plan, phase, step string, uid types.UID, values map[string]any) *task.Env {
 	owner := task.OwnerReference(p.instance)
 	return &task.Env{
-		Client: p.writer, Objects: p.objects, Instance: p.instance,
+		Client: p.writer, SecretReader: p.reader, Objects: p.objects, Instance: p.instance,
 		Site: render.Site{
 			OperatorVersion: p.ov, Instance: p.instance.Name, Namespace: p.instance.Namespace,
 			Plan: plan, Phase: phase, Step: step, PlanUID: uid, Params: values, Owner: &owner,

@@ -2,6 +2,9 @@ package objects
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -28,8 +31,9 @@ var stripManagedFields = cache.TransformStripManagedFields()
 // of the memory. Nothing reads managed fields; nothing reads a cached pod's
 // spec (health reads its status, a Pipe task its name) nor a workload's pod
 // template (health reads replicas, selector and status; the apply hash
-// annotation says whether the template changed). Read such fields with an
-// uncached reader.
+// annotation says whether the template changed). A Secret's data becomes a
+// digest of it: enough to see that it changed, and the manager's memory
+// holds no Secret's content. Read such fields with an uncached reader.
 func TrimForCache(in any) (any, error) {
 	out, err := stripManagedFields(in)
 	if err != nil {
@@ -38,6 +42,8 @@ func TrimForCache(in any) (any, error) {
 	switch obj := out.(type) {
 	case *unstructured.Unstructured:
 		trimUnstructured(obj)
+	case *corev1.Secret:
+		obj.Data, obj.StringData = secretDigest(obj.Data), nil
 	case *corev1.Pod:
 		obj.Spec = corev1.PodSpec{}
 	case *appsv1.Deployment:
@@ -58,13 +64,48 @@ func TrimForCache(in any) (any, error) {
 	return out, nil
 }
 
+// SecretDigestKey is the only key of a cached Secret's data: its value is
+// the SHA-256 of the data the API server holds.
+const SecretDigestKey = "kudo-ng.sha256"
+
+func secretDigest(data map[string][]byte) map[string][]byte {
+	if _, digested := data[SecretDigestKey]; digested && len(data) == 1 {
+		return data
+	}
+	b, _ := json.Marshal(data) // a map of strings to bytes always encodes
+	sum := sha256.Sum256(b)
+	return map[string][]byte{SecretDigestKey: sum[:]}
+}
+
 func trimUnstructured(obj *unstructured.Unstructured) {
 	gk := obj.GroupVersionKind().GroupKind()
-	if gk == (schema.GroupKind{Kind: "Pod"}) {
+	if gk == (schema.GroupKind{Kind: "Secret"}) {
+		trimUnstructuredSecret(obj)
+	} else if gk == (schema.GroupKind{Kind: "Pod"}) {
 		unstructured.RemoveNestedField(obj.Object, "spec")
 	} else if path, found := render.PodTemplatePath(gk); found {
 		unstructured.RemoveNestedField(obj.Object, path...)
 	}
+}
+
+// trimUnstructuredSecret digests an unstructured Secret's data as
+// secretDigest does a typed one's: both hold the same base64 text.
+func trimUnstructuredSecret(obj *unstructured.Unstructured) {
+	data := map[string][]byte{}
+	encoded, _, _ := unstructured.NestedStringMap(obj.Object, "data")
+	for k, v := range encoded {
+		b, err := base64.StdEncoding.DecodeString(v)
+		if err != nil {
+			b = []byte(v)
+		}
+		data[k] = b
+	}
+	digest := map[string]any{}
+	for k, v := range secretDigest(data) {
+		digest[k] = base64.StdEncoding.EncodeToString(v)
+	}
+	obj.Object["data"] = digest
+	unstructured.RemoveNestedField(obj.Object, "stringData")
 }
 
 // NewCache is the manager's cache. It serves the unstructured reads of

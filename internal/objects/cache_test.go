@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -208,4 +209,40 @@ func object(t *testing.T, y string) *unstructured.Unstructured {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// TestTheCacheHoldsNoSecretsData: a Secret's data is digested, so drift
+// detection still sees a change of it, and neither form keeps a value.
+func TestTheCacheHoldsNoSecretsData(t *testing.T) {
+	secret := func(password string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns"},
+			Data: map[string][]byte{"password": []byte(password)}, StringData: map[string]string{"user": "admin"}}
+	}
+	trimmed := func(s *corev1.Secret) *corev1.Secret {
+		out, err := TrimForCache(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.(*corev1.Secret)
+	}
+	one, same, other := trimmed(secret("hunter2-long")), trimmed(secret("hunter2-long")), trimmed(secret("changed"))
+	b, _ := json.Marshal(one)
+	if strings.Contains(string(b), base64.StdEncoding.EncodeToString([]byte("hunter2-long"))) || strings.Contains(string(b), "admin") ||
+		len(one.Data) != 1 || one.StringData != nil {
+		t.Errorf("the cached Secret holds its data: %s", b)
+	}
+	if !reflect.DeepEqual(one.Data, same.Data) || reflect.DeepEqual(one.Data, other.Data) {
+		t.Errorf("the digest does not follow the data: %x, %x, %x", one.Data, same.Data, other.Data)
+	}
+	if again := trimmed(one.DeepCopy()); !reflect.DeepEqual(again.Data, one.Data) {
+		t.Errorf("trimming a cached Secret again changes it: %x", again.Data)
+	}
+	u, err := Unstructured(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _, _ := unstructured.NestedStringMap(u.Object, "data")
+	if want := base64.StdEncoding.EncodeToString(one.Data[SecretDigestKey]); data[SecretDigestKey] != want || len(data) != 1 {
+		t.Errorf("the unstructured form of a cached Secret has data %v, want its digest %s", data, want)
+	}
 }

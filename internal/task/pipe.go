@@ -186,6 +186,13 @@ func (p pipe) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, e
 	res := Result{Done: true}
 	for _, spec := range t.Spec.Pipe {
 		file, err := p.store(ctx, env, typed, spec, names[spec.Key])
+		if IsFatal(err) {
+			// No retry reads it again, and the pod would wait for ever.
+			if delErr := env.Client.Delete(ctx, current); client.IgnoreNotFound(delErr) != nil {
+				return res, &FatalError{Err: errors.Join(err, fmt.Errorf("deleting pipe pod %s: %w", pod.GetName(), delErr))}
+			}
+			return res, err
+		}
 		if err != nil {
 			return res, err
 		}

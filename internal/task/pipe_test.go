@@ -193,6 +193,11 @@ func TestPipeCopyFails(t *testing.T) {
 			if e := tc.endless; e != nil && (e.accepted > maxPipeFile || !e.tornDown) {
 				t.Errorf("the copy took %d bytes of a limit of %d, torn down: %v", e.accepted, maxPipeFile, e.tornDown)
 			}
+			// A failure no retry fixes deletes the pod; another keeps it for the retry.
+			err = c.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
+			if gone := apierrors.IsNotFound(err); gone != tc.fatal {
+				t.Errorf("after the failure the pipe pod is gone: %v (%v), want %v", gone, err, tc.fatal)
+			}
 		})
 	}
 }

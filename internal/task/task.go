@@ -146,8 +146,11 @@ func renderObjects(action Action, templates []string, in *Input) (*Intent, error
 // the task runs.
 type Env struct {
 	// Client reads from the manager's cache and writes to the API server.
-	Client   client.Client
-	Instance *kudov1beta1.Instance
+	Client client.Client
+	// SecretReader reads Secrets, whose data the cache does not hold, from
+	// the API server; nil: Client reads them.
+	SecretReader client.Reader
+	Instance     *kudov1beta1.Instance
 	// Site is where the task renders; its Owner is the Instance.
 	Site   render.Site
 	Served migrate.Served
@@ -172,7 +175,11 @@ func (env *Env) build(ctx context.Context, kind Kind, t *kudov1beta1.Task) (*Int
 		Dependencies: func(kind, namespace, name string) (*unstructured.Unstructured, bool, error) {
 			obj := &unstructured.Unstructured{}
 			obj.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: kind})
-			err := env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj)
+			var reader client.Reader = env.Client
+			if kind == "Secret" && env.SecretReader != nil {
+				reader = env.SecretReader
+			}
+			err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj)
 			if client.IgnoreNotFound(err) != nil {
 				lookupErr = err
 				return nil, false, err
