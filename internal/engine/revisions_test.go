@@ -16,7 +16,7 @@ import (
 // run starts and completes a deploy run with values.
 func run(i *kudov1beta1.Instance, values map[string]string) {
 	ov := &kudov1beta1.OperatorVersion{}
-	ov.Name = "web-0.1.0"
+	ov.Name = "site-0.1.0"
 	ov.Spec.Plans = map[string]kudov1beta1.Plan{"deploy": {Phases: []kudov1beta1.Phase{{Name: "main", Steps: []kudov1beta1.Step{{Name: "a"}}}}}}
 	if i.Status.PlanStatus == nil {
 		i.Status.PlanStatus = map[string]kudov1beta1.PlanStatus{}

@@ -142,6 +142,8 @@ func renderObjects(action Action, templates []string, in *Input) (*Intent, error
 	return &Intent{Action: action, Objects: result.Objects, Migrations: result.Migrations}, nil
 }
 
+const secretKind = "Secret"
+
 // Env is what a run needs: the cluster, the Instance and where in its plan
 // the task runs.
 type Env struct {
@@ -176,7 +178,7 @@ func (env *Env) build(ctx context.Context, kind Kind, t *kudov1beta1.Task) (*Int
 			obj := &unstructured.Unstructured{}
 			obj.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: kind})
 			var reader client.Reader = env.Client
-			if kind == "Secret" && env.SecretReader != nil {
+			if kind == secretKind && env.SecretReader != nil {
 				reader = env.SecretReader
 			}
 			err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj)
