@@ -277,7 +277,7 @@ func (p *planRun) env(plan, phase, step string, uid types.UID, values map[string
 			OperatorVersion: p.ov, Instance: p.instance.Name, Namespace: p.instance.Namespace,
 			Plan: plan, Phase: phase, Step: step, PlanUID: uid, Params: values, Owner: &owner,
 		},
-		Served: p.r.served, Scope: p.r.scope, Files: p.files, BeforeApply: p.finalizerFirst,
+		Served: p.r.served, Scope: p.r.scope, Files: p.files, BeforeApply: p.finalizerFirst, Redactor: p.params.redactor,
 	}
 }
 

@@ -38,6 +38,8 @@ type ImpersonatingCopier interface {
 	As(user string) FileCopier
 }
 
+const secretKind = "Secret"
+
 // pipeContainer is the container kudo-ng adds to a Pipe pod: it keeps the
 // pod running, with the files its init container wrote, until they are read.
 const pipeContainer = "kudo-pipe"
@@ -71,7 +73,7 @@ func (pipe) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, at *field.Pa
 		switch {
 		case (p.File == "") == (p.EnvFile == ""):
 			errs = append(errs, field.Invalid(entry, p, "needs exactly one of file and envFile"))
-		case p.Kind != "Secret" && p.Kind != "ConfigMap":
+		case p.Kind != secretKind && p.Kind != "ConfigMap":
 			errs = append(errs, field.Invalid(entry.Child("kind"), p.Kind, fmt.Sprintf("kind %q is not Secret or ConfigMap", p.Kind)))
 		case !pipeKey.MatchString(p.Key):
 			errs = append(errs, field.Invalid(entry.Child("key"), p.Key, fmt.Sprintf("key %q must match [a-zA-Z0-9_-]+", p.Key)))
@@ -254,7 +256,7 @@ func (p pipe) store(ctx context.Context, env *Env, pod *corev1.Pod, spec kudov1b
 	}
 	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": spec.Kind, "metadata": map[string]any{"name": name}}}
 	dataField := "data"
-	if spec.Kind == "Secret" {
+	if spec.Kind == secretKind {
 		dataField = "stringData"
 	}
 	obj.Object[dataField] = entries
