@@ -166,10 +166,12 @@ func (r *Redactor) find(s string, nesting int) []match {
 				break
 			}
 			start, end := at+i, at+i+len(f.text)
-			if !f.word || (wordStartsAt(s, start) && wordEndsAt(s, end)) {
-				found = append(found, match{start, end, f.name})
+			if f.word && (!wordStartsAt(s, start) || !wordEndsAt(s, end)) {
+				at = start + 1
+				continue
 			}
-			at = start + 1
+			found = append(found, match{start, end, f.name})
+			at = end
 		}
 	}
 	if nesting < maxNesting {
@@ -193,7 +195,7 @@ func (r *Redactor) encoded(s string, nesting int) []match {
 			alphabet |= base64Chars[s[end]]
 			end++
 		}
-		for pad := end; end < len(s) && end < pad+2 && s[end] == '='; {
+		for pad := 0; pad < 2 && end < len(s) && s[end] == '='; pad++ {
 			end++
 		}
 		word := s[start:end]
