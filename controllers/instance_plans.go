@@ -281,6 +281,7 @@ func (p *planRun) env(plan, phase, step string, uid types.UID, values map[string
 			Plan: plan, Phase: phase, Step: step, PlanUID: uid, Params: values, Owner: &owner,
 		},
 		Served: p.r.served, Scope: p.r.scope, Files: p.files, BeforeApply: p.beforeApply(plan, phase, step, uid),
+		Redactor: p.params.redactor,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -128,6 +129,85 @@ var _ = Describe("Secret parameters", func() {
 		Consistently(func(g Gomega) {
 			g.Expect(getInstance(ctx, g, key).Status.Revisions).To(HaveLen(runs))
 		}, "1s").Should(Succeed())
+	})
+
+	It("gives a KudoOperator child the parent's sensitive value through a Secret, and waits for the child to run with a new one", func() {
+		// The child's package does not mark PASSWORD sensitive: the parent's
+		// does. Its update plan waits for a Deployment, available when the
+		// test says so.
+		child := ov.DeepCopy()
+		child.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: "db-0.2.0"}
+		child.Spec.Version = "0.2.0"
+		child.Spec.Parameters[1].Sensitive = nil
+		child.Spec.Templates["web.yaml"] = webTemplate
+		child.Spec.Tasks = append(child.Spec.Tasks, applyTask("web", "web.yaml"))
+		child.Spec.Plans["update"] = plan(kudov1beta1.Serial, phase("main", kudov1beta1.Serial, step("credentials", "credentials"), step("web", "web")))
+		Expect(k8sClient.Create(ctx, child)).To(Succeed())
+		deps := plan(kudov1beta1.Serial, phase("deps", kudov1beta1.Serial, step("db", "db")))
+		parent := &kudov1beta1.OperatorVersion{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop-0.1.0"},
+			Spec: kudov1beta1.OperatorVersionSpec{
+				Operator:   corev1.ObjectReference{Name: "shop"},
+				Version:    "0.1.0",
+				Parameters: []kudov1beta1.Parameter{{Name: "DB_PASSWORD", Required: ptr.To(true), Sensitive: ptr.To(true)}},
+				Templates:  map[string]string{"db-params.yaml": "PASSWORD: {{ .Params.DB_PASSWORD | quote }}\n"},
+				Tasks: []kudov1beta1.Task{{Name: "db", Kind: kudov1beta1.KudoOperatorTaskKind, Spec: kudov1beta1.TaskSpec{
+					KudoOperatorTaskSpec: kudov1beta1.KudoOperatorTaskSpec{Package: "db", OperatorVersion: "0.2.0", ParameterFile: "db-params.yaml"}}}},
+				Plans: map[string]kudov1beta1.Plan{"deploy": deps, "update": deps},
+			},
+		}
+		Expect(k8sClient.Create(ctx, parent)).To(Succeed())
+		i := newInstance(ns, "shop", parent.Name)
+		i.Spec.Parameters = map[string]string{"DB_PASSWORD": "first-s3cr3t-value"}
+		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+		key, childKey := client.ObjectKeyFromObject(i), types.NamespacedName{Namespace: ns, Name: "shop-db"}
+		planOf := func(g Gomega, key types.NamespacedName, name string) kudov1beta1.ExecutionStatus {
+			return getInstance(ctx, g, key).Status.PlanStatus[name].Status
+		}
+		password := func(g Gomega) string {
+			credentials := &corev1.Secret{}
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "shop-db-credentials"}, credentials)).To(Succeed())
+			return string(credentials.Data["password"])
+		}
+		readsFrom := func(g Gomega) string {
+			c := getInstance(ctx, g, childKey)
+			g.Expect(c.Spec.Parameters).NotTo(HaveKey("PASSWORD"))
+			spec, err := json.Marshal(c.Spec)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(string(spec)).NotTo(ContainSubstring("s3cr3t"))
+			ref := c.Spec.SecretParameters["PASSWORD"]
+			g.Expect(ref.Name).To(HavePrefix("shop-db-parameters-"))
+			g.Expect(ref.Key).To(Equal("PASSWORD"))
+			return ref.Name
+		}
+		Eventually(func(g Gomega) {
+			g.Expect(planOf(g, key, "deploy")).To(Equal(kudov1beta1.ExecutionComplete))
+			g.Expect(planOf(g, childKey, "deploy")).To(Equal(kudov1beta1.ExecutionComplete))
+			g.Expect(password(g)).To(Equal("first-s3cr3t-value"))
+		}).Should(Succeed())
+		first := readsFrom(Default)
+
+		Expect(k8sClient.Get(ctx, key, i)).To(Succeed())
+		i.Spec.Parameters["DB_PASSWORD"] = "second-s3cr3t-value!"
+		Expect(k8sClient.Update(ctx, i)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(password(g)).To(Equal("second-s3cr3t-value!"))
+			g.Expect(planOf(g, childKey, "update")).To(Equal(kudov1beta1.ExecutionInProgress))
+		}).Should(Succeed())
+		Expect(readsFrom(Default)).NotTo(Equal(first))
+		// The parent's plan waits for the child's, as for a change of its spec.
+		Consistently(func(g Gomega) {
+			g.Expect(planOf(g, key, "update")).To(Equal(kudov1beta1.ExecutionInProgress))
+		}, "1s").Should(Succeed())
+		makeAvailable(ctx, types.NamespacedName{Namespace: ns, Name: "shop-db-web"})
+		Eventually(func(g Gomega) {
+			g.Expect(planOf(g, childKey, "update")).To(Equal(kudov1beta1.ExecutionComplete))
+			g.Expect(planOf(g, key, "update")).To(Equal(kudov1beta1.ExecutionComplete))
+			// The first run's Secret is pruned.
+			g.Expect(apierrors.IsNotFound(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: first}, &corev1.Secret{}))).To(BeTrue())
+		}).Should(Succeed())
+		noValueIn(Default, key, "s3cr3t")
+		noValueIn(Default, childKey, "s3cr3t")
 	})
 
 	It("waits for a missing Secret, naming it, and deploys once it exists", func() {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -155,6 +156,21 @@ func Values(parameters []kudov1beta1.Parameter, instance map[string]string) (map
 		values[p.Name] = v
 	}
 	return values, nil
+}
+
+// WithDefaults are an Instance's values and, for each parameter it does not
+// set, the default: the values its templates render with, as stored.
+func WithDefaults(parameters []kudov1beta1.Parameter, values map[string]string) map[string]string {
+	out := maps.Clone(values)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for _, p := range parameters {
+		if _, set := out[p.Name]; !set && p.Default != nil {
+			out[p.Name] = *p.Default
+		}
+	}
+	return out
 }
 
 // jsonCompatible turns the map[any]any a YAML decoder may produce into

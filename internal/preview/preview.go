@@ -64,6 +64,7 @@ func Plan(in *Input) ([]Task, error) {
 	if err != nil {
 		return nil, err
 	}
+	redactor := params.NewRedactor(params.WithDefaults(ov.Spec.Parameters, in.Parameters), params.Sensitive(ov.Spec.Parameters, nil))
 	tasks := ov.Spec.TasksByName()
 	var out []Task
 	for at, step := range plan.Steps() {
@@ -83,7 +84,7 @@ func Plan(in *Input) ([]Task, error) {
 						OperatorVersion: ov, Instance: in.InstanceName, Namespace: in.Namespace,
 						Plan: in.PlanName, Phase: at.Phase.Name, Step: step.Name, Params: values,
 					},
-					Served: in.Served, Scope: in.Scope,
+					Served: in.Served, Scope: in.Scope, Redactor: redactor,
 				})
 				if err != nil {
 					return nil, fmt.Errorf("%s, task %s: %w", where, name, err)

@@ -146,3 +146,36 @@ func TestByTemplate(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestKudoOperatorChildOfSensitiveValues: the preview shows no sensitive
+// value of the parent's in what it says of a child, and its child knows
+// which of its values go to its Secret.
+func TestKudoOperatorChildOfSensitiveValues(t *testing.T) {
+	ov := &kudov1beta1.OperatorVersion{}
+	ov.Spec = kudov1beta1.OperatorVersionSpec{
+		Operator:   corev1.ObjectReference{Name: "demo"},
+		Parameters: []kudov1beta1.Parameter{{Name: "TOKEN", Default: ptr.To("s3cr3t-token"), Sensitive: ptr.To(true)}},
+		Templates:  map[string]string{"params.yaml": "token: {{ .Params.TOKEN }}\nreplicas: 3\n"},
+		Tasks: []kudov1beta1.Task{{Name: "child", Kind: kudov1beta1.KudoOperatorTaskKind, Spec: kudov1beta1.TaskSpec{
+			KudoOperatorTaskSpec: kudov1beta1.KudoOperatorTaskSpec{Package: "zookeeper", ParameterFile: "params.yaml"}}}},
+		Plans: map[string]kudov1beta1.Plan{"deploy": {Phases: []kudov1beta1.Phase{
+			{Name: "main", Steps: []kudov1beta1.Step{{Name: "one", Tasks: []string{"child"}}}}}}},
+	}
+	tasks, err := Plan(&Input{OperatorVersion: ov, InstanceName: "demo", Namespace: "ns", PlanName: "deploy",
+		Served: func(schema.GroupVersionKind) bool { return true }, Scope: render.BuiltinScope})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "installs package zookeeper as Instance demo-zookeeper with parameters:\ntoken: <sensitive TOKEN>\nreplicas: 3\n"; tasks[0].Note != want {
+		t.Errorf("note = %q, want %q", tasks[0].Note, want)
+	}
+	child := &kudov1beta1.OperatorVersion{}
+	child.Spec.Parameters = []kudov1beta1.Parameter{{Name: "token"}, {Name: "replicas"}}
+	values, err := tasks[0].Child.Values(child)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tasks[0].Child.Sensitive(values, child); len(got) != 1 || got["token"] != "s3cr3t-token" {
+		t.Errorf("the child's sensitive values are %v, want its token", got)
+	}
+}

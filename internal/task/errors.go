@@ -75,7 +75,7 @@ func outOfSchema(err error) bool {
 func (env *Env) planServes(gk schema.GroupKind) bool {
 	ov := env.Site.OperatorVersion
 	tasks := ov.Spec.TasksByName()
-	in := &Input{Site: env.Site, Served: env.Served, Scope: env.Scope}
+	in := env.input()
 	for _, step := range ov.Spec.Plans[env.Site.Plan].Steps() {
 		for _, name := range step.Tasks {
 			if t := tasks[name]; t != nil && appliesCRDFor(t, in, gk) {

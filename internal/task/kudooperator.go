@@ -2,6 +2,7 @@ package task
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"slices"
 	"strings"
@@ -28,7 +29,9 @@ import (
 // parent's namespace, with parameters from its rendered parameterFile, and
 // is done when the child's plan has finished. The child's OperatorVersion
 // must be installed where the parent's is (kubectl kudo install installs
-// dependencies with the package).
+// dependencies with the package). Its sensitive values go to a Secret that
+// its spec.secretParameters name, not to its spec, which whoever may read
+// Instances reads.
 type kudoOperator struct{}
 
 func (kudoOperator) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, at *field.Path) field.ErrorList {
@@ -58,11 +61,14 @@ type Child struct {
 	ParameterFile string
 	parameterText string
 	Parameters    map[string]any
+	// parent hides the parent's sensitive values, and tells which of the
+	// child's show one.
+	parent *params.Redactor
 }
 
-func childOf(t *kudov1beta1.Task, site *render.Site) (*Child, error) {
+func childOf(t *kudov1beta1.Task, site *render.Site, parent *params.Redactor) (*Child, error) {
 	spec := &t.Spec.KudoOperatorTaskSpec
-	c := &Child{Name: spec.InstanceName, ParameterFile: spec.ParameterFile}
+	c := &Child{Name: spec.InstanceName, ParameterFile: spec.ParameterFile, parent: parent}
 	if c.Name == "" {
 		c.Name = site.Instance + "-" + spec.Package
 	}
@@ -82,13 +88,27 @@ func childOf(t *kudov1beta1.Task, site *render.Site) (*Child, error) {
 }
 
 // Values are the child's parameter values, typed by ov, the child's
-// OperatorVersion: its spec.parameters.
+// OperatorVersion.
 func (c *Child) Values(ov *kudov1beta1.OperatorVersion) (map[string]string, error) {
 	return typedParameters(c.ParameterFile, c.Parameters, ov)
 }
 
+// Sensitive are those of the child's values that go to its Secret: those
+// ov, the child's OperatorVersion, marks sensitive, and those that show a
+// sensitive value of the parent's.
+func (c *Child) Sensitive(values map[string]string, ov *kudov1beta1.OperatorVersion) map[string]string {
+	marked := params.Sensitive(ov.Spec.Parameters, nil)
+	sensitive := map[string]string{}
+	for name, v := range values {
+		if marked[name] || c.parent.Reveals(v) {
+			sensitive[name] = v
+		}
+	}
+	return sensitive
+}
+
 func (kudoOperator) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
-	c, err := childOf(t, &in.Site)
+	c, err := childOf(t, &in.Site, in.Redactor)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +119,7 @@ func (kudoOperator) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 	}
 	note += " as Instance " + c.Name
 	if c.parameterText != "" {
-		note += " with parameters:\n" + c.parameterText
+		note += " with parameters:\n" + c.parent.String(c.parameterText)
 	}
 	return &Intent{Action: ActionInstall, Note: note, Child: c}, nil
 }
@@ -111,7 +131,7 @@ func (kudoOperator) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Res
 	if err := checkCycle(ctx, env, spec.Package); err != nil {
 		return Result{}, err
 	}
-	c, err := childOf(t, &env.Site)
+	c, err := childOf(t, &env.Site, env.Redactor)
 	if err != nil {
 		return Result{}, &FatalError{Err: err}
 	}
@@ -123,6 +143,11 @@ func (kudoOperator) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Res
 	if err != nil {
 		return Result{}, err
 	}
+	secret, secretParameters, err := c.secretParameters(ctx, env, values, ov)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Applied: secret}
 	instance := &kudov1beta1.Instance{
 		TypeMeta: metav1.TypeMeta{APIVersion: kudov1beta1.GroupVersion.String(), Kind: "Instance"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -133,6 +158,7 @@ func (kudoOperator) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Res
 		Spec: kudov1beta1.InstanceSpec{
 			OperatorVersion:    corev1.ObjectReference{Name: ov.Name, Kind: "OperatorVersion"},
 			Parameters:         values,
+			SecretParameters:   secretParameters,
 			ServiceAccountName: parent.Spec.ServiceAccountName,
 		},
 	}
@@ -153,9 +179,9 @@ func (kudoOperator) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Res
 	unstructured.RemoveNestedField(obj.Object, "metadata", "creationTimestamp")
 	applied, err := applyOne(ctx, env, obj)
 	if err != nil {
-		return Result{}, err
+		return res, err
 	}
-	res := Result{Applied: []objects.Change{applied}}
+	res.Applied = append(res.Applied, applied)
 	current := applied.Object
 	if current.GetGeneration() == 0 || observedGeneration(current) != current.GetGeneration() {
 		res.Message = fmt.Sprintf("waiting for Instance %s to take up its spec", c.Name)
@@ -171,6 +197,51 @@ func (kudoOperator) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Res
 	}
 	res.Done = true
 	return res, nil
+}
+
+// secretParameters moves the child's sensitive values out of values into the
+// Secret it applies, first, so that the child never runs without it, and
+// returns what the child's spec.secretParameters name.
+func (c *Child) secretParameters(ctx context.Context, env *Env, values map[string]string, ov *kudov1beta1.OperatorVersion) (
+	[]objects.Change, map[string]kudov1beta1.SecretKeyReference, error) {
+	sensitive := c.Sensitive(values, ov)
+	if len(sensitive) == 0 {
+		return nil, nil, nil
+	}
+	secret, err := childSecret(ctx, env, c.Name, sensitive)
+	if err != nil {
+		return nil, nil, err
+	}
+	refs := make(map[string]kudov1beta1.SecretKeyReference, len(sensitive))
+	for name := range sensitive {
+		refs[name] = kudov1beta1.SecretKeyReference{Name: secret.Object.GetName(), Key: name}
+		delete(values, name)
+	}
+	return []objects.Change{secret}, refs, nil
+}
+
+// childSecret applies the Secret that holds a child's sensitive values, as
+// the parent applies what it renders. Each run of the parent's plan has a
+// Secret of its own: new values then change the child's spec, so the parent
+// waits for the child to take them up as for any change of its spec, where a
+// change of the Secret alone would find the child ready with the old ones.
+// Those of earlier runs are pruned once the task completes.
+func childSecret(ctx context.Context, env *Env, child string, values map[string]string) (objects.Change, error) {
+	data := make(map[string]any, len(values))
+	for name, v := range values {
+		data[name] = base64.StdEncoding.EncodeToString([]byte(v))
+	}
+	run := string(env.Site.PlanUID)
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": secretKind, "type": string(corev1.SecretTypeOpaque),
+		"metadata": map[string]any{"name": child + "-parameters-" + run[:min(8, len(run))]},
+		"data":     data,
+	}}
+	md := env.Site.Metadata()
+	if err := render.Enhance([]*unstructured.Unstructured{obj}, &md, env.Scope, nil); err != nil {
+		return objects.Change{}, err
+	}
+	return applyOne(ctx, env, obj)
 }
 
 func observedGeneration(obj *unstructured.Unstructured) int64 {

@@ -38,6 +38,8 @@ type ImpersonatingCopier interface {
 	As(user string) FileCopier
 }
 
+const secretKind = "Secret"
+
 // pipeContainer is the container kudo-ng adds to a Pipe pod: it keeps the
 // pod running, with the files its init container wrote, until they are read.
 const pipeContainer = "kudo-pipe"

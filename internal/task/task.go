@@ -20,6 +20,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/objects"
+	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/render/migrate"
 )
@@ -104,6 +105,8 @@ type Input struct {
 	Scope  render.Scope
 	// Dependencies looks up the ConfigMaps and Secrets pods mount; nil offline.
 	Dependencies render.Dependencies
+	// Redactor hides the Instance's sensitive values; nil hides nothing.
+	Redactor *params.Redactor
 }
 
 // Action is what a task does to the objects of its Intent.
@@ -142,8 +145,6 @@ func renderObjects(action Action, templates []string, in *Input) (*Intent, error
 	return &Intent{Action: action, Objects: result.Objects, Migrations: result.Migrations}, nil
 }
 
-const secretKind = "Secret"
-
 // Env is what a run needs: the cluster, the Instance and where in its plan
 // the task runs.
 type Env struct {
@@ -165,6 +166,13 @@ type Env struct {
 	// apply, and may refuse it: the controller makes sure there of its
 	// finalizer, and that its inventory can hold the objects.
 	BeforeApply func(ctx context.Context, task string, objs []*unstructured.Unstructured) error
+	// Redactor hides the Instance's sensitive values; nil hides nothing.
+	Redactor *params.Redactor
+}
+
+// input is what the task's Build sees of the run.
+func (env *Env) input() *Input {
+	return &Input{Site: env.Site, Served: env.Served, Scope: env.Scope, Redactor: env.Redactor}
 }
 
 // build builds the task against the cluster: pods' ConfigMaps and Secrets
@@ -172,22 +180,20 @@ type Env struct {
 // cluster failed, which a retry may fix.
 func (env *Env) build(ctx context.Context, kind Kind, t *kudov1beta1.Task) (*Intent, error) {
 	var lookupErr error
-	in := &Input{
-		Site: env.Site, Served: env.Served, Scope: env.Scope,
-		Dependencies: func(kind, namespace, name string) (*unstructured.Unstructured, bool, error) {
-			obj := &unstructured.Unstructured{}
-			obj.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: kind})
-			var reader client.Reader = env.Client
-			if kind == secretKind && env.SecretReader != nil {
-				reader = env.SecretReader
-			}
-			err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj)
-			if client.IgnoreNotFound(err) != nil {
-				lookupErr = err
-				return nil, false, err
-			}
-			return obj, err == nil, nil
-		},
+	in := env.input()
+	in.Dependencies = func(kind, namespace, name string) (*unstructured.Unstructured, bool, error) {
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: kind})
+		var reader client.Reader = env.Client
+		if kind == secretKind && env.SecretReader != nil {
+			reader = env.SecretReader
+		}
+		err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj)
+		if client.IgnoreNotFound(err) != nil {
+			lookupErr = err
+			return nil, false, err
+		}
+		return obj, err == nil, nil
 	}
 	intent, err := kind.Build(t, in)
 	switch {

@@ -100,15 +100,8 @@ type sensitiveOutput struct {
 
 func newSensitiveOutput(ov *kudov1beta1.OperatorVersion, values map[string]string) sensitiveOutput {
 	sensitive := params.Sensitive(ov.Spec.Parameters, nil)
-	effective := map[string]string{}
-	for _, p := range ov.Spec.Parameters {
-		if v, ok := values[p.Name]; ok {
-			effective[p.Name] = v
-		} else if p.Default != nil {
-			effective[p.Name] = *p.Default
-		}
-	}
-	return sensitiveOutput{redactor: params.NewRedactor(effective, sensitive), maskSecrets: len(sensitive) > 0}
+	redactor := params.NewRedactor(params.WithDefaults(ov.Spec.Parameters, values), sensitive)
+	return sensitiveOutput{redactor: redactor, maskSecrets: len(sensitive) > 0}
 }
 
 func (s sensitiveOutput) object(obj *unstructured.Unstructured) ([]byte, error) {

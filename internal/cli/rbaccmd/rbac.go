@@ -211,7 +211,7 @@ func (g *gatherer) instance(ov *kudov1beta1.OperatorVersion, name string, values
 				}
 			case kudov1beta1.KudoOperatorTaskKind:
 				out.Child = t.Child.Name
-				if err := g.child(&specs[t.Name].Spec.KudoOperatorTaskSpec, t.Child, out.Where); err != nil {
+				if out.ChildSecret, err = g.child(&specs[t.Name].Spec.KudoOperatorTaskSpec, t.Child, out.Where); err != nil {
 					return err
 				}
 			}
@@ -222,8 +222,9 @@ func (g *gatherer) instance(ov *kudov1beta1.OperatorVersion, name string, values
 }
 
 // child renders the plans of a KudoOperator task's Instance, with the values
-// its parameter file gives it.
-func (g *gatherer) child(spec *kudov1beta1.KudoOperatorTaskSpec, c *task.Child, where string) error {
+// its parameter file gives it, and reports whether some of them go to the
+// child's Secret.
+func (g *gatherer) child(spec *kudov1beta1.KudoOperatorTaskSpec, c *task.Child, where string) (bool, error) {
 	var ov *kudov1beta1.OperatorVersion
 	for _, dep := range g.dependencies {
 		if dep.Spec.Operator.Name == spec.Package && dep.Spec.Version == spec.OperatorVersion && dep.Spec.AppVersion == spec.AppVersion {
@@ -231,21 +232,22 @@ func (g *gatherer) child(spec *kudov1beta1.KudoOperatorTaskSpec, c *task.Child, 
 		}
 	}
 	if ov == nil {
-		return fmt.Errorf("%s: package %s %s was not found among the dependencies", where, spec.Package, spec.OperatorVersion)
+		return false, fmt.Errorf("%s: package %s %s was not found among the dependencies", where, spec.Package, spec.OperatorVersion)
 	}
 	values, err := c.Values(ov)
 	if err != nil {
-		return fmt.Errorf("%s: %w", where, err)
+		return false, fmt.Errorf("%s: %w", where, err)
 	}
+	secret := len(c.Sensitive(values, ov)) > 0
 	key := c.Name
 	for _, name := range slices.Sorted(maps.Keys(values)) {
 		key += "\x00" + name + "=" + values[name]
 	}
 	if g.seen[key] {
-		return nil
+		return secret, nil
 	}
 	g.seen[key] = true
-	return g.instance(ov, c.Name, values, fmt.Sprintf("Instance %s (package %s): ", c.Name, spec.Package))
+	return secret, g.instance(ov, c.Name, values, fmt.Sprintf("Instance %s (package %s): ", c.Name, spec.Package))
 }
 
 func header(s Subject, rendered []string) []string {

@@ -71,8 +71,10 @@ type Task struct {
 	Objects  []*unstructured.Unstructured
 	// Pipes are the kinds, ConfigMap or Secret, a Pipe task stores its files in.
 	Pipes []string
-	// Child is the Instance a KudoOperator task makes.
-	Child string
+	// Child is the Instance a KudoOperator task makes; ChildSecret says
+	// that the task applies a Secret of the child's sensitive values.
+	Child       string
+	ChildSecret bool
 }
 
 // Input is what an Instance does: the tasks of all its plans, and its
@@ -190,6 +192,10 @@ func (d *deriver) task(t *Task) error {
 		// The child's OperatorVersion and the parents the cycle check
 		// walks are read from the manager's cache.
 		d.access.grant(d.in.Namespace, instances, applyVerbs...)
+		if t.ChildSecret {
+			// Applied as the parent, read as the child: the same account.
+			d.access.grant(d.in.Namespace, secrets, applyVerbs...)
+		}
 	}
 	return nil
 }

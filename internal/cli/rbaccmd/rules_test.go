@@ -116,6 +116,16 @@ func TestDerive(t *testing.T) {
 			"ns kudo.dev/instances/finalizers [demo,demo-zookeeper]: update",
 		},
 	}, {
+		name: "a KudoOperator task whose child gets sensitive values: the Secret it applies, and the child reads",
+		tasks: func(t *testing.T) []Task {
+			return []Task{{Kind: kudov1beta1.KudoOperatorTaskKind, Child: "demo-zookeeper", ChildSecret: true}}
+		},
+		want: []string{
+			"ns /secrets: " + apply,
+			"ns kudo.dev/instances: " + apply,
+			"ns kudo.dev/instances/finalizers [demo,demo-zookeeper]: update",
+		},
+	}, {
 		name: "objects in another namespace, which the package makes: a Role there",
 		tasks: func(t *testing.T) []Task {
 			return []Task{{Kind: kudov1beta1.ApplyTaskKind, Objects: objects(t,
