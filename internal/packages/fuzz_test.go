@@ -1,66 +1,109 @@
 package packages
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/test/corpus"
 )
 
-// seedFiles adds the file of every example package, and of every package of
-// the conformance corpus when it is there, to a fuzz corpus.
-func seedFiles(f *testing.F, name string) {
+// The fuzz targets of operator.yaml and params.yaml are seeded with the
+// pieces of the real files, a parameter, a task or a plan each, not with
+// the files whole: the fuzzer minimizes every input that finds new coverage,
+// in time quadratic in its size, and an input of a few kilobytes kept both
+// workers minimizing for the whole of a 30 s run.
+
+// realPackages are the example packages and, when it is there, the
+// conformance corpus.
+func realPackages(f *testing.F) []*Package {
 	dirs := examplePackages(f)
 	if dir, err := corpus.Dir(); err == nil && dir != "" {
 		dirs = append(dirs, conformancePackages(f)...)
 	}
+	var out []*Package
 	for _, dir := range dirs {
-		data, err := os.ReadFile(filepath.Join(dir, name))
+		p, err := Read(dir)
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(data)
+		out = append(out, p)
 	}
+	return out
 }
 
-func FuzzOperatorFile(f *testing.F) {
-	seedFiles(f, OperatorFileName)
-	params, err := os.ReadFile(filepath.Join(corpus.Examples(), "hello", "operator", ParamsFileName))
+// addYAML adds v, written as YAML, to the corpus.
+func addYAML(f *testing.F, v any) {
+	data, err := yaml.Marshal(v)
 	if err != nil {
 		f.Fatal(err)
 	}
-	template := []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\n")
-	f.Fuzz(func(t *testing.T, operator []byte) {
-		p, err := parseFiles(map[string][]byte{
-			OperatorFileName: operator, ParamsFileName: params, "templates/deployment.yaml": template,
-		})
-		if err != nil {
+	f.Add(data)
+}
+
+// fuzzBase is the package whose operator.yaml or params.yaml a target
+// replaces: hello's files, parsed once, with a template using a parameter.
+func fuzzBase(f *testing.F) *Package {
+	p, err := Read(filepath.Join(corpus.Examples(), "hello", "operator"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	p.Templates = map[string]string{
+		"deployment.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  replicas: {{ .Params.replicas }}\n",
+	}
+	return p
+}
+
+func FuzzOperatorFile(f *testing.F) {
+	for _, p := range realPackages(f) {
+		o := p.Operator
+		header := OperatorFile{APIVersion: o.APIVersion, Name: o.Name, OperatorVersion: o.OperatorVersion,
+			AppVersion: o.AppVersion, KubernetesVersion: o.KubernetesVersion, NamespaceManifest: o.NamespaceManifest}
+		for _, t := range o.Tasks {
+			piece := header
+			piece.Tasks = []kudov1beta1.Task{t}
+			piece.Plans = map[string]kudov1beta1.Plan{kudov1beta1.DeployPlanName: {Phases: []kudov1beta1.Phase{
+				{Name: "main", Steps: []kudov1beta1.Step{{Name: "main", Tasks: []string{t.Name}}}}}}}
+			addYAML(f, piece)
+		}
+		for _, name := range sortedKeys(o.Plans) {
+			piece := header
+			piece.Plans = map[string]kudov1beta1.Plan{name: o.Plans[name]}
+			addYAML(f, piece)
+		}
+	}
+	base := fuzzBase(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := *base
+		p.Operator = &OperatorFile{}
+		if err := unmarshal(data, p.Operator); err != nil {
 			return
 		}
 		// Whatever parses must verify and convert without panicking.
-		Verify(p, VerifyOptions{})
+		Verify(&p, VerifyOptions{})
 		_, _, _ = p.Convert("default")
 	})
 }
 
 func FuzzParamsFile(f *testing.F) {
-	seedFiles(f, ParamsFileName)
-	f.Add([]byte("parameters:\n- name: A\n  default: [1, {a: b}]\n  type: array\n  enum: [[1]]\n"))
-	operator, err := os.ReadFile(filepath.Join(corpus.Examples(), "hello", "operator", OperatorFileName))
-	if err != nil {
-		f.Fatal(err)
+	for _, p := range realPackages(f) {
+		for _, param := range p.Params.Parameters {
+			addYAML(f, ParamsFile{APIVersion: p.Params.APIVersion, Parameters: []Parameter{param}})
+		}
 	}
-	template := []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  replicas: {{ .Params.replicas }}\n")
-	f.Fuzz(func(t *testing.T, params []byte) {
-		p, err := parseFiles(map[string][]byte{
-			OperatorFileName: operator, ParamsFileName: params, "templates/deployment.yaml": template,
-		})
-		if err != nil {
+	f.Add([]byte("parameters:\n- name: A\n  default: [1, {a: b}]\n  type: array\n  enum: [[1]]\n"))
+	f.Add([]byte("parameters:\n- name: a\n  type: integer\n  default: 1\n- name: A\n  immutable: true\n"))
+	base := fuzzBase(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := *base
+		p.Params = &ParamsFile{}
+		if err := unmarshal(data, p.Params); err != nil {
 			return
 		}
-		report := Verify(p, VerifyOptions{})
-		_, _, err = p.Convert("default")
+		report := Verify(&p, VerifyOptions{})
+		_, _, err := p.Convert("default")
 		if len(report.Errors) == 0 && err != nil {
 			t.Fatalf("a package that verifies does not convert: %v", err)
 		}
