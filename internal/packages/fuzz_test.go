@@ -1,7 +1,12 @@
 package packages
 
 import (
+	"archive/tar"
+	"bytes"
 	"path/filepath"
+	"reflect"
+	"regexp"
+	"runtime/metrics"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -108,4 +113,72 @@ func FuzzParamsFile(f *testing.F) {
 			t.Fatalf("a package that verifies does not convert: %v", err)
 		}
 	})
+}
+
+// maxReadAlloc bounds what reading any tarball allocates: the files, at
+// most MaxTarballSize whatever their headers claim or their holes hold, and
+// archive/tar's extended headers, which it reads doubling a buffer, up to
+// three times the MaxTarballSize it may read of them.
+const maxReadAlloc = 5 * MaxTarballSize
+
+// readError matches what reading a tarball fails with: each names the
+// tarball, the entry or file, or the limit.
+var readError = regexp.MustCompile(`^(not a gzip tarball: |reading tarball: |reading \S+: |entry ".*" (escapes the package root|is not a regular file)$|` +
+	`the tarball (is over|has more than) the limit |\S+ is \d+ bytes, more than the limit of \d+$|(operator|params)\.yaml(: | is missing$))`)
+
+// FuzzReadTarball: reading a tarball never allocates more than
+// maxReadAlloc, fails saying what, and a package read writes back to a
+// tarball that reads as the same files.
+func FuzzReadTarball(f *testing.F) {
+	for _, p := range realPackages(f) {
+		var buf bytes.Buffer
+		if err := p.WriteTarball(&buf); err != nil {
+			f.Fatal(err)
+		}
+		// The small ones: see the minimization above.
+		if buf.Len() <= 2<<10 {
+			f.Add(buf.Bytes())
+		}
+	}
+	for _, h := range []*tar.Header{
+		{Name: "../escape", Size: 1, Mode: 0o644, Typeflag: tar.TypeReg},
+		{Name: "templates/link.yaml", Linkname: "/etc/passwd", Mode: 0o777, Typeflag: tar.TypeSymlink},
+		{Name: "templates/huge.yaml", Size: MaxFileSize + 1, Mode: 0o644, Typeflag: tar.TypeReg},
+	} {
+		f.Add(tarball(f, h).Bytes())
+	}
+	// A megabyte of holes each, eight times the limit once read, in 1.5 KiB.
+	f.Add(sparseTarball(f, 8*MaxTarballSize/MaxFileSize, MaxFileSize))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		before := heapAllocated()
+		files, err := readTarball(bytes.NewReader(data))
+		if n := heapAllocated() - before; n > maxReadAlloc {
+			t.Fatalf("reading %d bytes allocated %d MiB, more than the %d MiB the limits allow", len(data), n>>20, maxReadAlloc>>20)
+		}
+		var p *Package
+		if err == nil {
+			p, err = parseFiles(files)
+		}
+		if err != nil {
+			if !readError.MatchString(err.Error()) {
+				t.Fatalf("the error %q does not say which entry, file or limit", err)
+			}
+			return
+		}
+		var buf bytes.Buffer
+		if err := p.WriteTarball(&buf); err != nil {
+			t.Fatalf("a package read from a tarball does not write back: %v", err)
+		}
+		again, err := ReadTarball(&buf)
+		if err != nil || !reflect.DeepEqual(again.Files, p.Files) {
+			t.Fatalf("a package written back reads as %v, %v; want the files %v", again, err, p.Files)
+		}
+	})
+}
+
+// heapAllocated is the bytes allocated so far, in all.
+func heapAllocated() uint64 {
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(sample)
+	return sample[0].Value.Uint64()
 }
