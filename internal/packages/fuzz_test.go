@@ -3,11 +3,13 @@ package packages
 import (
 	"archive/tar"
 	"bytes"
+	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"runtime/metrics"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -181,4 +183,68 @@ func heapAllocated() uint64 {
 	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	metrics.Read(sample)
 	return sample[0].Value.Uint64()
+}
+
+// FuzzParseIndex: an index that parses writes and parses back to the same
+// YAML, with each package's versions newest first: none after one that is
+// older.
+func FuzzParseIndex(f *testing.F) {
+	dir := f.TempDir()
+	for _, p := range realPackages(f) {
+		file, err := os.Create(filepath.Join(dir, p.TarballName()))
+		if err != nil {
+			f.Fatal(err)
+		}
+		if err := p.WriteTarball(file); err != nil {
+			f.Fatal(err)
+		}
+		if err := file.Close(); err != nil {
+			f.Fatal(err)
+		}
+	}
+	index, err := IndexDirectory(dir, "https://example.com/repo", time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	if err != nil {
+		f.Fatal(err)
+	}
+	// A package an index each, as the fuzzer minimizes the inputs it keeps.
+	for _, name := range sortedKeys(index.Entries) {
+		addYAML(f, &Index{APIVersion: index.APIVersion, Generated: index.Generated, Entries: map[string][]*PackageVersion{name: index.Entries[name]}})
+	}
+	f.Add([]byte("apiVersion: v1\nentries:\n  a:\n  - {name: a, operatorVersion: 1.2x, urls: []}\n" +
+		"  - {name: a, operatorVersion: 1.9.0, urls: []}\n  - {name: a, operatorVersion: 1.10.0, appVersion: v2, urls: []}\n"))
+	f.Add([]byte("apiVersion: v1\ngenerated: 2026-11-21T10:00:00.5+02:00\nentries: {a: [null, {name: a}]}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		index, err := ParseIndex(data)
+		if err != nil {
+			return
+		}
+		for name, versions := range index.Entries {
+			for i := range versions {
+				for j := i + 1; j < len(versions); j++ {
+					if older(versions[i], versions[j]) {
+						t.Fatalf("entries.%s: %+v before %+v, which is newer", name, *versions[i], *versions[j])
+					}
+				}
+			}
+		}
+		written, err := index.Marshal()
+		if err != nil {
+			t.Fatalf("a parsed index does not write: %v", err)
+		}
+		again, err := ParseIndex(written)
+		if err != nil {
+			t.Fatalf("a written index does not parse: %v\n%s", err, written)
+		}
+		if rewritten, err := again.Marshal(); err != nil || !bytes.Equal(rewritten, written) {
+			t.Fatalf("written again, the index changed (%v):\n%s\nthen\n%s", err, written, rewritten)
+		}
+	})
+}
+
+// older reports whether a is an older version of its package than b.
+func older(a, b *PackageVersion) bool {
+	if c := compareVersions(a.OperatorVersion, b.OperatorVersion); c != 0 {
+		return c < 0
+	}
+	return compareVersions(a.AppVersion, b.AppVersion) < 0
 }
