@@ -474,9 +474,10 @@ func (v *verifier) objects(name string, in *task.Input, k8sVersion string, fail 
 			v.r.rulef(file, "", "Namespace %q: a Namespace may only be created by the namespaceManifest template", obj.GetName())
 		}
 	}
-	// Rendered for a second Instance of the package, what is the same
-	// depends not on the Instance. A template that fails only there has
-	// been verified: it is the first render's to report.
+	// Rendered again for a second Instance, of another name and namespace:
+	// what comes out the same does not depend on the Instance. An error
+	// there only (a template branching on the name) is left unreported:
+	// the template renders for the Instance verified.
 	second := in.Site
 	second.Instance, second.Namespace = second.Instance+"-second", "second"
 	other, err := renderAt(&second)
