@@ -69,7 +69,7 @@ func TestBadPackages(t *testing.T) {
 }
 
 // tarball builds a gzip tarball of the good package plus extra entries.
-func tarball(t *testing.T, extra ...*tar.Header) *bytes.Buffer {
+func tarball(t testing.TB, extra ...*tar.Header) *bytes.Buffer {
 	t.Helper()
 	p, err := Read(filepath.Join("testdata", "good"))
 	if err != nil {

@@ -48,7 +48,12 @@ func ParseIndex(data []byte) (*Index, error) {
 	if index.APIVersion != "v1" {
 		return nil, fmt.Errorf("%s: apiVersion %q is not supported, want v1", IndexFileName, index.APIVersion)
 	}
-	for _, versions := range index.Entries {
+	for name, versions := range index.Entries {
+		for i, pv := range versions {
+			if pv == nil {
+				return nil, fmt.Errorf("%s: entries.%s[%d] is null, not a package version", IndexFileName, name, i)
+			}
+		}
 		sortVersions(versions)
 	}
 	return index, nil
@@ -124,8 +129,11 @@ func indexTarball(tarball, baseURL string) (*PackageVersion, error) {
 	}, nil
 }
 
-// sortVersions orders newest first: by operator version, then app version,
-// semver where the versions parse, else as text.
+// sortVersions orders newest first: by operator version, then app version;
+// versions that parse as semver by semver, newer than those that do not,
+// which are compared as text. Comparing by semver where both parse and as
+// text otherwise was no order: 1.10.0 > 1.9.0 > 1.2x > 1.10.0, and 1.10.0
+// could sort last.
 func sortVersions(versions []*PackageVersion) {
 	sort.SliceStable(versions, func(a, b int) bool {
 		if c := compareVersions(versions[a].OperatorVersion, versions[b].OperatorVersion); c != 0 {
@@ -138,8 +146,13 @@ func sortVersions(versions []*PackageVersion) {
 func compareVersions(a, b string) int {
 	va, errA := semver.NewVersion(a)
 	vb, errB := semver.NewVersion(b)
-	if errA == nil && errB == nil {
+	switch {
+	case errA == nil && errB == nil:
 		return va.Compare(vb)
+	case errA == nil:
+		return 1
+	case errB == nil:
+		return -1
 	}
 	return strings.Compare(a, b)
 }

@@ -91,7 +91,8 @@ func TestTarballRoundTripAndIndex(t *testing.T) {
 
 func TestIndexSortsNewestFirst(t *testing.T) {
 	index := &Index{APIVersion: "v1"}
-	for _, v := range []string{"0.9.0", "0.10.0", "0.2.0", "1.0.0-rc.1", "1.0.0"} {
+	// 1.2x and abc are no semver: older than every version that is.
+	for _, v := range []string{"0.9.0", "1.2x", "0.10.0", "0.2.0", "abc", "1.0.0-rc.1", "1.0.0"} {
 		index.Add(&PackageVersion{Name: "zk", OperatorVersion: v, Digest: v})
 	}
 	index.Add(&PackageVersion{Name: "zk", OperatorVersion: "0.2.0", Digest: "replaced"})
@@ -99,7 +100,7 @@ func TestIndexSortsNewestFirst(t *testing.T) {
 	for _, pv := range index.Entries["zk"] {
 		got = append(got, pv.OperatorVersion+"="+pv.Digest)
 	}
-	want := "1.0.0=1.0.0, 1.0.0-rc.1=1.0.0-rc.1, 0.10.0=0.10.0, 0.9.0=0.9.0, 0.2.0=replaced"
+	want := "1.0.0=1.0.0, 1.0.0-rc.1=1.0.0-rc.1, 0.10.0=0.10.0, 0.9.0=0.9.0, 0.2.0=replaced, abc=abc, 1.2x=1.2x"
 	if s := join(got); s != want {
 		t.Errorf("order %s, want %s", s, want)
 	}
@@ -107,8 +108,9 @@ func TestIndexSortsNewestFirst(t *testing.T) {
 
 func TestParseIndexErrors(t *testing.T) {
 	for data, want := range map[string]string{
-		"apiVersion: v2\nentries: {}\n": `index.yaml: apiVersion "v2" is not supported, want v1`,
-		"apiVersion: v1\nentris: {}\n":  `index.yaml: error unmarshaling JSON: while decoding JSON: json: unknown field "entris"`,
+		"apiVersion: v2\nentries: {}\n":                     `index.yaml: apiVersion "v2" is not supported, want v1`,
+		"apiVersion: v1\nentris: {}\n":                      `index.yaml: error unmarshaling JSON: while decoding JSON: json: unknown field "entris"`,
+		"apiVersion: v1\nentries: {a: [{name: a}, null]}\n": "index.yaml: entries.a[1] is null, not a package version",
 	} {
 		if _, err := ParseIndex([]byte(data)); err == nil || err.Error() != want {
 			t.Errorf("ParseIndex(%q) = %v, want %q", data, err, want)

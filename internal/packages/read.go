@@ -64,12 +64,25 @@ func Read(pathName string) (*Package, error) {
 
 // ReadTarball reads a package from a gzip tarball with its files at the root.
 func ReadTarball(r io.Reader) (*Package, error) {
+	files, err := readTarball(r)
+	if err != nil {
+		return nil, err
+	}
+	return parseFiles(files)
+}
+
+// readTarball reads the regular files of a gzip tarball, within the limits.
+func readTarball(r io.Reader) (map[string][]byte, error) {
 	gz, err := gzip.NewReader(&capped{r: r, left: MaxTarballSize, err: errCompressed})
 	if err != nil {
 		return nil, fmt.Errorf("not a gzip tarball: %w", err)
 	}
 	tr := tar.NewReader(&capped{r: gz, left: MaxTarballSize, err: errUncompressed})
 	files := map[string][]byte{}
+	// The files' sizes count too: the holes of a sparse entry take no
+	// room in the stream the readers cap, and a few kilobytes of them
+	// made a gigabyte of zeros.
+	left := int64(MaxTarballSize)
 	for entries := 1; ; entries++ {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -96,13 +109,16 @@ func ReadTarball(r io.Reader) (*Package, error) {
 		if h.Size > MaxFileSize {
 			return nil, fmt.Errorf("%s is %d bytes, more than the limit of %d", clean, h.Size, MaxFileSize)
 		}
-		data, err := io.ReadAll(io.LimitReader(tr, MaxFileSize+1))
-		if err != nil {
+		if left -= h.Size; left < 0 {
+			return nil, errUncompressed
+		}
+		data := make([]byte, h.Size)
+		if _, err := io.ReadFull(tr, data); err != nil {
 			return nil, fmt.Errorf("reading %s: %w", clean, err)
 		}
 		files[clean] = data
 	}
-	return parseFiles(files)
+	return files, nil
 }
 
 // capped reads r up to a limit and fails with err past it, where

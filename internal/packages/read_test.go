@@ -52,6 +52,9 @@ func TestTarballLimits(t *testing.T) {
 		{"as many entries as the limit", func(t *testing.T) io.Reader {
 			return tarball(t, headers(MaxTarballEntries-len(good.Files), "docs", -1)...)
 		}, ""},
+		{"sparse entries whose holes are over the total", func(t *testing.T) io.Reader {
+			return bytes.NewReader(sparseTarball(t, MaxTarballSize/MaxFileSize+1, MaxFileSize))
+		}, errUncompressed.Error()},
 		{"over the limit compressed", func(t *testing.T) io.Reader {
 			n := MaxTarballSize/empty.Len() + 1
 			return io.MultiReader(bytes.NewReader(bytes.Repeat(empty.Bytes(), n)), tarball(t))
@@ -68,6 +71,69 @@ func TestTarballLimits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sparseTarball is a gzip tarball of n entries docs/sparse-0... of size
+// bytes each, all a hole: GNU sparse files (PAX format 1.0), which
+// archive/tar reads and no tar.Writer writes, so each is written by hand,
+// a few hundred bytes of headers.
+func sparseTarball(t testing.TB, n int, size int64) []byte {
+	var stream []byte
+	for i := range n {
+		name := fmt.Sprintf("docs/sparse-%d", i)
+		var pax string
+		for _, kv := range [][2]string{{"GNU.sparse.major", "1"}, {"GNU.sparse.minor", "0"},
+			{"GNU.sparse.name", name}, {"GNU.sparse.realsize", fmt.Sprint(size)}} {
+			pax += paxRecord(kv[0], kv[1])
+		}
+		stream = append(stream, tarBlock("PaxHeaders/"+name, len(pax), tar.TypeXHeader)...)
+		stream = append(stream, padded(pax)...)
+		// The data: the sparse map, of no region.
+		stream = append(stream, tarBlock(name, 512, tar.TypeReg)...)
+		stream = append(stream, padded("0\n")...)
+	}
+	stream = append(stream, make([]byte, 1024)...) // the end of the archive
+	var buf bytes.Buffer
+	gz, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if _, err := gz.Write(stream); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// tarBlock is a ustar header block.
+func tarBlock(name string, size int, typeflag byte) []byte {
+	b := make([]byte, 512)
+	copy(b[0:100], name)
+	copy(b[100:], "0000644\x00")
+	copy(b[124:], fmt.Sprintf("%011o\x00", size))
+	b[156] = typeflag
+	copy(b[257:], "ustar\x0000")
+	// The checksum is of the block with its own field blank.
+	copy(b[148:156], "        ")
+	sum := 0
+	for _, c := range b {
+		sum += int(c)
+	}
+	copy(b[148:], fmt.Sprintf("%06o\x00 ", sum))
+	return b
+}
+
+// paxRecord is "<length> key=value\n", the length counting itself.
+func paxRecord(key, value string) string {
+	rest := " " + key + "=" + value + "\n"
+	n := len(rest)
+	for len(fmt.Sprint(n))+len(rest) != n {
+		n = len(fmt.Sprint(n)) + len(rest)
+	}
+	return fmt.Sprint(n) + rest
+}
+
+func padded(s string) []byte {
+	return append([]byte(s), make([]byte, (512-len(s)%512)%512)...)
 }
 
 func TestCapped(t *testing.T) {

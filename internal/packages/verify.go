@@ -10,6 +10,8 @@ import (
 	"text/template/parse"
 
 	"github.com/Masterminds/semver/v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	fieldpath "k8s.io/apimachinery/pkg/util/validation/field"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -441,27 +443,79 @@ func (v *verifier) templates(opts VerifyOptions) {
 		if !objectTemplates[name] {
 			continue
 		}
-		result, err := render.Task(&render.Request{
+		if v.objects(name, in, k8sVersion, fail) {
+			limited = name
+		}
+	}
+}
+
+// objects renders a template of objects and checks them; limited reports a
+// render stopped by its limits.
+func (v *verifier) objects(name string, in *task.Input, k8sVersion string, fail func(field, msg string)) (limited bool) {
+	file := TemplatesDir + name
+	renderAt := func(site *render.Site) (*render.Result, error) {
+		return render.Task(&render.Request{
 			Templates: v.p.Templates, Resources: []string{name},
-			Variables: in.Site.Variables(), Metadata: in.Site.Metadata(),
-			Served: served, Scope: render.BuiltinScope,
+			Variables: site.Variables(), Metadata: site.Metadata(),
+			Served: in.Served, Scope: in.Scope,
 		})
-		if err != nil {
-			field, msg := templateIssue(err)
-			fail(field, strings.TrimPrefix(msg, name+": "))
-			if isLimit(err) {
-				limited = name
-			}
+	}
+	result, err := renderAt(&in.Site)
+	if err != nil {
+		field, msg := templateIssue(err)
+		fail(field, strings.TrimPrefix(msg, name+": "))
+		return isLimit(err)
+	}
+	for _, m := range result.Migrations {
+		v.r.warnf(file, "", "%s", migrationWarning(m.Migration, k8sVersion))
+	}
+	for _, obj := range result.Objects {
+		if obj.GetKind() == "Namespace" && obj.GroupVersionKind().Group == "" && name != v.p.Operator.NamespaceManifest {
+			v.r.rulef(file, "", "Namespace %q: a Namespace may only be created by the namespaceManifest template", obj.GetName())
+		}
+	}
+	// Rendered again for a second Instance, of another name and namespace:
+	// what comes out the same does not depend on the Instance. An error
+	// there only (a template branching on the name) is left unreported:
+	// the template renders for the Instance verified.
+	second := in.Site
+	second.Instance, second.Namespace = second.Instance+"-second", "second"
+	other, err := renderAt(&second)
+	if err != nil {
+		return isLimit(err)
+	}
+	v.sharedClusterObjects(file, result.Objects, other.Objects)
+	return false
+}
+
+// namedByTheirAPI are the cluster-scoped kinds whose name the API they
+// define fixes (<plural>.<group>, <version>.<group>): no package can name
+// them after the Instance, so sharedClusterObjects leaves them out.
+var namedByTheirAPI = map[schema.GroupKind]bool{
+	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}: true,
+	{Group: "apiregistration.k8s.io", Kind: "APIService"}:             true,
+}
+
+// sharedClusterObjects warns of the cluster-scoped objects a template
+// renders under the same name for two Instances (first and second): the
+// first Instance to apply one keeps it, and the second's plan fails.
+func (v *verifier) sharedClusterObjects(file string, first, second []*unstructured.Unstructured) {
+	type key struct {
+		kind schema.GroupKind
+		name string
+	}
+	rendered := map[key]bool{}
+	for _, obj := range second {
+		rendered[key{obj.GroupVersionKind().GroupKind(), obj.GetName()}] = true
+	}
+	for _, obj := range first {
+		gvk := obj.GroupVersionKind()
+		namespaced, _ := render.BuiltinScope(gvk)
+		if namespaced || namedByTheirAPI[gvk.GroupKind()] || !rendered[key{gvk.GroupKind(), obj.GetName()}] {
 			continue
 		}
-		for _, m := range result.Migrations {
-			v.r.warnf(file, "", "%s", migrationWarning(m.Migration, k8sVersion))
-		}
-		for _, obj := range result.Objects {
-			if obj.GetKind() == "Namespace" && obj.GroupVersionKind().Group == "" && name != o.NamespaceManifest {
-				v.r.rulef(file, "", "Namespace %q: a Namespace may only be created by the namespaceManifest template", obj.GetName())
-			}
-		}
+		v.r.warnf(file, "", "%s %q is cluster-scoped and its name does not depend on the Instance: a second Instance of this package "+
+			"cannot apply it; name it after the Instance ({{ .Name }}, {{ .Namespace }})", obj.GetKind(), obj.GetName())
 	}
 }
 

@@ -1,6 +1,7 @@
 package packages
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -137,6 +138,48 @@ spec:
 			wantWarnings := append(tt.wantWarnings, "params.yaml: parameters[0] GREETING: no template uses this parameter")
 			if got := issues(r.Warnings); !reflect.DeepEqual(got, wantWarnings) {
 				t.Errorf("warnings\n  %q\nwant\n  %q", got, wantWarnings)
+			}
+		})
+	}
+}
+
+// TestClusterScopedNamesDependOnTheInstance: a cluster-scoped object named
+// the same for two Instances of the package (their name and namespace
+// differ, their operator's name does not) is a warning; one whose name
+// holds either is not, nor is a namespaced object, nor a kind whose API
+// fixes its name.
+func TestClusterScopedNamesDependOnTheInstance(t *testing.T) {
+	const warning = `templates/obj.yaml: %s %q is cluster-scoped and its name does not depend on the Instance: ` +
+		`a second Instance of this package cannot apply it; name it after the Instance ({{ .Name }}, {{ .Namespace }})`
+	tests := []struct {
+		name, object string
+		want         []string
+	}{
+		{"a fixed name", "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata: {name: reader}",
+			[]string{fmt.Sprintf(warning, "ClusterRole", "reader")}},
+		{"the operator's name", "kind: PriorityClass\napiVersion: scheduling.k8s.io/v1\nvalue: 1\nmetadata: {name: '{{ .OperatorName }}-high'}",
+			[]string{fmt.Sprintf(warning, "PriorityClass", "bad-high")}},
+		{"the Instance's name", "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata: {name: '{{ .Name }}-reader'}", nil},
+		{"its namespace", "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata: {name: '{{ .Namespace }}-reader'}", nil},
+		{"a namespaced object", "kind: ConfigMap\napiVersion: v1\nmetadata: {name: fixed}", nil},
+		{"a CustomResourceDefinition", "kind: CustomResourceDefinition\napiVersion: apiextensions.k8s.io/v1\nmetadata: {name: probes.example.com}\n" +
+			"spec: {group: example.com, scope: Namespaced, names: {plural: probes, kind: Probe}, versions: [{name: v1, served: true, storage: true, " +
+			"schema: {openAPIV3Schema: {type: object}}}]}", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := Read(filepath.Join("testdata", "good"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Templates["obj.yaml"] = tt.object
+			p.Operator.Tasks[0].Spec.Resources = append(p.Operator.Tasks[0].Spec.Resources, "obj.yaml")
+			r := Verify(p, VerifyOptions{})
+			if len(r.Errors) > 0 {
+				t.Fatalf("errors %q", issues(r.Errors))
+			}
+			if got := issues(r.Warnings); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("warnings\n  %q\nwant\n  %q", got, tt.want)
 			}
 		})
 	}

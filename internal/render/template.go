@@ -68,8 +68,17 @@ var undefinedFunction = regexp.MustCompile(`function "([^"]+)" not defined`)
 
 // Parse parses a template, guarded (guard.go); name is its path in
 // templates/, for errors. Template renders it: executed as it is, it would
-// find none of its functions.
+// find none of its functions. The template is the one the renders of the
+// same text use (parsed): read it, do not change it.
 func Parse(name, text string) (*template.Template, error) {
+	p, err := parseOnce(name, text)
+	if err != nil {
+		return nil, err
+	}
+	return p.t, nil
+}
+
+func parseGuarded(name, text string) (*template.Template, error) {
 	t, err := template.New(name).Option("missingkey=error").Funcs(funcs).Parse(text)
 	if err != nil {
 		if m := undefinedFunction.FindStringSubmatch(err.Error()); m != nil && sandboxed[m[1]] != "" {
@@ -81,9 +90,10 @@ func Parse(name, text string) (*template.Template, error) {
 	return t, nil
 }
 
-// parsed keeps the templates Template parsed, by name and text: a plan
-// renders the same templates on each of its passes, and parsing one, with
-// sprig's two hundred functions, costs more than executing it. The bound
+// parsed keeps the templates parsed, by name and text: a plan renders the
+// same templates on each of its passes, verify reads a template before it
+// renders it, and parsing one, with sprig's two hundred functions, costs
+// more than executing it. The bound
 // keeps the templates of a few dozen operators, at some 20 KiB each.
 var parsed = lru.New(256)
 
@@ -134,7 +144,7 @@ func parseOnce(name, text string) (*parsedTemplate, error) {
 	if p, ok := parsed.Get(key); ok {
 		return p.(*parsedTemplate), nil
 	}
-	t, err := Parse(name, text)
+	t, err := parseGuarded(name, text)
 	if err != nil {
 		return nil, err
 	}

@@ -77,9 +77,30 @@ func (pipe) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, at *field.Pa
 			errs = append(errs, field.Invalid(entry.Child("kind"), p.Kind, fmt.Sprintf("kind %q is not Secret or ConfigMap", p.Kind)))
 		case !pipeKey.MatchString(p.Key):
 			errs = append(errs, field.Invalid(entry.Child("key"), p.Key, fmt.Sprintf("key %q must match [a-zA-Z0-9_-]+", p.Key)))
+		case notWritten(p.File) != "":
+			errs = append(errs, field.Invalid(entry.Child("file"), p.File,
+				fmt.Sprintf("pipe file %s is %s: pipe a regular file the pod writes", p.File, notWritten(p.File))))
+		case notWritten(p.EnvFile) != "":
+			errs = append(errs, field.Invalid(entry.Child("envFile"), p.EnvFile,
+				fmt.Sprintf("pipe file %s is %s: pipe a regular file the pod writes", p.EnvFile, notWritten(p.EnvFile))))
 		}
 	}
 	return errs
+}
+
+// notWritten says what a file under /dev/ or /proc/ is, which no pod
+// writes and which may never end (/dev/zero, a FIFO, /proc/kmsg): its copy
+// would fail the plan at maxPipeFile or pipeReadTimeout. /dev/shm/ is where
+// a pod mounts a memory volume, whose files it writes.
+func notWritten(file string) string {
+	clean := path.Clean(file)
+	switch {
+	case strings.HasPrefix(clean, "/dev/") && !strings.HasPrefix(clean, "/dev/shm/"):
+		return "a device"
+	case strings.HasPrefix(clean, "/proc/"):
+		return "a kernel file"
+	}
+	return ""
 }
 
 func (pipe) Uses(spec *kudov1beta1.TaskSpec) Uses {
