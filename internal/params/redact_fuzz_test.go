@@ -1,17 +1,15 @@
 package params
 
 import (
-	"encoding/base64"
-	"strconv"
 	"strings"
 	"testing"
 )
 
-// FuzzRedactor: text holding a sensitive value of minRedacted bytes or
-// more, as it is, base64-encoded or quoted, never shows that form once
-// redacted, unless the form overlaps a replacement "<sensitive NAME>" (the
-// value "sens", or "WORD" of PASSWORD), which redacting would write back;
-// and text holding no form of a redacted value is left as it is.
+// FuzzRedactor: text holding a sensitive value of minAnywhere bytes or
+// more, in any of the forms formsOf lists, never shows one of those forms
+// once redacted, unless the form overlaps a replacement "<sensitive NAME>"
+// (the value "sens", or "WORD" of PASSWORD), which redacting would write
+// back; and text the Redactor says reveals nothing is left as it is.
 func FuzzRedactor(f *testing.F) {
 	for _, seed := range []struct {
 		name, value, name2, value2, prefix, suffix string
@@ -31,47 +29,30 @@ func FuzzRedactor(f *testing.F) {
 		r := NewRedactor(values, map[string]bool{name: true, name2: true})
 		var redacted, replacements []string
 		for n := range map[string]bool{name: true, name2: true} {
-			if len(values[n]) >= minRedacted {
+			if len(values[n]) >= minAnywhere {
 				redacted = append(redacted, values[n])
 				replacements = append(replacements, "<sensitive "+n+">")
 			}
 		}
 
 		plain := prefix + suffix
-		if !containsAny(plain, redacted) {
+		if !r.Reveals(plain) {
 			if got := r.String(plain); got != plain {
-				t.Fatalf("%q holds no sensitive value, and was redacted to %q", plain, got)
+				t.Fatalf("%q reveals no sensitive value, and was redacted to %q", plain, got)
 			}
 		}
 
-		text := prefix + redactedForms(value)[int(form)%3] + suffix
+		forms := formsOf(value)
+		text := prefix + forms[int(form)%len(forms)] + suffix
 		got := r.String(text)
 		for _, v := range redacted {
-			for _, shown := range redactedForms(v) {
+			for _, shown := range formsOf(v) {
 				if strings.Contains(got, shown) && !overlapsAny(shown, replacements) {
 					t.Fatalf("%q redacted is %q, which still holds %q", text, got, shown)
 				}
 			}
 		}
 	})
-}
-
-// redactedForms are the forms of a value a Redactor hides, as NewRedactor
-// says: as it is, base64-encoded, quoted.
-func redactedForms(v string) []string {
-	quoted := strconv.Quote(v)
-	return []string{v, base64.StdEncoding.EncodeToString([]byte(v)), quoted[1 : len(quoted)-1]}
-}
-
-func containsAny(text string, values []string) bool {
-	for _, v := range values {
-		for _, form := range redactedForms(v) {
-			if strings.Contains(text, form) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // overlapsAny reports whether s could be made, in part or whole, by one of
