@@ -16,6 +16,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/engine"
+	"github.com/kudo-ng/kudo/internal/inventory"
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/render/migrate"
@@ -108,7 +109,8 @@ var parameterTypes = []kudov1beta1.ParameterType{
 // packaging; what is defined but never used is a warning.
 func Verify(p *Package, opts VerifyOptions) *Report {
 	r := &Report{install: opts.Install}
-	v := &verifier{p: p, r: r, templateUse: map[string]bool{}, paramUse: map[string]bool{}}
+	v := &verifier{p: p, r: r, templateUse: map[string]bool{}, paramUse: map[string]bool{},
+		rendered: map[string][]*unstructured.Unstructured{}}
 	if !opts.skipMetadata {
 		v.metadata()
 	}
@@ -131,6 +133,8 @@ type verifier struct {
 	paramUse    map[string]bool
 	// unparsed is set when a template does not parse.
 	unparsed bool
+	// rendered are the objects the object templates render, by template.
+	rendered map[string][]*unstructured.Unstructured
 }
 
 func (v *verifier) metadata() {
@@ -447,6 +451,27 @@ func (v *verifier) templates(opts VerifyOptions) {
 			limited = name
 		}
 	}
+	v.inventoryHolds()
+}
+
+// inventoryHolds reports templates that render more objects than an
+// Instance's inventory holds: no plan could apply them all.
+func (v *verifier) inventoryHolds() {
+	var all []*unstructured.Unstructured
+	largest := ""
+	for _, name := range sortedKeys(v.rendered) {
+		all = append(all, v.rendered[name]...)
+		if largest == "" || len(v.rendered[name]) > len(v.rendered[largest]) {
+			largest = name
+		}
+	}
+	count, size, ok := inventory.Fits(nil, inventory.Site{Task: "verify"}, all)
+	if ok {
+		return
+	}
+	v.r.errorf(TemplatesDir+largest, "", "the templates render %d objects (%d here), %d KiB of inventory, more than the %d KiB "+
+		"an Instance's inventory holds (about 5,000 objects): no plan could apply them all", count, len(v.rendered[largest]),
+		size>>10, inventory.MaxBytes>>10)
 }
 
 // objects renders a template of objects and checks them; limited reports a
@@ -466,6 +491,7 @@ func (v *verifier) objects(name string, in *task.Input, k8sVersion string, fail 
 		fail(field, strings.TrimPrefix(msg, name+": "))
 		return isLimit(err)
 	}
+	v.rendered[name] = result.Objects
 	for _, m := range result.Migrations {
 		v.r.warnf(file, "", "%s", migrationWarning(m.Migration, k8sVersion))
 	}
