@@ -125,6 +125,14 @@ type InstanceStatus struct {
 	AppliedOperatorVersion string `json:"appliedOperatorVersion,omitempty"`
 	// +optional
 	AppliedParameters map[string]string `json:"appliedParameters,omitempty"`
+	// AppliedGeneration is the generation of the spec whose values
+	// appliedParameters hold (kudo-ng): the one the last plan started from,
+	// or a later one that asked for no plan. While it is metadata.generation,
+	// a masked value of appliedParameters is the mask of the spec's value,
+	// which tells kubectl kudo rollback, which cannot make a mask, whether a
+	// revision ran with it.
+	// +optional
+	AppliedGeneration int64 `json:"appliedGeneration,omitempty"`
 	// ObservedGeneration is the generation the conditions describe.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
