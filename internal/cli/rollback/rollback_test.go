@@ -105,7 +105,7 @@ func TestRollback(t *testing.T) {
 }
 
 // mask makes what the status records, as the manager does.
-func mask(value string) string { return params.Mask("uid-db", value) }
+func mask(value string) string { return params.MaskKeys{Current: []byte("uid-db")}.Mask(value) }
 
 // db ran db-0.1.0 with its password from Secret old-password, then db-0.2.0
 // with the one from Secret new-password and a new PIN; its status records
