@@ -57,7 +57,7 @@ type instanceParameters struct {
 // an Instance may only read the Secrets its service account may.
 func (r *InstanceReconciler) resolveParameters(ctx context.Context, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion,
 	reader client.Reader) *instanceParameters {
-	out := &instanceParameters{values: maps.Clone(i.Spec.Parameters), keys: params.MaskKeys{Current: []byte(i.UID)}}
+	out := &instanceParameters{values: maps.Clone(i.Spec.Parameters), keys: r.MaskKeys.ForInstance(i.UID)}
 	if out.values == nil {
 		out.values = map[string]string{}
 	}

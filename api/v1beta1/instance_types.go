@@ -119,8 +119,9 @@ type InstanceStatus struct {
 	// AppliedOperatorVersion and AppliedParameters are the spec the last
 	// plan started from (kudo-ng): a change of the spec against them selects
 	// the next plan, as KUDO's last-applied-instance-state annotation did.
-	// The values of sensitive and secret parameters are masked: a keyed hash
-	// of the value, enough to see that it changed.
+	// The values of sensitive and secret parameters are masked: a hash of
+	// the value keyed with a key only the manager holds, enough to see that
+	// it changed.
 	// +optional
 	AppliedOperatorVersion string `json:"appliedOperatorVersion,omitempty"`
 	// +optional

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/params"
 )
 
 // The decisions about an Instance's plans, as plain functions of the
@@ -188,6 +189,24 @@ func RecordedSpec(i *kudov1beta1.Instance, sensitive map[string]bool) (recorded 
 		recorded[name] = v
 	}
 	return recorded, true
+}
+
+// RekeyMasks makes again with the current key the masks the status records
+// (appliedParameters, revisions) that another key made of the values the
+// Instance has now (params.Rekey), so that a rotated key can be dropped;
+// it reports whether it made any.
+func RekeyMasks(status *kudov1beta1.InstanceStatus, values map[string]string, keys params.MaskKeys) bool {
+	rekeyed := false
+	rekey := func(recorded map[string]string) map[string]string {
+		out := params.Rekey(recorded, values, keys)
+		rekeyed = rekeyed || !maps.Equal(out, recorded)
+		return out
+	}
+	status.AppliedParameters = rekey(status.AppliedParameters)
+	for k := range status.Revisions {
+		status.Revisions[k].Parameters = rekey(status.Revisions[k].Parameters)
+	}
+	return rekeyed
 }
 
 // PlanNames lists the plans, sorted, for messages.

@@ -1,11 +1,55 @@
 package engine
 
 import (
+	"maps"
 	"reflect"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/params"
 )
+
+// Masks recorded before the manager had a key of its own were keyed with the
+// Instance's uid. Read as changed values, they would start the plan of every
+// sensitive parameter of every Instance the new manager reconciles.
+func TestAnInstanceRecordedWithUIDKeyedMasksStartsNoPlanOnceRekeyed(t *testing.T) {
+	o := ov()
+	o.Spec.Parameters = append(o.Spec.Parameters, kudov1beta1.Parameter{Name: "PASSWORD", Sensitive: ptr.To(true)})
+	byUID := params.MaskKeys{Current: []byte("uid-1")}
+	keys := params.MaskKeys{Current: []byte("the manager's key, 32 bytes long")}.ForInstance("uid-1")
+	i := instance("deploy", complete, "u1")
+	i.Spec.Parameters["PASSWORD"] = "hunter2-long"
+	i.Status.AppliedParameters["PASSWORD"] = byUID.Mask("hunter2-long")
+	i.Status.Revisions = []kudov1beta1.Revision{
+		{Number: 1, Plan: "deploy", OperatorVersion: o.Name, Parameters: map[string]string{"SIZE": "1", "PASSWORD": byUID.Mask("older")}},
+		{Number: 2, Plan: "update", OperatorVersion: o.Name, Parameters: maps.Clone(i.Status.AppliedParameters)},
+	}
+	values := i.Spec.Parameters
+	recorded := params.Masked(values, params.Sensitive(o.Spec.Parameters, nil), keys)
+	newUID := func() types.UID { return "fresh" }
+
+	if next, _, _ := NextPlan(i.DeepCopy(), o, recorded, newUID); next != "update" {
+		t.Fatalf("NextPlan before the masks are made again = %q: the test shows nothing", next)
+	}
+	if !RekeyMasks(&i.Status, values, keys) {
+		t.Error("RekeyMasks reports no mask made again")
+	}
+	if next, _, err := NextPlan(i, o, recorded, newUID); next != "" || err != nil {
+		t.Errorf("NextPlan = %q, %v; want no plan: nothing changed", next, err)
+	}
+	if !reflect.DeepEqual(i.Status.AppliedParameters, recorded) || !reflect.DeepEqual(i.Status.Revisions[1].Parameters, recorded) {
+		t.Errorf("appliedParameters %v and the last revision's %v, want %v", i.Status.AppliedParameters, i.Status.Revisions[1].Parameters, recorded)
+	}
+	if got := i.Status.Revisions[0].Parameters["PASSWORD"]; got != byUID.Mask("older") {
+		t.Errorf("the mask of a value the Instance no longer has is %q, want it as it was", got)
+	}
+	if RekeyMasks(&i.Status, values, keys) {
+		t.Error("RekeyMasks made masks again a second time")
+	}
+}
 
 func TestRecordedSpec(t *testing.T) {
 	sensitive := map[string]bool{"PASSWORD": true}
