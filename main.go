@@ -15,6 +15,8 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -24,6 +26,8 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/controllers"
 	"github.com/kudo-ng/kudo/internal/apimetrics"
+	"github.com/kudo-ng/kudo/internal/maskkey"
+	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/planmetrics"
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/task"
@@ -63,6 +67,11 @@ func main() {
 	}
 
 	ctx := ctrl.SetupSignalHandler()
+	maskKeys, err := loadMaskKeys(ctx, cfg, &opts)
+	if err != nil {
+		setupLog.Error(err, "unable to read the mask key")
+		os.Exit(1)
+	}
 	if err := (&controllers.OperatorReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		setupLog.Error(err, "unable to create controller", "controller", "Operator")
 		os.Exit(1)
@@ -90,6 +99,7 @@ func main() {
 		RequireServiceAccount:   opts.requireServiceAccount,
 		MultiTenant:             opts.multiTenant,
 		APIReader:               mgr.GetAPIReader(),
+		MaskKeys:                maskKeys,
 	}
 	metrics.Registry.MustRegister(planmetrics.RunningSteps{List: func(ctx context.Context) ([]kudov1beta1.Instance, error) {
 		list := &kudov1beta1.InstanceList{}
@@ -129,4 +139,24 @@ func main() {
 		setupLog.Error(err, "problem running manager")
 		os.Exit(1)
 	}
+}
+
+// loadMaskKeys reads the keys that mask sensitive values, once: a rotation
+// restarts the manager. The client reads from the API server, as the
+// manager's cache holds no Secret's data.
+func loadMaskKeys(ctx context.Context, cfg *rest.Config, opts *options) (params.MaskKeys, error) {
+	key, err := opts.maskKey(serviceAccountNamespaceFile)
+	if err != nil {
+		return params.MaskKeys{}, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return params.MaskKeys{}, err
+	}
+	keys, err := maskkey.Load(ctx, c, key)
+	if err != nil {
+		return params.MaskKeys{}, err
+	}
+	setupLog.Info("Read the mask key", "Secret", klog.KRef(key.Namespace, key.Name), "previousKey", len(keys.Previous) > 0)
+	return keys, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/tls"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -21,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/maskkey"
 	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/render"
 )
@@ -45,6 +48,8 @@ type options struct {
 	requireServiceAccount   bool
 	multiTenant             bool
 	shard                   string
+	maskKeyNamespace        string
+	maskKeySecret           string
 	enableWebhooks          bool
 	webhookCertDir          string
 	webhookHost             string
@@ -94,6 +99,10 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"spec.serviceAccountName, or \"default\" when it names none; never with the manager's own rights (default $KUDO_MULTI_TENANT).")
 	fs.StringVar(&o.shard, "shard", "", "Reconcile only the Instances labelled "+kudov1beta1.ShardLabel+"=SHARD, with a leader "+
 		"election of this shard's own; without it, the Instances without the label (as Flux's sharding).")
+	fs.StringVar(&o.maskKeyNamespace, "mask-key-namespace", "", "Namespace of the Secret with the key that masks the values "+
+		"of sensitive parameters in Instances' status (default: the manager's own; outside a cluster, "+outsideClusterNamespace+").")
+	fs.StringVar(&o.maskKeySecret, "mask-key-secret", maskkey.DefaultName, "Name of that Secret; the manager makes it, with a "+
+		"random key, when it does not exist.")
 	fs.BoolVar(&o.enableWebhooks, "enable-webhooks", true,
 		"Serve the Instance and OperatorVersion admission webhooks (they need a serving certificate in --webhook-cert-dir).")
 	fs.StringVar(&o.webhookCertDir, "webhook-cert-dir", "", "Directory with tls.crt and tls.key of the webhook server "+
@@ -129,11 +138,20 @@ func (o *options) metricsOptions() metricsserver.Options {
 	return opts
 }
 
+// serviceAccountNamespaceFile names the namespace of the manager's pod; it
+// is not there outside a cluster.
+const serviceAccountNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// outsideClusterNamespace is the mask key's namespace when the manager runs
+// outside a cluster (make run): make deploy's, whose manager then shares the
+// key.
+const outsideClusterNamespace = "kudo-system"
+
 func (o *options) managerOptions(s *runtime.Scheme) ctrl.Options {
 	leaderElectionNamespace := o.leaderElectionNamespace
 	if o.enableLeaderElection && leaderElectionNamespace == "" {
 		// Outside a cluster, the manager has no namespace of its own.
-		if _, err := os.Stat("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err != nil {
+		if _, err := os.Stat(serviceAccountNamespaceFile); err != nil {
 			leaderElectionNamespace = "kube-system"
 		}
 	}
@@ -185,10 +203,36 @@ func (o *options) leaderElectionID() string {
 	return "manager-" + o.shard + ".kudo.dev"
 }
 
-// validate refuses a shard that is no label value.
+// maskKey names the Secret of the mask key (internal/maskkey), by default in
+// the manager's own namespace, which namespaceFile names.
+func (o *options) maskKey(namespaceFile string) (types.NamespacedName, error) {
+	key := types.NamespacedName{Namespace: o.maskKeyNamespace, Name: o.maskKeySecret}
+	if key.Namespace != "" {
+		return key, nil
+	}
+	ns, err := os.ReadFile(namespaceFile)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		key.Namespace = outsideClusterNamespace
+	case err != nil:
+		return key, fmt.Errorf("reading the manager's namespace: %w", err)
+	default:
+		key.Namespace = strings.TrimSpace(string(ns))
+	}
+	return key, nil
+}
+
+// validate refuses a shard that is no label value, a mask key's Secret no
+// object can be named, and render limits that would refuse every template.
 func (o *options) validate() error {
 	if errs := validation.IsValidLabelValue(o.shard); len(errs) > 0 {
 		return fmt.Errorf("--shard %q: %s", o.shard, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsDNS1123Subdomain(o.maskKeySecret); len(errs) > 0 {
+		return fmt.Errorf("--mask-key-secret %q: %s", o.maskKeySecret, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsDNS1123Label(o.maskKeyNamespace); o.maskKeyNamespace != "" && len(errs) > 0 {
+		return fmt.Errorf("--mask-key-namespace %q: %s", o.maskKeyNamespace, strings.Join(errs, "; "))
 	}
 	if o.renderLimits.MaxOutput <= 0 || o.renderLimits.Timeout <= 0 {
 		return fmt.Errorf("--render-max-bytes %d and --render-timeout %s must be positive", o.renderLimits.MaxOutput, o.renderLimits.Timeout)

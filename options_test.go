@@ -3,10 +3,13 @@ package main
 import (
 	"crypto/tls"
 	"flag"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -112,6 +115,44 @@ func TestRenderLimits(t *testing.T) {
 		t.Errorf("render limits = %+v, want %+v", got, want)
 	}
 	for _, args := range [][]string{{"--render-max-bytes=0"}, {"--render-timeout=0s"}} {
+		if err := parse(t, args...).validate(); err == nil {
+			t.Errorf("%v is accepted", args)
+		}
+	}
+}
+
+// TestMaskKey: the mask key's Secret is in the manager's namespace, the one
+// its service account's namespace file names, or kudo-system outside a
+// cluster, unless --mask-key-namespace names another.
+func TestMaskKey(t *testing.T) {
+	inCluster := filepath.Join(t.TempDir(), "namespace")
+	if err := os.WriteFile(inCluster, []byte("operators"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "absent")
+	tests := []struct {
+		name string
+		args []string
+		file string
+		want types.NamespacedName
+	}{
+		{"in a cluster, the manager's namespace", nil, inCluster, types.NamespacedName{Namespace: "operators", Name: "kudo-ng-mask-key"}},
+		{"outside a cluster, make deploy's", nil, outside, types.NamespacedName{Namespace: "kudo-system", Name: "kudo-ng-mask-key"}},
+		{"the flags' wherever it runs", []string{"--mask-key-namespace=keys", "--mask-key-secret=masks"}, inCluster,
+			types.NamespacedName{Namespace: "keys", Name: "masks"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := parse(t, tt.args...)
+			if err := o.validate(); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := o.maskKey(tt.file); err != nil || got != tt.want {
+				t.Errorf("maskKey = %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+	for _, args := range [][]string{{"--mask-key-secret="}, {"--mask-key-secret=No_Name"}, {"--mask-key-namespace=a.b"}} {
 		if err := parse(t, args...).validate(); err == nil {
 			t.Errorf("%v is accepted", args)
 		}

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -75,6 +76,9 @@ type InstanceReconciler struct {
 	// MultiTenant runs every Instance's work as a service account of its
 	// namespace, "default" when it names none: never as the manager.
 	MultiTenant bool
+	// MaskKeys mask the values of sensitive parameters in the status
+	// (internal/maskkey).
+	MaskKeys params.MaskKeys
 
 	cache cache.Cache
 	// kinds starts the watches of the kinds the Instances' objects are of.
@@ -176,6 +180,11 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		objects: objects.NewManager(id.writer, r.APIReader, r.kinds, writes),
 		params:  r.resolveParameters(ctx, instance, ov, id.reader)}
 	redactor = run.params.redactor
+	// Before a plan is chosen: a mask made with another key would read as a
+	// changed value.
+	if engine.RekeyMasks(&instance.Status, run.params.values, run.params.keys) {
+		ctrl.LoggerFrom(ctx).Info("Masks of sensitive values made again with the current mask key")
+	}
 	if !instance.DeletionTimestamp.IsZero() {
 		// A cleanup step in ERROR is tried again after its backoff, as a
 		// live plan's is.
@@ -269,6 +278,10 @@ func (r *InstanceReconciler) patchFinalizers(ctx context.Context, i *kudov1beta1
 // SetupWithManager registers the controller with its static watches; the
 // kinds packages apply are watched as they are first applied (watch).
 func (r *InstanceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if len(r.MaskKeys.Current) == 0 {
+		// An empty key would mask with a key anyone can use.
+		return errors.New("the Instance controller needs a mask key (internal/maskkey)")
+	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &kudov1beta1.Instance{}, operatorVersionIndex,
 		func(o client.Object) []string {
 			return []string{o.(*kudov1beta1.Instance).OperatorVersionKey().String()}

@@ -41,6 +41,9 @@ type instanceParameters struct {
 	// recorded are the values as the status records them and plan selection
 	// compares them: sensitive ones masked.
 	recorded map[string]string
+	// keys mask the sensitive values, and verify the masks the status
+	// recorded.
+	keys params.MaskKeys
 	// redactor hides the sensitive values in what the manager writes for
 	// people.
 	redactor *params.Redactor
@@ -54,7 +57,7 @@ type instanceParameters struct {
 // an Instance may only read the Secrets its service account may.
 func (r *InstanceReconciler) resolveParameters(ctx context.Context, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion,
 	reader client.Reader) *instanceParameters {
-	out := &instanceParameters{values: maps.Clone(i.Spec.Parameters)}
+	out := &instanceParameters{values: maps.Clone(i.Spec.Parameters), keys: r.MaskKeys.ForInstance(i.UID)}
 	if out.values == nil {
 		out.values = map[string]string{}
 	}
@@ -67,7 +70,7 @@ func (r *InstanceReconciler) resolveParameters(ctx context.Context, i *kudov1bet
 		out.values[name] = v
 	}
 	sensitive := params.Sensitive(ov.Spec.Parameters, i.Spec.SecretParameters)
-	out.recorded = params.Masked(out.values, sensitive, string(i.UID))
+	out.recorded = params.Masked(out.values, sensitive, out.keys)
 	effective := maps.Clone(out.values)
 	for _, p := range ov.Spec.Parameters {
 		if _, set := effective[p.Name]; !set && p.Default != nil {
@@ -98,7 +101,7 @@ func readSecretKey(ctx context.Context, reader client.Reader, namespace string, 
 // again (drift correction, adoption): the recorded ones, with the masked
 // ones recovered from the current values, which must still match them.
 func (p *planRun) appliedValues() (map[string]string, error) {
-	return params.Unmask(p.instance.Status.AppliedParameters, p.params.values, string(p.instance.UID))
+	return params.Unmask(p.instance.Status.AppliedParameters, p.params.values, p.params.keys)
 }
 
 // redactStatus hides sensitive values in the messages of the status: a

@@ -99,6 +99,10 @@ func (p *planRun) plans(ctx context.Context) error {
 			}
 			next, uid, err := engine.NextPlan(p.instance, p.ov, p.params.recorded, uuid.NewUUID)
 			if err != nil || next == "" {
+				if err == nil {
+					// The spec asks for no plan: its values are the last plan's.
+					p.instance.Status.AppliedGeneration = p.instance.Generation
+				}
 				p.selectionErr = err
 				return nil
 			}

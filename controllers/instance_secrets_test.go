@@ -2,6 +2,9 @@ package controllers
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -226,6 +229,69 @@ var _ = Describe("Secret parameters", func() {
 			g.Expect(i.Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
 			g.Expect(meta.IsStatusConditionTrue(i.Status.Conditions, kudov1beta1.ReadyCondition)).To(BeTrue())
 		}).Should(Succeed())
+	})
+
+	// uidMask is the mask kudo-ng recorded before the manager had a key of
+	// its own: the HMAC of the value keyed with the Instance's uid, which
+	// whoever reads the Instance reads too.
+	uidMask := func(uid types.UID, value string) string {
+		mac := hmac.New(sha256.New, []byte(uid))
+		mac.Write([]byte(value))
+		return "<sensitive sha256:" + hex.EncodeToString(mac.Sum(nil))[:16] + ">"
+	}
+	deployed := func(key types.NamespacedName) *kudov1beta1.Instance {
+		Eventually(func(g Gomega) {
+			i := getInstance(ctx, g, key)
+			g.Expect(i.Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
+			g.Expect(meta.IsStatusConditionTrue(i.Status.Conditions, kudov1beta1.ReadyCondition)).To(BeTrue())
+			// The spec, as its planExecution was cleared, asks for nothing:
+			// kubectl kudo rollback may take its sensitive values.
+			g.Expect(i.Status.AppliedGeneration).To(Equal(i.Generation))
+		}).Should(Succeed())
+		return getInstance(ctx, Default, key)
+	}
+
+	It("records a mask no reader of the Instance can make: not the HMAC of the value keyed with its uid", func() {
+		i := newInstance(ns, "db", ov.Name)
+		i.Spec.Parameters = map[string]string{"PASSWORD": "123456"}
+		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+		got := deployed(types.NamespacedName{Namespace: ns, Name: "db"})
+		applied := got.Status.AppliedParameters["PASSWORD"]
+		Expect(params.IsMasked(applied)).To(BeTrue(), applied)
+		Expect(applied).NotTo(Equal(uidMask(got.UID, "123456")), "a reader tries every 6-digit PIN against it in 0.4 s")
+		Expect(got.Status.Revisions).To(HaveLen(1))
+		Expect(got.Status.Revisions[0].Parameters).To(HaveKeyWithValue("PASSWORD", applied))
+	})
+
+	It("makes the masks recorded before the manager had a key again with its key, and starts no plan", func() {
+		i := newInstance(ns, "db", ov.Name)
+		i.Spec.Parameters = map[string]string{"PASSWORD": "hunter2-long"}
+		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+		key := types.NamespacedName{Namespace: ns, Name: "db"}
+		got := deployed(key)
+		recorded := got.Status.AppliedParameters["PASSWORD"]
+
+		// The status as the manager before this one recorded it.
+		before := got.DeepCopy()
+		got.Status.AppliedParameters["PASSWORD"] = uidMask(got.UID, "hunter2-long")
+		got.Status.Revisions[0].Parameters["PASSWORD"] = uidMask(got.UID, "hunter2-long")
+		Expect(k8sClient.Status().Patch(ctx, got, client.MergeFrom(before))).To(Succeed())
+		// Any reconcile makes the masks again; a new annotation wakes it.
+		before = got.DeepCopy()
+		got.Annotations = map[string]string{"test": "wake up"}
+		Expect(k8sClient.Patch(ctx, got, client.MergeFrom(before))).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			now := getInstance(ctx, g, key)
+			g.Expect(now.Status.AppliedParameters).To(HaveKeyWithValue("PASSWORD", recorded))
+			g.Expect(now.Status.Revisions).To(HaveLen(1))
+			g.Expect(now.Status.Revisions[0].Parameters).To(HaveKeyWithValue("PASSWORD", recorded))
+		}).Should(Succeed())
+		Consistently(func(g Gomega) {
+			now := getInstance(ctx, g, key)
+			g.Expect(now.Status.Revisions).To(HaveLen(1))
+			g.Expect(now.Status.PlanStatus["update"].Status).To(Equal(kudov1beta1.ExecutionNeverRun))
+		}, "1s").Should(Succeed())
 	})
 
 	It("masks a sensitive value set in the spec in the status and in the messages of a step that fails on it", func() {

@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -23,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/maskkey"
 	"github.com/kudo-ng/kudo/internal/objects"
 	kudowebhook "github.com/kudo-ng/kudo/internal/webhook"
 )
@@ -77,11 +79,16 @@ var _ = BeforeSuite(func() {
 		}),
 	})
 	Expect(err).NotTo(HaveOccurred())
+	// As main does: the manager makes its mask key in its namespace.
+	Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kudo-system"}})).To(Succeed())
+	maskKeys, err := maskkey.Load(ctx, k8sClient, types.NamespacedName{Namespace: "kudo-system", Name: maskkey.DefaultName})
+	Expect(err).NotTo(HaveOccurred())
 	Expect((&OperatorReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)).To(Succeed())
 	Expect((&OperatorVersionReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)).To(Succeed())
 	instances = &InstanceReconciler{
 		Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorderFor("kudo-ng"),
 		Mapper: mgr.GetRESTMapper(), Files: files, MaxConcurrentReconciles: 4, APIReader: mgr.GetAPIReader(), Config: cfg,
+		MaskKeys: maskKeys,
 	}
 	Expect(instances.SetupWithManager(ctx, mgr)).To(Succeed())
 	Expect(kudowebhook.SetupWithManager(mgr, false)).To(Succeed())

@@ -119,12 +119,21 @@ type InstanceStatus struct {
 	// AppliedOperatorVersion and AppliedParameters are the spec the last
 	// plan started from (kudo-ng): a change of the spec against them selects
 	// the next plan, as KUDO's last-applied-instance-state annotation did.
-	// The values of sensitive and secret parameters are masked: a keyed hash
-	// of the value, enough to see that it changed.
+	// The values of sensitive and secret parameters are masked: a hash of
+	// the value keyed with a key only the manager holds, enough to see that
+	// it changed.
 	// +optional
 	AppliedOperatorVersion string `json:"appliedOperatorVersion,omitempty"`
 	// +optional
 	AppliedParameters map[string]string `json:"appliedParameters,omitempty"`
+	// AppliedGeneration is the generation of the spec whose values
+	// appliedParameters hold (kudo-ng): the one the last plan started from,
+	// or a later one that asked for no plan. While it is metadata.generation,
+	// a masked value of appliedParameters is the mask of the spec's value,
+	// which tells kubectl kudo rollback, which cannot make a mask, whether a
+	// revision ran with it.
+	// +optional
+	AppliedGeneration int64 `json:"appliedGeneration,omitempty"`
 	// ObservedGeneration is the generation the conditions describe.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`

@@ -91,6 +91,7 @@ func StartPlan(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion, name st
 	i.Status.PlanStatus[name] = ps
 	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
 	i.Status.AppliedOperatorVersion = ov.Name
+	i.Status.AppliedGeneration = i.Generation
 	revisions := supersede(Revisions(&i.Status))
 	number := int64(1)
 	if len(revisions) > 0 {
@@ -153,7 +154,8 @@ func RollbackTarget(i *kudov1beta1.Instance, number int64, sensitive map[string]
 
 // ranSpec reports whether a revision ran the Instance's spec: its
 // OperatorVersion, its values (masked as the revision records them), its
-// Secret keys; whether a Secret's data changed since is not known here.
+// Secret keys; whether a Secret's data changed since is not known here. A
+// sensitive value it cannot compare (RecordedSpec) counts as another.
 func ranSpec(r *kudov1beta1.Revision, i *kudov1beta1.Instance, sensitive map[string]bool) bool {
 	if r.OperatorVersion != i.Spec.OperatorVersion.Name || !maps.Equal(r.SecretParameters, i.Spec.SecretParameters) {
 		return false
@@ -162,7 +164,50 @@ func ranSpec(r *kudov1beta1.Revision, i *kudov1beta1.Instance, sensitive map[str
 	for name := range r.SecretParameters {
 		delete(values, name)
 	}
-	return maps.Equal(values, params.Masked(i.Spec.Parameters, sensitive, string(i.UID)))
+	spec, known := RecordedSpec(i, sensitive)
+	return known && maps.Equal(values, spec)
+}
+
+// RecordedSpec are the values of the Instance's spec.parameters as the
+// status records them, sensitive ones masked, for whoever cannot make a
+// mask (only the manager holds the key): the masks are appliedParameters',
+// so known is false when a sensitive value is set and appliedParameters do
+// not hold the spec's values (AppliedGeneration). The values its Secret keys
+// give are the Secrets', not the spec's, and left out.
+func RecordedSpec(i *kudov1beta1.Instance, sensitive map[string]bool) (recorded map[string]string, known bool) {
+	recorded = map[string]string{}
+	for name, v := range i.Spec.Parameters {
+		if _, fromSecret := i.Spec.SecretParameters[name]; fromSecret {
+			continue
+		}
+		if sensitive[name] {
+			if i.Status.AppliedGeneration != i.Generation {
+				return nil, false
+			}
+			v = i.Status.AppliedParameters[name]
+		}
+		recorded[name] = v
+	}
+	return recorded, true
+}
+
+// RekeyMasks makes again with the current key the masks the status records
+// (appliedParameters, revisions) that another key made of the values the
+// Instance has now (params.Rekey), so that a rotated key can be dropped;
+// it reports whether it made any.
+func RekeyMasks(status *kudov1beta1.InstanceStatus, values map[string]string, keys params.MaskKeys) bool {
+	rekeyed := false
+	rekey := func(recorded map[string]string) map[string]string {
+		out := params.Rekey(recorded, values, keys)
+		rekeyed = rekeyed || !maps.Equal(out, recorded)
+		return out
+	}
+	status.AppliedParameters = rekey(status.AppliedParameters)
+	for k := range status.Revisions {
+		r := &status.Revisions[k]
+		r.Parameters, r.ChangedParameters = rekey(r.Parameters), rekey(r.ChangedParameters)
+	}
+	return rekeyed
 }
 
 // PlanNames lists the plans, sorted, for messages.

@@ -174,6 +174,7 @@ func TestPlanRequests(t *testing.T) {
 func TestStartPlan(t *testing.T) {
 	i := instance("", "", "")
 	i.Spec.Parameters = map[string]string{"SIZE": "3"}
+	i.Generation = 7
 	EnsurePlanStatuses(&i.Status, ov().Spec.Plans)
 	if len(i.Status.PlanStatus) != 3 || i.Status.PlanStatus["backup"].Status != never {
 		t.Fatalf("every plan gets a NEVER_RUN tree: %+v", i.Status.PlanStatus)
@@ -187,8 +188,9 @@ func TestStartPlan(t *testing.T) {
 		t.Errorf("ActivePlan = %+v", a)
 	}
 	i.Spec.Parameters["SIZE"] = "4"
-	if i.Status.AppliedOperatorVersion != appVersion1 || i.Status.AppliedParameters["SIZE"] != "3" {
-		t.Errorf("the run records the spec it started from, as a copy: %q %v", i.Status.AppliedOperatorVersion, i.Status.AppliedParameters)
+	if i.Status.AppliedOperatorVersion != appVersion1 || i.Status.AppliedParameters["SIZE"] != "3" || i.Status.AppliedGeneration != 7 {
+		t.Errorf("the run records the spec it started from, as a copy: %q %v of generation %d",
+			i.Status.AppliedOperatorVersion, i.Status.AppliedParameters, i.Status.AppliedGeneration)
 	}
 	EnsurePlanStatuses(&i.Status, ov().Spec.Plans)
 	if i.Status.PlanStatus["deploy"].UID != "u1" {

@@ -1,7 +1,6 @@
 package params
 
 import (
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -30,38 +29,6 @@ func TestParseSecretReference(t *testing.T) {
 			(err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
 			t.Errorf("ParseSecretReference(%q) = %+v, %t, %v; want %+v, %t, %q", tt.value, got, isRef, err, tt.want, tt.isRef, tt.wantErr)
 		}
-	}
-}
-
-func TestMask(t *testing.T) {
-	m := Mask("uid-1", "hunter2-long")
-	if !IsMasked(m) || strings.Contains(m, "hunter2") {
-		t.Fatalf("Mask = %q", m)
-	}
-	if Mask("uid-1", "hunter2-long") != m {
-		t.Error("a mask differs for one value and key")
-	}
-	if Mask("uid-2", "hunter2-long") == m || Mask("uid-1", "hunter3-long") == m {
-		t.Error("masks of other keys or values are equal")
-	}
-	if IsMasked("<sensitive PASSWORD>") || IsMasked("plain") {
-		t.Error("IsMasked takes other text for a mask")
-	}
-}
-
-func TestMaskedAndUnmask(t *testing.T) {
-	values := map[string]string{"USER": "admin", "PASSWORD": "hunter2-long"}
-	recorded := Masked(values, map[string]bool{"PASSWORD": true}, "uid-1")
-	if recorded["USER"] != "admin" || recorded["PASSWORD"] != Mask("uid-1", "hunter2-long") || values["PASSWORD"] != "hunter2-long" {
-		t.Fatalf("Masked = %v (input now %v)", recorded, values)
-	}
-	got, err := Unmask(recorded, map[string]string{"USER": "root", "PASSWORD": "hunter2-long"}, "uid-1")
-	if err != nil || !reflect.DeepEqual(got, values) {
-		t.Errorf("Unmask = %v, %v; want the recorded values, the masked one recovered", got, err)
-	}
-	if _, err := Unmask(recorded, map[string]string{"PASSWORD": "changed-value"}, "uid-1"); !errors.Is(err, ErrMaskedChanged) ||
-		!strings.Contains(err.Error(), "parameter PASSWORD") {
-		t.Errorf("Unmask of a changed value: %v", err)
 	}
 }
 

@@ -126,6 +126,10 @@ var _ = Describe("kudo-ng locked down for tenants (make deploy MULTI_TENANT=true
 			{"create clusterrolebindings", "no"},
 			{"create configmaps -n " + tenant, "no"},
 			{"create pods/exec -n " + tenant, "no"},
+			{"create secrets -n " + tenant, "no"},
+			// The Secret of its mask key, in its own namespace only.
+			{"create secrets -n " + managerNamespace, "yes"},
+			{"update secrets -n " + managerNamespace, "no"},
 			{"impersonate serviceaccounts -n kube-system", "no"},
 			{"impersonate serviceaccounts -n " + tenant, "yes"},
 			{"watch configmaps -n kube-system", "yes"},

@@ -66,7 +66,8 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if err != nil {
 		return err
 	}
-	target, err := engine.RollbackTarget(i, opts.Revision, params.Sensitive(current.Spec.Parameters, i.Spec.SecretParameters))
+	sensitive := params.Sensitive(current.Spec.Parameters, i.Spec.SecretParameters)
+	target, err := engine.RollbackTarget(i, opts.Revision, sensitive)
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 		return fmt.Errorf("revision %d ran OperatorVersion %s, which cannot be read (%w): install it again to roll back to it",
 			target.Number, target.OperatorVersion, err)
 	}
-	values, err := restoredValues(i, target)
+	values, err := restoredValues(i, target, sensitive)
 	if err != nil {
 		return err
 	}
@@ -101,16 +102,26 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 // restoredValues are the spec.parameters of the revision: its values, but
 // those taken from Secrets, which it names instead. A sensitive value the
 // revision recorded masked is the Instance's own, when that is the one it
-// ran with; kudo-ng keeps no other.
-func restoredValues(i *kudov1beta1.Instance, target *kudov1beta1.Revision) (map[string]string, error) {
+// ran with; kudo-ng keeps no other. Only the manager can make a mask: the
+// mask of the Instance's value is the one the status recorded
+// (engine.RecordedSpec), when it recorded the Instance's spec.
+func restoredValues(i *kudov1beta1.Instance, target *kudov1beta1.Revision, sensitive map[string]bool) (map[string]string, error) {
+	spec, known := engine.RecordedSpec(i, sensitive)
 	values := map[string]string{}
 	for name, v := range target.Parameters {
 		if _, fromSecret := target.SecretParameters[name]; fromSecret {
 			continue
 		}
 		if params.IsMasked(v) {
-			now, ok := i.Spec.Parameters[name]
-			if !ok || params.Mask(string(i.UID), now) != v {
+			now, set := i.Spec.Parameters[name]
+			if set && !known {
+				return nil, fmt.Errorf("parameter %s is sensitive, and the Instance's status does not tell yet whether "+
+					"revision %d ran with the value it has: the last plan did not start from its spec as it is now "+
+					"(a plan started from an earlier one runs, or the manager has not taken this one yet); "+
+					"roll back once no plan runs, or set it again with kubectl kudo update -p %s=VALUE and roll back then",
+					name, target.Number, name)
+			}
+			if !set || spec[name] != v {
 				return nil, fmt.Errorf("parameter %s is sensitive: revision %d ran with another value than the Instance has, "+
 					"which kudo-ng does not keep; set it again with kubectl kudo update -p %s=VALUE (or keep it in a Secret: "+
 					"-p %s=%sSECRET/KEY) and roll back then", name, target.Number, name, name, params.SecretPrefix)

@@ -104,8 +104,13 @@ func TestRollback(t *testing.T) {
 	}
 }
 
+// keys are the manager's, which the CLI does not have: the tests make with
+// them what the status records.
+var keys = params.MaskKeys{Current: []byte("the manager's key, 32 bytes long")}
+
 // db ran db-0.1.0 with its password from Secret old-password, then db-0.2.0
-// with the one from Secret new-password and a new PIN.
+// with the one from Secret new-password and a new PIN; its status records
+// its spec (appliedGeneration).
 func db() (*kudov1beta1.Instance, []client.Object) {
 	complete := kudov1beta1.ExecutionComplete
 	versions := []client.Object{}
@@ -117,24 +122,27 @@ func db() (*kudov1beta1.Instance, []client.Object) {
 			}},
 		})
 	}
+	applied := map[string]string{"PIN": keys.Mask("4711-new"), "PASSWORD": keys.Mask("new")}
 	i := &kudov1beta1.Instance{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db", UID: "uid-db"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db", UID: "uid-db", Generation: 5},
 		Spec: kudov1beta1.InstanceSpec{
 			OperatorVersion:  corev1.ObjectReference{Name: "db-0.2.0"},
 			Parameters:       map[string]string{"PIN": "4711-new"},
 			SecretParameters: map[string]kudov1beta1.SecretKeyReference{"PASSWORD": {Name: "new-password", Key: "password"}},
 		},
-		Status: kudov1beta1.InstanceStatus{Revisions: []kudov1beta1.Revision{
-			{Number: 1, Plan: "deploy", Status: complete, OperatorVersion: "db-0.1.0",
-				Parameters:       map[string]string{"PIN": params.Mask("uid-db", "4711-new"), "PASSWORD": params.Mask("uid-db", "old")},
-				SecretParameters: map[string]kudov1beta1.SecretKeyReference{"PASSWORD": {Name: "old-password", Key: "password"}}},
-			{Number: 2, Plan: "deploy", Status: complete, OperatorVersion: "db-0.1.0",
-				Parameters:       map[string]string{"PIN": params.Mask("uid-db", "1234-old"), "PASSWORD": params.Mask("uid-db", "old")},
-				SecretParameters: map[string]kudov1beta1.SecretKeyReference{"PASSWORD": {Name: "old-password", Key: "password"}}},
-			{Number: 3, Plan: "upgrade", Status: complete, OperatorVersion: "db-0.2.0",
-				Parameters:       map[string]string{"PIN": params.Mask("uid-db", "4711-new"), "PASSWORD": params.Mask("uid-db", "new")},
-				SecretParameters: map[string]kudov1beta1.SecretKeyReference{"PASSWORD": {Name: "new-password", Key: "password"}}},
-		}},
+		Status: kudov1beta1.InstanceStatus{
+			AppliedOperatorVersion: "db-0.2.0", AppliedParameters: applied, AppliedGeneration: 5,
+			Revisions: []kudov1beta1.Revision{
+				{Number: 1, Plan: "deploy", Status: complete, OperatorVersion: "db-0.1.0",
+					Parameters:       map[string]string{"PIN": keys.Mask("4711-new"), "PASSWORD": keys.Mask("old")},
+					SecretParameters: map[string]kudov1beta1.SecretKeyReference{"PASSWORD": {Name: "old-password", Key: "password"}}},
+				{Number: 2, Plan: "deploy", Status: complete, OperatorVersion: "db-0.1.0",
+					Parameters:       map[string]string{"PIN": keys.Mask("1234-old"), "PASSWORD": keys.Mask("old")},
+					SecretParameters: map[string]kudov1beta1.SecretKeyReference{"PASSWORD": {Name: "old-password", Key: "password"}}},
+				{Number: 3, Plan: "upgrade", Status: complete, OperatorVersion: "db-0.2.0", Parameters: applied,
+					SecretParameters: map[string]kudov1beta1.SecretKeyReference{"PASSWORD": {Name: "new-password", Key: "password"}}},
+			},
+		},
 	}
 	return i, append(versions, i)
 }
@@ -148,7 +156,7 @@ func TestRollbackOfSensitiveParameters(t *testing.T) {
 	}{
 		{name: "names the Secret keys again, and keeps a sensitive value the revision ran with", revision: 1,
 			wantOut: "Instance db rolled back to revision 1: OperatorVersion db-0.1.0, " +
-				"parameters PASSWORD=@secret:old-password/password,PIN=" + params.Mask("uid-db", "4711-new") + "\n"},
+				"parameters PASSWORD=@secret:old-password/password,PIN=" + keys.Mask("4711-new") + "\n"},
 		{name: "refuses a sensitive value it does not keep", revision: 2,
 			wantErr: "parameter PIN is sensitive: revision 2 ran with another value than the Instance has, which kudo-ng does not keep"},
 	}
@@ -182,6 +190,16 @@ func TestRollbackOfSensitiveParameters(t *testing.T) {
 		})
 	}
 
+	t.Run("refuses, without a revision number, what the status does not tell yet", func(t *testing.T) {
+		i, objs := db()
+		// The spec changed since its values were recorded.
+		i.Generation++
+		if _, _, err := rollback(t, "db", 0, objs...); err == nil ||
+			!strings.Contains(err.Error(), "parameter PIN is sensitive, and the Instance's status does not tell yet") {
+			t.Errorf("err = %v", err)
+		}
+	})
+
 	t.Run("takes a revision whose values equal the Instance's, masked, for the same spec", func(t *testing.T) {
 		i, _ := db()
 		sensitive := params.Sensitive([]kudov1beta1.Parameter{{Name: "PIN", Sensitive: ptr.To(true)}}, i.Spec.SecretParameters)
@@ -190,4 +208,76 @@ func TestRollbackOfSensitiveParameters(t *testing.T) {
 			t.Errorf("RollbackTarget = %+v, %v; want revision 2, the newest with another spec than revision 3's", r, err)
 		}
 	})
+}
+
+// The CLI cannot make a mask: a masked value is the Instance's own when the
+// status recorded the Instance's spec and the same mask for it.
+func TestRestoredValues(t *testing.T) {
+	sensitive := map[string]bool{"PIN": true}
+	byUID := params.MaskKeys{Current: []byte("uid-db")}
+	tests := []struct {
+		name string
+		// change makes the Instance and the target revision of the case
+		// from db() and its revision 1.
+		change  func(i *kudov1beta1.Instance, target *kudov1beta1.Revision)
+		want    map[string]string
+		wantErr string
+	}{
+		{name: "the value the revision ran with, which the status recorded for the spec as it is, comes from the spec",
+			change: func(*kudov1beta1.Instance, *kudov1beta1.Revision) {},
+			want:   map[string]string{"PIN": "4711-new"}},
+		{name: "masks the uid keyed, recorded before the manager had a key, compare as well",
+			change: func(i *kudov1beta1.Instance, target *kudov1beta1.Revision) {
+				i.Status.AppliedParameters["PIN"] = byUID.Mask("4711-new")
+				target.Parameters["PIN"] = byUID.Mask("4711-new")
+			},
+			want: map[string]string{"PIN": "4711-new"}},
+		{name: "values that are not sensitive are the revision's, and those of its Secret keys are left out",
+			change: func(_ *kudov1beta1.Instance, target *kudov1beta1.Revision) {
+				target.Parameters["COLOR"] = "red"
+			},
+			want: map[string]string{"PIN": "4711-new", "COLOR": "red"}},
+		{name: "another value than the Instance's is refused",
+			change: func(_ *kudov1beta1.Instance, target *kudov1beta1.Revision) {
+				target.Parameters["PIN"] = keys.Mask("1234-old")
+			},
+			wantErr: "parameter PIN is sensitive: revision 1 ran with another value than the Instance has, which kudo-ng does not keep"},
+		{name: "a value the spec does not set is refused",
+			change: func(i *kudov1beta1.Instance, _ *kudov1beta1.Revision) {
+				delete(i.Spec.Parameters, "PIN")
+			},
+			wantErr: "parameter PIN is sensitive: revision 1 ran with another value"},
+		{name: "a value the Instance takes from a Secret now is not the spec's",
+			change: func(i *kudov1beta1.Instance, _ *kudov1beta1.Revision) {
+				i.Spec.SecretParameters["PIN"] = kudov1beta1.SecretKeyReference{Name: "pin", Key: "pin"}
+			},
+			wantErr: "parameter PIN is sensitive: revision 1 ran with another value"},
+		{name: "while the last plan started from an earlier spec, the status does not tell",
+			change: func(i *kudov1beta1.Instance, _ *kudov1beta1.Revision) {
+				i.Generation++
+			},
+			wantErr: "parameter PIN is sensitive, and the Instance's status does not tell yet whether revision 1 ran with the value it has"},
+		{name: "nor does the status of an Instance the manager has not recorded a generation of",
+			change: func(i *kudov1beta1.Instance, _ *kudov1beta1.Revision) {
+				i.Status.AppliedGeneration = 0
+			},
+			wantErr: "the Instance's status does not tell yet"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			i, _ := db()
+			target := i.Status.Revisions[0].DeepCopy()
+			tt.change(i, target)
+			got, err := restoredValues(i, target, sensitive)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("restoredValues = %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
 }
