@@ -27,6 +27,7 @@ import (
 	"github.com/kudo-ng/kudo/controllers"
 	"github.com/kudo-ng/kudo/internal/apimetrics"
 	"github.com/kudo-ng/kudo/internal/maskkey"
+	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/planmetrics"
 	"github.com/kudo-ng/kudo/internal/render"
@@ -72,6 +73,7 @@ func main() {
 		setupLog.Error(err, "unable to read the mask key")
 		os.Exit(1)
 	}
+	objects.KeySecretDigests(maskKeys.Derive("digests of Secrets' data"))
 	if err := (&controllers.OperatorReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		setupLog.Error(err, "unable to create controller", "controller", "Operator")
 		os.Exit(1)

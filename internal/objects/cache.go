@@ -2,6 +2,7 @@ package objects
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -65,16 +66,28 @@ func TrimForCache(in any) (any, error) {
 }
 
 // SecretDigestKey is the only key of a cached Secret's data: its value is
-// the SHA-256 of the data the API server holds.
+// the HMAC-SHA256 of the data the API server holds.
 const SecretDigestKey = "kudo-ng.sha256"
+
+// secretDigestKey keys the digests of Secrets' data (KeySecretDigests). The
+// inventory's hash of a Secret, which whoever reads the Instance sees, is
+// made from the digest: keyed, it cannot be tried against guesses of a weak
+// value.
+var secretDigestKey []byte
+
+// KeySecretDigests keys the digests of Secrets' data; the manager calls it
+// once, before its cache starts. A new key makes every Secret the inventory
+// holds look changed once, and drift correction applies it again.
+func KeySecretDigests(key []byte) { secretDigestKey = key }
 
 func secretDigest(data map[string][]byte) map[string][]byte {
 	if _, digested := data[SecretDigestKey]; digested && len(data) == 1 {
 		return data
 	}
 	b, _ := json.Marshal(data) // a map of strings to bytes always encodes
-	sum := sha256.Sum256(b)
-	return map[string][]byte{SecretDigestKey: sum[:]}
+	mac := hmac.New(sha256.New, secretDigestKey)
+	mac.Write(b)
+	return map[string][]byte{SecretDigestKey: mac.Sum(nil)}
 }
 
 func trimUnstructured(obj *unstructured.Unstructured) {

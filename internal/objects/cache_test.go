@@ -1,6 +1,8 @@
 package objects
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"reflect"
@@ -244,5 +246,21 @@ func TestTheCacheHoldsNoSecretsData(t *testing.T) {
 	data, _, _ := unstructured.NestedStringMap(u.Object, "data")
 	if want := base64.StdEncoding.EncodeToString(one.Data[SecretDigestKey]); data[SecretDigestKey] != want || len(data) != 1 {
 		t.Errorf("the unstructured form of a cached Secret has data %v, want its digest %s", data, want)
+	}
+}
+
+// TestASecretsDigestIsKeyed: the inventory's hash of a Secret is made from
+// its digest, so a reader of the Instance could try guesses of a weak value
+// against an unkeyed one.
+func TestASecretsDigestIsKeyed(t *testing.T) {
+	t.Cleanup(func() { KeySecretDigests(nil) })
+	data := map[string][]byte{"pin": []byte("1234")}
+	unkeyed := sha256.Sum256([]byte(`{"pin":"MTIzNA=="}`))
+	KeySecretDigests([]byte("key one"))
+	one := secretDigest(data)[SecretDigestKey]
+	KeySecretDigests([]byte("key two"))
+	two := secretDigest(data)[SecretDigestKey]
+	if bytes.Equal(one, unkeyed[:]) || bytes.Equal(one, two) {
+		t.Errorf("the digest of a Secret's data does not depend on the key: %x, %x", one, two)
 	}
 }

@@ -43,6 +43,14 @@ func (k MaskKeys) Mask(value string) string {
 	return mask(k.Current, value)
 }
 
+// Derive is a key for another purpose, made from the current key: what it
+// keys changes when the mask key is rotated.
+func (k MaskKeys) Derive(purpose string) []byte {
+	mac := hmac.New(sha256.New, k.Current)
+	mac.Write([]byte(purpose))
+	return mac.Sum(nil)
+}
+
 // Verify reports whether m is the mask of value made with any of the keys.
 func (k MaskKeys) Verify(m, value string) bool {
 	if m == k.Mask(value) {
