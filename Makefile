@@ -247,7 +247,7 @@ toolchain: envtest-assets cluster-tools controller-gen kustomize ginkgo golangci
 envtest-assets: kubernetes etcd ## kube-apiserver, etcd and kubectl for envtest.
 
 .PHONY: cluster-tools
-cluster-tools: kubernetes etcd kwok kustomize ## Everything the local control plane runs.
+cluster-tools: kubernetes etcd kwok kustomize registry ## Everything the local control plane runs.
 
 .PHONY: kubernetes
 kubernetes: ## kube-apiserver, kube-controller-manager, kube-scheduler, kubectl.
@@ -264,6 +264,11 @@ etcd:
 .PHONY: kwok
 kwok:
 	hack/tools/gobuild.sh kwok $(KWOK_VERSION) sigs.k8s.io/kwok sigs.k8s.io/kwok/cmd/kwok
+
+.PHONY: registry
+registry: ## The reference OCI registry (distribution), which the local control plane's real node pulls from.
+	LDFLAGS="-X github.com/distribution/distribution/v3/version.version=v$(REGISTRY_VERSION)" \
+	hack/tools/gobuild.sh registry $(REGISTRY_VERSION) github.com/distribution/distribution/v3 github.com/distribution/distribution/v3/cmd/registry
 
 .PHONY: controller-gen
 controller-gen:
