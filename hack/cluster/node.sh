@@ -12,8 +12,9 @@
 # bridge has no masquerade; pods get routes to the pod and Service ranges
 # only, no default route; the filter table drops whatever would be forwarded
 # between the bridge and another interface; the pods' resolv.conf names only
-# their own loopback; and images are only those imported here (nothing can be
-# pulled).
+# their own loopback; and images are only those imported here or pushed to
+# the cluster's own registry (node_registry_start), the one registry
+# containerd pulls from.
 #
 # One real node per machine: the bridge and kube-proxy's rules are the
 # machine's. The bridge's alias names the cluster directory that owns it.
@@ -31,6 +32,8 @@ node_guard=KUDO-NG-NODE
 node_busybox_image=kudo-ng.local/busybox:1
 node_pause_image=kudo-ng.local/pause:1
 node_kubectl_image=kudo-ng.local/kubectl:v$KUBERNETES_VERSION
+# The cluster's OCI registry, on the bridge: like the bridge, one per machine.
+node_registry=$node_ip:5000
 
 node_dir() { echo "$dir/node"; }
 node_socket() { echo "$(node_dir)/containerd.sock"; }
@@ -72,9 +75,9 @@ node_preflight() {
       return 1
     fi
   fi
-  for c in kubelet kube-proxy; do
-    if [[ ! -x $assets/$c ]]; then
-      echo "the real node needs $assets/$c: run make cluster-tools"
+  for c in "$assets/kubelet" "$assets/kube-proxy" "$root/bin/registry"; do
+    if [[ ! -x $c ]]; then
+      echo "the real node needs $c: run make cluster-tools"
       return 1
     fi
   done
@@ -163,13 +166,58 @@ node_certs() {
   write_kubeconfig "$pki/kube-proxy.kubeconfig" kube-proxy
 }
 
-# node_start starts containerd, kubelet and kube-proxy once the API server
-# is up, and waits for the node to be Ready.
+# node_registry_start starts the reference registry (distribution) on the
+# bridge, its blobs under the node's directory, and waits until it answers.
+# Plain HTTP: it listens on the bridge's address only, so what is pushed and
+# pulled never leaves this machine, and TLS would make every client (the
+# image tool, containerd) trust a CA that each cluster-up makes anew.
+node_registry_start() {
+  local rd
+  rd=$(node_dir)/registry
+  mkdir -p "$rd/storage"
+  cat >"$rd/config.yaml" <<YAML
+version: 0.1
+log:
+  level: info
+  # Every request is logged once already.
+  accesslog: {disabled: true}
+storage:
+  filesystem: {rootdirectory: $rd/storage}
+  delete: {enabled: true}
+http:
+  addr: $node_registry
+  # Signs the state of unfinished uploads; one instance, so any value.
+  secret: $(openssl rand -hex 16)
+  headers:
+    X-Content-Type-Options: [nosniff]
+YAML
+  # A server listening on every address would answer for it.
+  if curl -s -o /dev/null -m 2 "http://$node_registry/"; then
+    echo "cluster-up: something on this machine already listens on port ${node_registry#*:} of every address, where the cluster's registry goes" >&2
+    return 1
+  fi
+  # The registry exports traces over OTLP by default, to a collector that
+  # is not there.
+  launch registry env OTEL_TRACES_EXPORTER=none "$root/bin/registry" serve "$rd/config.yaml"
+  wait_for registry 30 curl -fsS -o /dev/null "http://$node_registry/v2/"
+}
+
+# node_start starts the registry, containerd, kubelet and kube-proxy once the
+# API server is up, and waits for the node to be Ready.
 node_start() {
   local nd sock
   nd=$(node_dir)
   sock=$(node_socket)
-  mkdir -p "$nd/cni" "$nd/kubelet" "$nd/pod-logs"
+  mkdir -p "$nd/cni" "$nd/kubelet" "$nd/pod-logs" "$nd/certs.d/$node_registry"
+  node_registry_start
+  # containerd pulls from the cluster's registry, over plain HTTP; every
+  # other registry is unreachable from here anyway, and gets no host entry.
+  cat >"$nd/certs.d/$node_registry/hosts.toml" <<TOML
+server = "http://$node_registry"
+
+[host."http://$node_registry"]
+  capabilities = ["pull", "resolve"]
+TOML
   cat >"$nd/containerd.toml" <<TOML
 version = 2
 root = "$nd/containerd/root"
@@ -190,6 +238,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$nd/cni"
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "$nd/certs.d"
   [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
     runtime_type = "io.containerd.runc.v2"
 TOML
@@ -245,7 +295,8 @@ clusterDomain: cluster.local
 podLogsDir: $nd/pod-logs
 registerWithTaints:
 - {key: $node_taint, value: "true", effect: NoSchedule}
-# Images cannot be pulled again here: never collect them.
+# Most images (those imported) cannot be pulled again here: never collect
+# them.
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%}
@@ -291,6 +342,7 @@ node_down() {
     find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9 2>/dev/null || true
   done
   stop_component containerd
+  stop_component registry
   pkill -9 -f -- "$nd/" 2>/dev/null || true
   # Deepest first: rootfs overlays, pod volumes, network namespaces.
   # A node that never ran a pod has none of them: grep finds nothing.

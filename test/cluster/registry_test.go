@@ -1,0 +1,103 @@
+package cluster
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"runtime"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// The cluster's registry, on the real node's bridge (hack/cluster/node.sh),
+// and the Makefile's LOCAL_REGISTRY.
+const localRegistry = "10.244.0.1:5000"
+
+// busyboxOnly is an image of one file, the machine's busybox-static, built
+// here rather than taken from the node, so that the real node has never
+// seen it before it pulls it.
+func busyboxOnly() v1.Image {
+	GinkgoHelper()
+	binary, err := os.ReadFile("/bin/busybox")
+	Expect(err).NotTo(HaveOccurred())
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	Expect(tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "bin/", Mode: 0o755})).To(Succeed())
+	Expect(tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "bin/busybox", Mode: 0o755, Size: int64(len(binary))})).To(Succeed())
+	_, err = tw.Write(binary)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(tw.Close()).To(Succeed())
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(buf.Bytes())), nil
+	})
+	Expect(err).NotTo(HaveOccurred())
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	Expect(err).NotTo(HaveOccurred())
+	cf, err := img.ConfigFile()
+	Expect(err).NotTo(HaveOccurred())
+	cf = cf.DeepCopy()
+	// containerd pulls a single manifest only if its config names the node's platform.
+	cf.OS, cf.Architecture = "linux", runtime.GOARCH
+	cf.Config.Cmd = []string{"/bin/busybox", "echo", "pulled from the registry"}
+	img, err = mutate.ConfigFile(img, cf)
+	Expect(err).NotTo(HaveOccurred())
+	return img
+}
+
+var _ = Describe("The cluster's registry", func() {
+	var (
+		ctx context.Context
+		ns  string
+	)
+	BeforeEach(func() {
+		ctx = context.Background()
+		ns = newNamespace(ctx)
+	})
+
+	It("answers on the bridge", func() {
+		resp, err := http.Get("http://" + localRegistry + "/v2/")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(resp.Body.Close)
+		Expect(resp).To(HaveHTTPStatus(http.StatusOK))
+		Expect(resp).To(HaveHTTPHeaderWithValue("Docker-Distribution-Api-Version", "registry/2.0"))
+	})
+
+	It("serves an image pushed there to the real node, which pulls it by reference", func() {
+		ref, err := name.NewTag(localRegistry+"/test/busybox:"+ns, name.Insecure)
+		Expect(err).NotTo(HaveOccurred())
+		img := busyboxOnly()
+		Expect(remote.Write(ref, img)).To(Succeed())
+		digest, err := img.Digest()
+		Expect(err).NotTo(HaveOccurred())
+
+		pod := onRealNode(ns, "pulled", ref.String())
+		// Always: the kubelet asks the registry even for an image it has.
+		pod.Spec.Containers[0].ImagePullPolicy = corev1.PullAlways
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+			g.Expect(pod.Status.Phase).To(Equal(corev1.PodSucceeded))
+		}).Should(Succeed())
+		Expect(pod.Status.ContainerStatuses[0].ImageID).To(Equal(localRegistry + "/test/busybox@" + digest.String()))
+		Expect(kubectl("logs", "-n", ns, "pulled")).To(Equal("pulled from the registry\n"))
+
+		events := &corev1.EventList{}
+		Expect(k8sClient.List(ctx, events, client.InNamespace(ns))).To(Succeed())
+		Expect(events.Items).To(ContainElement(And(
+			HaveField("InvolvedObject.Name", "pulled"),
+			HaveField("Reason", "Pulled"),
+			HaveField("Message", ContainSubstring("Successfully pulled image \"%s\"", ref.String())))))
+	})
+})
