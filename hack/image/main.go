@@ -7,7 +7,8 @@
 // image (image.go). The result is reproducible: the same binary gives the
 // same digest. It is written as a docker-archive tarball that
 // `ctr images import` and `docker load` accept (--output), pushed (--push),
-// or both.
+// or both. The local control plane's registry is pushed to over plain HTTP
+// (--plain-http).
 package main
 
 import (
@@ -38,8 +39,8 @@ import (
 const caCertsPath = "/etc/ssl/certs/ca-certificates.crt"
 
 type options struct {
-	dockerfile, binary, tag, arch, output string
-	push                                  bool
+	dockerfile, binary, tag, arch, output, plainHTTP string
+	push                                             bool
 }
 
 func main() {
@@ -50,6 +51,8 @@ func main() {
 	flag.StringVar(&o.arch, "arch", runtime.GOARCH, "The binary's GOARCH; the image's platform is linux/<arch>.")
 	flag.StringVar(&o.output, "output", "", "Write the image here as a docker-archive tarball.")
 	flag.BoolVar(&o.push, "push", false, "Push the image to the tag's registry, with the credentials of the Docker config.")
+	flag.StringVar(&o.plainHTTP, "plain-http", "",
+		"A registry (host:port) to push to over plain HTTP when the tag names it, as the local control plane's on its bridge.")
 	flag.Parse()
 	if err := run(o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "image:", err)
@@ -61,7 +64,7 @@ func run(o options, out io.Writer) error {
 	if o.binary == "" || o.tag == "" {
 		return errors.New("--binary and --tag are required")
 	}
-	tag, err := name.NewTag(o.tag)
+	tag, err := reference(o.tag, o.plainHTTP)
 	if err != nil {
 		return err
 	}
@@ -128,6 +131,16 @@ func run(o options, out io.Writer) error {
 	}
 	_, err = fmt.Fprintf(out, "%s %s %.1f MiB\n", tag, digest, float64(size)/(1<<20))
 	return err
+}
+
+// reference parses the image's tag. Its registry is spoken to over plain
+// HTTP only if it is plainHTTP: every other one keeps TLS.
+func reference(tag, plainHTTP string) (name.Tag, error) {
+	t, err := name.NewTag(tag)
+	if err != nil || plainHTTP == "" || t.RegistryStr() != plainHTTP {
+		return t, err
+	}
+	return name.NewTag(tag, name.Insecure)
 }
 
 // checkBinary refuses a binary that would not start in the image: the base

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -99,5 +100,23 @@ var _ = Describe("The cluster's registry", func() {
 			HaveField("InvolvedObject.Name", "pulled"),
 			HaveField("Reason", "Pulled"),
 			HaveField("Message", ContainSubstring("Successfully pulled image \"%s\"", ref.String())))))
+	})
+
+	It("holds the manager's image after make docker-push", func() {
+		// The image's files of a test of its own, not the developer's bin/.
+		tmp := GinkgoT().TempDir()
+		tarPath := filepath.Join(tmp, "manager.tar")
+		Expect(cluster.Make("docker-push", "VERSION=0.0.0-registry-test",
+			"MANAGER_LINUX="+filepath.Join(tmp, "manager"), "IMAGE_TAR="+tarPath)).To(Succeed())
+
+		built, err := tarball.ImageFromPath(tarPath, nil)
+		Expect(err).NotTo(HaveOccurred())
+		want, err := built.Digest()
+		Expect(err).NotTo(HaveOccurred())
+		ref, err := name.NewTag(localRegistry+"/kudo:v0.0.0-registry-test", name.Insecure)
+		Expect(err).NotTo(HaveOccurred())
+		pushed, err := remote.Head(ref)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(pushed.Digest).To(Equal(want))
 	})
 })
