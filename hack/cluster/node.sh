@@ -346,7 +346,11 @@ node_down() {
   pkill -9 -f -- "$nd/" 2>/dev/null || true
   # Deepest first: rootfs overlays, pod volumes, network namespaces.
   # A node that never ran a pod has none of them: grep finds nothing.
-  { findmnt -rn -o TARGET | grep "^$nd/" || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  # findmnt names them by their physical path, which differs where bin/ is
+  # a symlink (a git worktree sharing another's bin/).
+  local physical
+  physical=$(cd "$nd" 2>/dev/null && pwd -P) || physical=$nd
+  { findmnt -rn -o TARGET | grep "^$physical/" || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
   for cg in /sys/fs/cgroup/*/kubepods; do
     if [[ -d $cg ]]; then
       find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null || true
