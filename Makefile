@@ -302,6 +302,15 @@ operator-sdk:
 	LDFLAGS="$(foreach v,Version GitVersion ImageVersion,-X github.com/operator-framework/operator-sdk/internal/version.$(v)=v$(OPERATOR_SDK_VERSION))" \
 	hack/tools/gobuild.sh operator-sdk $(OPERATOR_SDK_VERSION) github.com/operator-framework/operator-sdk github.com/operator-framework/operator-sdk/cmd/operator-sdk -tags containers_image_openpgp
 
+OLM_REPLACES = github.com/openshift/api => github.com/openshift/api $(OLM_OPENSHIFT_API);github.com/openshift/client-go => github.com/openshift/client-go $(OLM_OPENSHIFT_CLIENT_GO)
+
+.PHONY: olm-tools
+olm-tools: ## OLM's operators (olm, catalog, package-server), its bundle unpacker (copy-content) and opm, for OLM on the local control plane.
+	$(foreach cmd,olm catalog package-server copy-content,REPLACES='$(OLM_REPLACES)' \
+	hack/tools/gobuild.sh olm-$(cmd) $(OLM_VERSION) github.com/operator-framework/operator-lifecycle-manager \
+	github.com/operator-framework/operator-lifecycle-manager/cmd/$(cmd) &&) true
+	hack/tools/gobuild.sh opm $(OPM_VERSION) github.com/operator-framework/operator-registry github.com/operator-framework/operator-registry/cmd/opm -tags containers_image_openpgp
+
 # kubectl-kuttl, the test harness `kubectl kudo test` runs, next to bin/kubectl-kudo.
 .PHONY: kuttl
 kuttl:

@@ -4,6 +4,10 @@
 #
 # usage: gobuild.sh NAME VERSION MODULE PACKAGE [go build flags...]
 #
+# REPLACES, when set, holds replace directives the scratch module needs,
+# "OLD => NEW VERSION" separated by ";": those of a tool's own module that its
+# dependencies need (OLM's openshift pins).
+#
 # The tool is built from a scratch module that requires MODULE and lists PACKAGE
 # as a tool, rather than with `go install pkg@version`: the proxy here refuses
 # the version list of some modules, which `go install` needs for its
@@ -33,6 +37,10 @@ require $module v$version
 
 tool $package
 MOD
+IFS=';' read -ra replaces <<<"${REPLACES:-}"
+for replace in "${replaces[@]}"; do
+  echo "replace $replace" >>"$work/go.mod"
+done
 echo "building $name v$version from $module (first run only)" >&2
 start=$SECONDS
 (
