@@ -64,14 +64,21 @@ if [[ $real_node == true ]]; then
 fi
 
 # Certificates: one CA; a serving certificate for the API server; client
-# certificates for the admin (system:masters) and each component.
-cert() { # name subject [extensions-file]
+# certificates for the admin (system:masters) and each component. The
+# aggregation layer has a CA of its own, as kubeadm makes it: the API server
+# proxies to aggregated API servers (OLM's package server) with a client
+# certificate that this CA signs and only they trust.
+cert() { # name subject [extensions-file] [ca]
+  local ca=${4:-ca}
   openssl req -new -newkey rsa:2048 -nodes -keyout "$pki/$1.key" -subj "$2" -out "$pki/$1.csr" 2>/dev/null
-  openssl x509 -req -in "$pki/$1.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
+  openssl x509 -req -in "$pki/$1.csr" -CA "$pki/$ca.crt" -CAkey "$pki/$ca.key" -CAcreateserial \
     -days 3650 -out "$pki/$1.crt" ${3:+-extfile "$3"} 2>/dev/null
 }
-openssl req -x509 -new -newkey rsa:2048 -nodes -keyout "$pki/ca.key" -subj "/CN=kudo-ng-local-ca" \
-  -days 3650 -out "$pki/ca.crt" 2>/dev/null
+for ca in ca front-proxy-ca; do
+  openssl req -x509 -new -newkey rsa:2048 -nodes -keyout "$pki/$ca.key" -subj "/CN=kudo-ng-local-$ca" \
+    -days 3650 -out "$pki/$ca.crt" 2>/dev/null
+done
+cert front-proxy-client "/CN=front-proxy-client" "" front-proxy-ca
 cat >"$pki/apiserver.ext" <<EXT
 subjectAltName = IP:127.0.0.1, IP:$address, IP:10.96.0.1, DNS:localhost, DNS:kubernetes, DNS:kubernetes.default, DNS:kubernetes.default.svc, DNS:kubernetes.default.svc.cluster.local
 extendedKeyUsage = serverAuth
@@ -136,6 +143,10 @@ launch kube-apiserver "$assets/kube-apiserver" \
   --bind-address "$address" --advertise-address "$address" --secure-port "$apiserver_port" \
   --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
   --client-ca-file "$pki/ca.crt" \
+  --requestheader-client-ca-file "$pki/front-proxy-ca.crt" --requestheader-allowed-names front-proxy-client \
+  --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
+  --requestheader-extra-headers-prefix X-Remote-Extra- \
+  --proxy-client-cert-file "$pki/front-proxy-client.crt" --proxy-client-key-file "$pki/front-proxy-client.key" \
   --service-account-issuer https://kubernetes.default.svc.cluster.local \
   --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
   --service-cluster-ip-range 10.96.0.0/16 --authorization-mode Node,RBAC --allow-privileged=true \
