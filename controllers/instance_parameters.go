@@ -71,13 +71,7 @@ func (r *InstanceReconciler) resolveParameters(ctx context.Context, i *kudov1bet
 	}
 	sensitive := params.Sensitive(ov.Spec.Parameters, i.Spec.SecretParameters)
 	out.recorded = params.Masked(out.values, sensitive, out.keys)
-	effective := maps.Clone(out.values)
-	for _, p := range ov.Spec.Parameters {
-		if _, set := effective[p.Name]; !set && p.Default != nil {
-			effective[p.Name] = *p.Default
-		}
-	}
-	out.redactor = params.NewRedactor(effective, sensitive)
+	out.redactor = params.NewRedactor(params.WithDefaults(ov.Spec.Parameters, out.values), sensitive)
 	r.redactors.set(client.ObjectKeyFromObject(i), out.redactor, len(sensitive) > 0)
 	return out
 }

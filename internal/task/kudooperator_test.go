@@ -9,10 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -30,13 +28,7 @@ const parentPassword = "hunter2@long"
 // file; the db OperatorVersion marks API_KEY sensitive.
 func kudoOperatorEnv(t *testing.T, childParams string, password string, planUID types.UID) (*Env, client.Client) {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := kudov1beta1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := testScheme(t)
 	child := &kudov1beta1.OperatorVersion{
 		ObjectMeta: metav1.ObjectMeta{Name: "db-0.1.0", Namespace: "ns"},
 		Spec: kudov1beta1.OperatorVersionSpec{

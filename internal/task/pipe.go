@@ -211,8 +211,8 @@ func (p pipe) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, e
 		file, err := p.store(ctx, env, typed, spec, names[spec.Key])
 		if IsFatal(err) {
 			// No retry reads it again, and the pod would wait for ever.
-			if delErr := env.Client.Delete(ctx, current); client.IgnoreNotFound(delErr) != nil {
-				return res, &FatalError{Err: errors.Join(err, fmt.Errorf("deleting pipe pod %s: %w", pod.GetName(), delErr))}
+			if delErr := deletePipePod(ctx, env, current); delErr != nil {
+				return res, &FatalError{Err: errors.Join(err, delErr)}
 			}
 			return res, err
 		}
@@ -221,10 +221,18 @@ func (p pipe) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, e
 		}
 		res.Applied = append(res.Applied, file)
 	}
-	if err := env.Client.Delete(ctx, current); client.IgnoreNotFound(err) != nil {
-		return Result{Applied: res.Applied}, fmt.Errorf("deleting pipe pod %s: %w", pod.GetName(), err)
+	if err := deletePipePod(ctx, env, current); err != nil {
+		return Result{Applied: res.Applied}, err
 	}
 	return res, nil
+}
+
+// deletePipePod deletes the pipe pod, which may be gone already.
+func deletePipePod(ctx context.Context, env *Env, pod *unstructured.Unstructured) error {
+	if err := env.Client.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting pipe pod %s: %w", pod.GetName(), err)
+	}
+	return nil
 }
 
 // stored returns the files when every one was stored in this plan run

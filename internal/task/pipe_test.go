@@ -42,7 +42,8 @@ func (s streamed) CopyFile(ctx context.Context, _ *corev1.Pod, _, _ string, limi
 	return readCapped(ctx, streamFunc(s), limit)
 }
 
-func pipeEnv(t *testing.T, files FileCopier) (*Env, client.Client) {
+// testScheme knows the built-in kinds and kudo-ng's.
+func testScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -51,7 +52,12 @@ func pipeEnv(t *testing.T, files FileCopier) (*Env, client.Client) {
 	if err := kudov1beta1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	c := fake.NewClientBuilder().WithScheme(scheme).Build()
+	return scheme
+}
+
+func pipeEnv(t *testing.T, files FileCopier) (*Env, client.Client) {
+	t.Helper()
+	c := fake.NewClientBuilder().WithScheme(testScheme(t)).Build()
 	ov := &kudov1beta1.OperatorVersion{
 		ObjectMeta: metav1.ObjectMeta{Name: "web-0.1.0", Namespace: "ns"},
 		Spec: kudov1beta1.OperatorVersionSpec{

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,19 +136,11 @@ type writer struct {
 // those of its spec, the defaults, and the Secret keys it reads, as far as
 // whoever collects may read them.
 func sensitiveValues(ctx context.Context, c client.Client, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) *params.Redactor {
-	values := maps.Clone(i.Spec.Parameters)
-	if values == nil {
-		values = map[string]string{}
-	}
 	var defs []kudov1beta1.Parameter
 	if ov != nil {
 		defs = ov.Spec.Parameters
-		for _, p := range defs {
-			if _, set := values[p.Name]; !set && p.Default != nil {
-				values[p.Name] = *p.Default
-			}
-		}
 	}
+	values := params.WithDefaults(defs, i.Spec.Parameters)
 	for name, ref := range i.Spec.SecretParameters {
 		secret := &corev1.Secret{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: i.Namespace, Name: ref.Name}, secret); err == nil {
