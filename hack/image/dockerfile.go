@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -16,12 +18,27 @@ import (
 // stage is what the Dockerfile's final stage makes of its base: the offline
 // build writes the same image from it.
 type stage struct {
-	from   string    // the base image FROM names
-	base   base      // its local stand-in
-	binary string    // where COPY --from=<builder> puts the binary
-	dirs   []string  // the WORKDIRs, which Docker creates when missing
-	config v1.Config // the base's config with the stage's instructions applied
+	from      string            // the base image FROM names
+	base      base              // its local stand-in
+	additions []addition        // what the stage adds to the base's files, in order
+	binaries  map[string]string // the builder stage's files it copies, by base name: what --binary names
+	config    v1.Config         // the base's config with the stage's instructions applied
+	cmdSet    bool              // a CMD in this stage, which ENTRYPOINT keeps
 }
+
+// addition is what one instruction adds to the image's files: a COPY's
+// sources at dest, or, with no sources, the directory a WORKDIR creates.
+type addition struct {
+	in      instruction
+	builder bool     // the sources are the builder stage's binaries, else the build context's files
+	srcs    []string // cleaned; relative to the context's root for the context's files
+	dest    string   // absolute
+	into    bool     // dest is a directory even if the image lacks it: it ends in a slash, or several sources go there
+	owner   owner    // of what it creates: --chown's, else root
+}
+
+// owner is a numeric user and group.
+type owner struct{ uid, gid int }
 
 // instruction is one Dockerfile instruction, its continuation lines joined.
 type instruction struct {
@@ -30,13 +47,15 @@ type instruction struct {
 	args    string
 }
 
+func (in instruction) String() string { return in.keyword + " " + in.args }
+
 func (in instruction) errorf(format string, a ...any) error {
 	return fmt.Errorf("line %d: %s: %s", in.line, in.keyword, fmt.Sprintf(format, a...))
 }
 
 // parseDockerfile reads the final stage of a Dockerfile. The earlier stages
-// are the builder, which the host's Go build replaces; in the final stage,
-// any instruction the offline build does not apply is an error, so the
+// are the builder, which the host's builds replace; in the final stage, any
+// instruction the offline build does not apply is an error, so the
 // Dockerfile and the image cannot silently part.
 func parseDockerfile(src string, bases map[string]base) (stage, error) {
 	ins := instructions(src)
@@ -89,15 +108,15 @@ func parseDockerfile(src string, bases map[string]base) (stage, error) {
 		known := strings.Join(slices.Sorted(maps.Keys(bases)), ", ")
 		return stage{}, from.errorf("no local stand-in for the base %s in hack/image (it has %s)", ref, known)
 	}
-	st := stage{from: ref, base: b, config: b.config}
+	st := stage{from: ref, base: b, binaries: map[string]string{}, config: b.config}
 	st.config.Env = slices.Clone(b.config.Env)
 	for _, in := range ins[last+1:] {
 		if err := st.apply(in, builders); err != nil {
 			return stage{}, err
 		}
 	}
-	if st.binary == "" {
-		return stage{}, from.errorf("the final stage has no COPY --from=<builder stage>: the image would not hold the binary")
+	if !slices.ContainsFunc(st.additions, func(a addition) bool { return len(a.srcs) > 0 }) {
+		return stage{}, from.errorf("the final stage copies nothing: the image would hold no program or files of its own")
 	}
 	return st, nil
 }
@@ -114,27 +133,24 @@ func (st *stage) apply(in instruction, builders map[string]bool) error {
 	switch in.keyword {
 	case "WORKDIR":
 		st.config.WorkingDir = st.resolve(in.args)
-		st.dirs = append(st.dirs, st.config.WorkingDir)
+		st.additions = append(st.additions, addition{in: in, dest: st.config.WorkingDir})
 	case "COPY":
-		f := strings.Fields(in.args)
-		if len(f) != 3 || !strings.HasPrefix(f[0], "--from=") || !builders[strings.ToLower(strings.TrimPrefix(f[0], "--from="))] {
-			return in.errorf("only COPY --from=<builder stage> <binary> <dest> is supported: the host builds the binary")
-		}
-		if st.binary != "" {
-			return in.errorf("a second COPY: the offline build has one file, --binary")
-		}
-		st.binary = st.resolve(f[2])
-		if f[2] == "." || strings.HasSuffix(f[2], "/") {
-			st.binary = path.Join(st.binary, path.Base(f[1]))
-		}
+		return st.addCopy(in, builders)
 	case "USER":
 		st.config.User = in.args
 	case "ENTRYPOINT":
 		if err := json.Unmarshal([]byte(in.args), &st.config.Entrypoint); err != nil {
 			return in.errorf("want the JSON form: the base has no shell")
 		}
-		// As in Docker: a new entrypoint drops the base's command.
-		st.config.Cmd = nil
+		// As in Docker: a new entrypoint drops the command the base gave.
+		if !st.cmdSet {
+			st.config.Cmd = nil
+		}
+	case "CMD":
+		if err := json.Unmarshal([]byte(in.args), &st.config.Cmd); err != nil {
+			return in.errorf("want the JSON form: the base has no shell")
+		}
+		st.cmdSet = true
 	case "ENV", "LABEL":
 		pairs, err := keyValues(in.args)
 		if err != nil {
@@ -154,6 +170,76 @@ func (st *stage) apply(in instruction, builders map[string]bool) error {
 		return in.errorf("not supported by the offline image build (hack/image): support it there or keep it out of the final stage")
 	}
 	return nil
+}
+
+// addCopy reads COPY [--from=<builder stage>] [--chown=<uid>[:<gid>]]
+// <src>... <dest>: from the builder stage, whose binaries the host builds,
+// or from the build context.
+func (st *stage) addCopy(in instruction, builders map[string]bool) error {
+	words := strings.Fields(in.args)
+	a := addition{in: in}
+	for ; len(words) > 0 && strings.HasPrefix(words[0], "--"); words = words[1:] {
+		if chown, ok := strings.CutPrefix(words[0], "--chown="); ok {
+			o, err := parseOwner(chown)
+			if err != nil {
+				return in.errorf("%v", err)
+			}
+			a.owner = o
+			continue
+		}
+		from, ok := strings.CutPrefix(words[0], "--from=")
+		if !ok {
+			return in.errorf("%s is not supported by the offline image build (hack/image)", words[0])
+		}
+		if !builders[strings.ToLower(from)] {
+			return in.errorf("--from=%s is not an earlier stage named with AS: the host builds only those stages' binaries", from)
+		}
+		a.builder = true
+	}
+	if len(words) < 2 || strings.HasPrefix(words[0], "[") {
+		return in.errorf("want COPY [--from=<builder stage>] [--chown=<uid>[:<gid>]] <src>... <dest>")
+	}
+	dest := words[len(words)-1]
+	a.srcs = words[:len(words)-1]
+	a.dest = st.resolve(dest)
+	a.into = strings.HasSuffix(dest, "/") || path.Base(dest) == "." || len(a.srcs) > 1
+	for i, src := range a.srcs {
+		if strings.ContainsAny(src, "*?[") {
+			return in.errorf("%s: wildcards are not supported by the offline image build (hack/image)", src)
+		}
+		if a.builder {
+			a.srcs[i] = path.Clean(src)
+			name := path.Base(a.srcs[i])
+			if other, ok := st.binaries[name]; ok && other != a.srcs[i] {
+				return in.errorf("%s and %s share the name --binary %s=<path> gives", other, a.srcs[i], name)
+			}
+			st.binaries[name] = a.srcs[i]
+			continue
+		}
+		// Docker reads a context path as relative to the context's root.
+		rel := strings.TrimPrefix(path.Clean(src), "/")
+		if rel == ".." || strings.HasPrefix(rel, "../") {
+			return in.errorf("%s is outside the build context", src)
+		}
+		a.srcs[i] = cmp.Or(rel, ".")
+	}
+	st.additions = append(st.additions, a)
+	return nil
+}
+
+// parseOwner reads --chown's <uid>[:<gid>]: numbers only, as names would need
+// the image's /etc/passwd; a lone uid is the gid too, as in Docker.
+func parseOwner(s string) (owner, error) {
+	user, group, hasGroup := strings.Cut(s, ":")
+	if !hasGroup {
+		group = user
+	}
+	uid, errUser := strconv.Atoi(user)
+	gid, errGroup := strconv.Atoi(group)
+	if errUser != nil || errGroup != nil || uid < 0 || gid < 0 {
+		return owner{}, fmt.Errorf("--chown=%s: want <uid>[:<gid>] as numbers (names are not supported by the offline image build)", s)
+	}
+	return owner{uid: uid, gid: gid}, nil
 }
 
 // resolve makes p absolute against the working directory, as Docker does.

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// busybox is Debian's busybox-static: a static ELF, not a Go binary.
+const busybox = "/bin/busybox"
+
+func TestBinaryFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		want    binaryFlag
+		wantErr string
+	}{
+		{[]string{"olm=bin/olm-olm", "busybox=/bin/busybox"}, binaryFlag{"olm": "bin/olm-olm", "busybox": "/bin/busybox"}, ""},
+		{[]string{"manager=bin/manager=linux"}, binaryFlag{"manager": "bin/manager=linux"}, ""},
+		{[]string{"bin/manager-linux-amd64"}, nil, "want NAME=PATH"},
+		{[]string{"=bin/manager"}, nil, "want NAME=PATH"},
+		{[]string{"manager="}, nil, "want NAME=PATH"},
+		{[]string{"workspace/manager=bin/manager"}, nil, "want NAME=PATH"},
+		{[]string{"olm=bin/olm-olm", "olm=bin/olm"}, nil, "olm given twice"},
+	} {
+		got := binaryFlag{}
+		var err error
+		for _, a := range tc.args {
+			if err = got.Set(a); err != nil {
+				break
+			}
+		}
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("--binary %v: got error %v, want %q", tc.args, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("--binary %v: %v", tc.args, err)
+		}
+		if d := cmp.Diff(tc.want, got); d != "" {
+			t.Errorf("--binary %v (-want +got):\n%s", tc.args, d)
+		}
+	}
+}
+
+// writeFile writes a file in dir and returns its path.
+func writeFile(t *testing.T, dir, name, contents string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(contents), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRun(t *testing.T) {
+	if _, err := os.Stat(busybox); err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	dockerfile := writeFile(t, dir, "Dockerfile", builder+"FROM gcr.io/distroless/static:nonroot\n"+
+		"COPY --from=builder /bin/busybox /bin/cp\nCOPY catalog /configs\n")
+	writeFile(t, dir, "catalog/index.yaml", "schema: olm.package\n")
+	var out bytes.Buffer
+	err := run(options{
+		dockerfile: dockerfile, context: dir, tag: "registry.test:5000/olm:v0.28.0", arch: runtime.GOARCH,
+		output: filepath.Join(dir, "image/olm.tar"), binaries: binaryFlag{"busybox": busybox},
+	}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^registry.test:5000/olm:v0.28.0 sha256:[0-9a-f]{64} [0-9.]+ MiB\n$`).MatchString(out.String()) {
+		t.Errorf("summary %q, want the tag, digest and size", out.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "image/olm.tar")); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "catalog/index.yaml", "schema: olm.package\n")
+	if err := os.Symlink("catalog", filepath.Join(dir, "configs")); err != nil {
+		t.Fatal(err)
+	}
+	manager := writeFile(t, dir, "manager", "not a binary")
+	const final = builder + "FROM gcr.io/distroless/static:nonroot\n"
+	for _, tc := range []struct {
+		name, dockerfile string
+		binaries         binaryFlag
+		want             string
+	}{{
+		name:       "an unused --binary",
+		dockerfile: final + "COPY catalog /configs\n",
+		binaries:   binaryFlag{"manager": manager},
+		want:       "Dockerfile: --binary manager is unused: the final stage copies no manager from the builder stage",
+	}, {
+		name:       "a missing --binary",
+		dockerfile: final + "COPY --from=builder /workspace/olm /workspace/cpb /bin/\n",
+		binaries:   binaryFlag{"olm": manager},
+		want:       "Dockerfile: no --binary cpb=<host path> for the builder stage's /workspace/cpb",
+	}, {
+		name:       "not a binary",
+		dockerfile: final + "COPY --from=builder /workspace/manager .\n",
+		binaries:   binaryFlag{"manager": manager},
+		want:       "--binary manager=" + manager + ": neither a Go binary nor an ELF executable",
+	}, {
+		name:       "COPY escaping the context",
+		dockerfile: final + "COPY ../catalog /configs\n",
+		want:       "Dockerfile: line 4: COPY: ../catalog is outside the build context",
+	}, {
+		name:       "a symbolic link",
+		dockerfile: final + "COPY configs /configs\n",
+		want:       "Dockerfile: line 4: COPY: " + filepath.Join(dir, "configs") + " is a symbolic link",
+	}, {
+		name:       "CMD in shell form",
+		dockerfile: final + "COPY catalog /configs\nCMD serve /configs\n",
+		want:       "Dockerfile: line 5: CMD: want the JSON form",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := options{
+				dockerfile: writeFile(t, t.TempDir(), "Dockerfile", tc.dockerfile),
+				context:    dir, arch: "amd64", binaries: tc.binaries, tag: "registry.test:5000/olm:v0.28.0",
+			}
+			err := run(o, &bytes.Buffer{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckBinary(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := map[string]string{"amd64": "arm64"}[runtime.GOARCH]
+	if other == "" {
+		other = "amd64"
+	}
+	notELF := writeFile(t, t.TempDir(), "script.sh", "#!/bin/sh\n")
+	for _, tc := range []struct {
+		name, binary, arch, want string
+		hosts                    bool // the host's binary, which it may lack
+	}{
+		{"a Go binary is checked by its build settings", self, other, "built with", false},
+		{"a static ELF", busybox, runtime.GOARCH, "", true},
+		{"a static ELF for another machine", busybox, other, "an ELF executable for EM_", true},
+		{"an arch with no known ELF machine", busybox, "mips64", "no ELF machine for GOARCH=mips64", true},
+		{"a dynamic ELF", "/bin/ls", runtime.GOARCH, "dynamically linked (interpreter /lib", true},
+		{"not ELF", notELF, runtime.GOARCH, "neither a Go binary nor an ELF executable", false},
+		{"no file", filepath.Join(t.TempDir(), "olm"), runtime.GOARCH, "no such file or directory", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := os.Stat(tc.binary); err != nil && tc.hosts {
+				t.Skip(err)
+			}
+			err := checkBinary(tc.binary, tc.arch)
+			if got := fmt.Sprint(err); (tc.want == "") != (err == nil) || !strings.Contains(got, tc.want) {
+				t.Errorf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckGoBuild(t *testing.T) {
+	settings := func(goos, arch, cgo string) *debug.BuildInfo {
+		return &debug.BuildInfo{Settings: []debug.BuildSetting{
+			{Key: "-trimpath", Value: "true"}, {Key: "CGO_ENABLED", Value: cgo}, {Key: "GOARCH", Value: arch}, {Key: "GOOS", Value: goos},
+		}}
+	}
+	for _, tc := range []struct {
+		name string
+		info *debug.BuildInfo
+		want string
+	}{
+		{"static linux/amd64", settings("linux", "amd64", "0"), ""},
+		{"another arch", settings("linux", "arm64", "0"), "built with GOARCH=arm64, the image needs GOARCH=amd64"},
+		{"cgo", settings("linux", "amd64", "1"), "built with CGO_ENABLED=1"},
+		{"darwin", settings("darwin", "amd64", "0"), "built with GOOS=darwin"},
+		{"no settings", &debug.BuildInfo{}, "its build settings lack CGO_ENABLED, GOARCH, GOOS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkGoBuild(tc.info, "amd64")
+			if got := fmt.Sprint(err); (tc.want == "") != (err == nil) || !strings.Contains(got, tc.want) {
+				t.Errorf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestSourceDate(t *testing.T) {
+	for _, tc := range []struct {
+		epoch   string
+		want    time.Time
+		wantErr bool
+	}{
+		{"", epoch, false},
+		{"1700000000", time.Date(2023, 11, 14, 22, 13, 20, 0, time.UTC), false},
+		{"yesterday", time.Time{}, true},
+	} {
+		got, err := sourceDate(tc.epoch)
+		if !got.Equal(tc.want) || (err != nil) != tc.wantErr {
+			t.Errorf("sourceDate(%q) = %v, %v; want %v, error %t", tc.epoch, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func TestReference(t *testing.T) {
+	for _, tc := range []struct {
+		tag, plainHTTP string
+		wantScheme     string
+		wantErr        bool
+	}{
+		{"registry.test:5000/kudo:v1", "registry.test:5000", "http", false},
+		{"registry.test:5000/kudo:v1", "", "https", false},
+		{"registry.test:5000/kudo:v1", "registry.test:5001", "https", false},
+		{"ghcr.io/kudo-ng/kudo:v0.1.0", "registry.test:5000", "https", false},
+		{"Not A Tag", "registry.test:5000", "", true},
+	} {
+		got, err := reference(tc.tag, tc.plainHTTP)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("reference(%q, %q): error %v, want one: %t", tc.tag, tc.plainHTTP, err, tc.wantErr)
+			continue
+		}
+		if err == nil && got.Scheme() != tc.wantScheme {
+			t.Errorf("reference(%q, %q) speaks %s, want %s", tc.tag, tc.plainHTTP, got.Scheme(), tc.wantScheme)
+		}
+	}
+}
