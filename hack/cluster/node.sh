@@ -6,13 +6,16 @@
 #
 # It is tainted kudo-ng.dev/real=true:NoSchedule, so that the workloads of
 # packages keep landing on the simulated nodes and only what tolerates the
-# taint runs here; and labelled kudo-ng.dev/real=true to be selected.
+# taint runs here; and labelled kudo-ng.dev/real=true to be selected. Without
+# the taint (CLUSTER_REAL_NODE_TAINT=false) and with no simulated nodes,
+# everything runs here: OLM's bundle-unpack Jobs tolerate no taint.
 #
 # Network safety, by construction: pods reach nothing off this machine. The
 # bridge has no masquerade; pods get routes to the pod and Service ranges
 # only, no default route; the filter table drops whatever would be forwarded
-# between the bridge and another interface; the pods' resolv.conf names only
-# their own loopback; and images are only those imported here or pushed to
+# between the bridge and another interface; the pods' one nameserver is the
+# cluster's DNS (node_dns_start), which answers cluster names only; and
+# images are only those imported here or pushed to
 # the cluster's own registry (node_registry_start), the one registry
 # containerd pulls from.
 #
@@ -75,7 +78,7 @@ node_preflight() {
       return 1
     fi
   fi
-  for c in "$assets/kubelet" "$assets/kube-proxy" "$root/bin/registry"; do
+  for c in "$assets/kubelet" "$assets/kube-proxy" "$root/bin/registry" "$root/bin/coredns"; do
     if [[ ! -x $c ]]; then
       echo "the real node needs $c: run make cluster-tools"
       return 1
@@ -202,14 +205,38 @@ YAML
   wait_for registry 30 curl -fsS -o /dev/null "http://$node_registry/v2/"
 }
 
-# node_start starts the registry, containerd, kubelet and kube-proxy once the
-# API server is up, and waits for the node to be Ready.
+# node_dns_start starts the cluster's DNS, CoreDNS, on the bridge: the pods'
+# one nameserver. It answers the names of Services and pods (cluster.local)
+# from the API server, and refuses every other name: it forwards nothing off
+# this machine. OLM needs it: its operators reach a catalog by the name of
+# its Service.
+node_dns_start() {
+  cat >"$(node_dir)/Corefile" <<COREFILE
+.:53 {
+  bind $node_ip
+  errors
+  kubernetes cluster.local in-addr.arpa ip6.arpa {
+    kubeconfig $kubeconfig
+    pods insecure
+  }
+  cache 30
+}
+COREFILE
+  launch coredns "$root/bin/coredns" -conf "$(node_dir)/Corefile"
+  wait_for "the cluster's DNS" 30 node_dns_listens
+}
+
+node_dns_listens() { ss -Hlun "sport = :53" | grep -q "$node_ip:53"; }
+
+# node_start starts the registry, the DNS, containerd, kubelet and kube-proxy
+# once the API server is up, and waits for the node to be Ready.
 node_start() {
   local nd sock
   nd=$(node_dir)
   sock=$(node_socket)
   mkdir -p "$nd/cni" "$nd/kubelet" "$nd/pod-logs" "$nd/certs.d/$node_registry"
   node_registry_start
+  node_dns_start
   # containerd pulls from the cluster's registry, over plain HTTP; every
   # other registry is unreachable from here anyway, and gets no host entry.
   cat >"$nd/certs.d/$node_registry/hosts.toml" <<TOML
@@ -264,15 +291,17 @@ TOML
   }, {"type": "loopback"}]
 }
 JSON
-  # The pods' own loopback, where nothing answers: they resolve no names,
-  # and a resolv.conf without a nameserver would make containerd copy the
-  # machine's.
+  # What pods that do not use the cluster's DNS (dnsPolicy Default) get:
+  # their own loopback, where nothing answers; a resolv.conf without a
+  # nameserver would make containerd copy the machine's.
   echo "nameserver 127.0.0.1" >"$nd/resolv.conf"
   launch containerd containerd --config "$nd/containerd.toml"
   wait_for containerd 30 ctr --address "$sock" version
   node_images "$nd/images.tar"
   ctr --address "$sock" -n k8s.io images import "$nd/images.tar" >/dev/null
 
+  local taints=""
+  [[ $real_node_taint == false ]] || taints="{key: $node_taint, value: \"true\", effect: NoSchedule}"
   cat >"$nd/kubelet.yaml" <<YAML
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -291,10 +320,10 @@ cgroupDriver: cgroupfs
 failCgroupV1: false
 failSwapOn: false
 resolvConf: $nd/resolv.conf
+clusterDNS: [$node_ip]
 clusterDomain: cluster.local
 podLogsDir: $nd/pod-logs
-registerWithTaints:
-- {key: $node_taint, value: "true", effect: NoSchedule}
+registerWithTaints: [$taints]
 # Most images (those imported) cannot be pulled again here: never collect
 # them.
 imageGCHighThresholdPercent: 100
@@ -343,6 +372,7 @@ node_down() {
   done
   stop_component containerd
   stop_component registry
+  stop_component coredns
   pkill -9 -f -- "$nd/" 2>/dev/null || true
   # Deepest first: rootfs overlays, pod volumes, network namespaces.
   # A node that never ran a pod has none of them: grep finds nothing.

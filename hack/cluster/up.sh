@@ -9,7 +9,8 @@
 # 16440; the cluster uses ports up to 23 above it), CLUSTER_NODES (simulated
 # nodes, default 3), CLUSTER_NODE_PODS (pods per simulated node, default 110
 # as a kubelet's), CLUSTER_REAL_NODE (default true; false for simulated nodes
-# only, which needs neither root nor containerd), CLUSTER_APISERVER_PROFILING
+# only, which needs neither root nor containerd), CLUSTER_REAL_NODE_TAINT
+# (default true; false leaves the real node untainted, for OLM), CLUSTER_APISERVER_PROFILING
 # (default false; true serves the API server's /debug/pprof, as make bench
 # wants it).
 set -euo pipefail
@@ -28,6 +29,7 @@ kcm_port=$((base + 4)) scheduler_port=$((base + 5)) kwok_port=$((base + 6))
 pki=$dir/pki logs=$dir/logs pids=$dir/pids
 kubeconfig=$dir/kubeconfig
 real_node=${CLUSTER_REAL_NODE:-true}
+real_node_taint=${CLUSTER_REAL_NODE_TAINT:-true}
 profiling=${CLUSTER_APISERVER_PROFILING:-false}
 start=$SECONDS
 # shellcheck source=node.sh
@@ -230,7 +232,7 @@ volumeBindingMode: Immediate
 SC
 } | "$kubectl" --kubeconfig "$kubeconfig" apply -f - >/dev/null
 
-wait_for "simulated nodes" 60 "$kubectl" --kubeconfig "$kubeconfig" wait --for=condition=Ready node --all --timeout=1s
+((nodes == 0)) || wait_for "simulated nodes" 60 "$kubectl" --kubeconfig "$kubeconfig" wait --for=condition=Ready node --all --timeout=1s
 wait_for "the default ServiceAccount" 60 "$kubectl" --kubeconfig "$kubeconfig" get serviceaccount default
 # A port of the cluster's range for a manager that serves webhooks outside it.
 echo "WEBHOOK_PORT=$((base + 7))" >"$dir/ports.env"

@@ -79,11 +79,13 @@ var _ = Describe("The real node", func() {
 		Expect(os.ReadFile(out)).To(BeEquivalentTo("copied in\n"))
 	})
 
-	It("lets a pod reach the API server through the kubernetes Service, and nothing off this machine", func() {
+	It("lets a pod reach the API server through the kubernetes Service, resolve cluster names, and nothing off this machine", func() {
 		// kubectl in the pod finds the API server at the kubernetes Service
 		// (KUBERNETES_SERVICE_HOST) and verifies it with the service account's CA.
 		pod := onRealNode(ns, "client", kubectlImage, "sh", "-c",
-			`kubectl get --raw /version && echo "service: $KUBERNETES_SERVICE_HOST" && ip route && cat /etc/resolv.conf`)
+			`kubectl get --raw /version && echo "service: $KUBERNETES_SERVICE_HOST" && ip route && cat /etc/resolv.conf && `+
+				`echo "cluster: $(nslookup kubernetes.default.svc.cluster.local | grep -A1 '^Name:' | tail -1)" && `+
+				`if nslookup example.com; then echo "outside: resolved"; else echo "outside: unresolved"; fi`)
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
@@ -92,7 +94,8 @@ var _ = Describe("The real node", func() {
 		logs := kubectl("logs", "-n", ns, "client")
 		Expect(logs).To(ContainSubstring(`"gitVersion": "v1.34.4"`))
 		Expect(logs).To(ContainSubstring("service: 10.96.0.1"))
-		// Routes to the pod and Service ranges only, and no resolver.
+		// Routes to the pod and Service ranges only, and the cluster's DNS,
+		// which resolves its own names only.
 		var routes []string
 		for _, line := range strings.Split(logs, "\n") {
 			if strings.Contains(line, " dev eth0") {
@@ -100,7 +103,9 @@ var _ = Describe("The real node", func() {
 			}
 		}
 		Expect(routes).To(ConsistOf("10.96.0.0/16", "10.244.0.0/24"))
-		Expect(logs).To(ContainSubstring("nameserver 127.0.0.1\n"))
+		Expect(logs).To(ContainSubstring("nameserver 10.244.0.1\n"))
 		Expect(strings.Count(logs, "nameserver")).To(Equal(1))
+		Expect(logs).To(ContainSubstring("cluster: Address: 10.96.0.1\n"))
+		Expect(logs).To(ContainSubstring("outside: unresolved\n"))
 	})
 })
