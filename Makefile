@@ -10,8 +10,8 @@ IMG ?= $(IMAGE_TAG_BASE):v$(VERSION)
 BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(VERSION)
 BUNDLE_CHANNELS ?= alpha
 BUNDLE_METADATA_OPTS ?= --channels=$(BUNDLE_CHANNELS) --default-channel=$(BUNDLE_CHANNELS)
-# Container tool for bundle-build / bundle-push; needs a running engine.
-CONTAINER_TOOL ?= docker
+# The file-based catalog that OperatorHub installs the bundle from.
+CATALOG_IMG ?= $(IMAGE_TAG_BASE)-catalog:v$(VERSION)
 
 SHELL = /usr/bin/env bash -o pipefail
 .SHELLFLAGS = -ec
@@ -75,7 +75,7 @@ lint-fix: golangci-lint ## Run golangci-lint and fix what it can.
 	$(GOLANGCI_LINT) run --fix
 
 .PHONY: test
-test: generate manifests fmt vet lint test-unit test-fuzz test-bundle test-cluster test-e2e test-packages ## Everything CI runs: generate, lint, unit + envtest, 30 s of each fuzz target, the OLM bundle, local control plane, end to end, the packages' own tests.
+test: generate manifests fmt vet lint test-unit test-fuzz test-bundle test-cluster test-e2e test-packages test-olm ## Everything CI runs: generate, lint, unit + envtest, 30 s of each fuzz target, the OLM bundle, local control plane, end to end, the packages' own tests, the bundle through OLM.
 
 .PHONY: test-unit
 test-unit: envtest-assets ## Unit tests and envtest suites (real kube-apiserver and etcd, no nodes), and the bench's own.
@@ -92,6 +92,10 @@ test-bundle: bundle ## The OLM bundle is in sync with config/ and passes operato
 .PHONY: test-e2e
 test-e2e: cluster-tools ## End to end on a local control plane of its own: the conformance packages, plans, failures.
 	ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go test ./test/e2e/... -count=1 -timeout 30m -v -ginkgo.v
+
+.PHONY: test-olm
+test-olm: cluster-tools olm-tools helm ## kudo-ng through OLM on a local control plane of its own (bin/test-olm): its catalog, a Subscription, a package, the upgrade to the next bundle while a plan runs, the uninstall.
+	ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go test ./test/olm/... -count=1 -timeout 20m -v -ginkgo.v
 
 .PHONY: test-packages
 # KUDO_OPERATORS, the conformance corpus' directory (laid out as kudobuilder/operators' repository/;
@@ -156,14 +160,29 @@ undeploy-local-webhook: kubectl ## Remove the webhook configuration `make run` p
 # its builder stage is this host's Go build, with the same flags.
 MANAGER_LINUX ?= $(LOCALBIN)/manager-linux-$(GOARCH)
 IMAGE_TAR ?= $(LOCALBIN)/image/manager.tar
-IMAGE_TOOL = go run ./hack/image --dockerfile Dockerfile --binary $(MANAGER_LINUX) --arch $(GOARCH)
+IMAGE_TOOL = go run ./hack/image --dockerfile Dockerfile --binary manager=$(MANAGER_LINUX) --arch $(GOARCH)
 # The local control plane's registry, on its real node's bridge (hack/cluster/node.sh),
 # spoken to over plain HTTP: it never leaves this machine.
 LOCAL_REGISTRY ?= 10.244.0.1:5000
 LOCAL_IMG ?= $(LOCAL_REGISTRY)/kudo:v$(VERSION)
-# What docker-push pushes: LOCAL_IMG while the local registry answers, unless
-# IMG is given (command line or environment); else IMG.
-PUSH_IMG ?= $(if $(and $(filter file,$(origin IMG)),$(shell curl -fs -m 1 -o /dev/null http://$(LOCAL_REGISTRY)/v2/ && echo up)),$(LOCAL_IMG),$(IMG))
+LOCAL_BUNDLE_IMG ?= $(LOCAL_REGISTRY)/kudo-bundle:v$(VERSION)
+LOCAL_CATALOG_IMG ?= $(LOCAL_REGISTRY)/kudo-catalog:v$(VERSION)
+LOCAL_REGISTRY_UP = $(shell curl -fs -m 1 -o /dev/null http://$(LOCAL_REGISTRY)/v2/ && echo up)
+# $(call pushed,VAR,LOCAL) is the image a push of VAR's makes: LOCAL while the
+# local registry answers, unless VAR is given (command line or environment);
+# else VAR's.
+pushed = $(if $(and $(filter file,$(origin $(1))),$(LOCAL_REGISTRY_UP)),$(2),$($(1)))
+PUSH_IMG ?= $(call pushed,IMG,$(LOCAL_IMG))
+PUSH_BUNDLE_IMG ?= $(call pushed,BUNDLE_IMG,$(LOCAL_BUNDLE_IMG))
+PUSH_CATALOG_IMG ?= $(call pushed,CATALOG_IMG,$(LOCAL_CATALOG_IMG))
+# The bundle image's build context: bundle/, its manager image the one docker-push pushes.
+BUNDLE_CONTEXT ?= $(LOCALBIN)/bundle-image
+BUNDLE_TOOL = go run ./hack/image --dockerfile bundle.Dockerfile --context $(BUNDLE_CONTEXT)
+# The bundles the catalog holds, oldest first: each one's entry replaces the one before.
+CATALOG_BUNDLES ?= $(PUSH_BUNDLE_IMG)
+CATALOG_CONTEXT ?= $(LOCALBIN)/catalog-image
+CATALOG_TOOL = go run ./hack/image --dockerfile hack/olm/catalog.Dockerfile --context $(CATALOG_CONTEXT) \
+	--binary opm=$(LOCALBIN)/opm --binary grpc_health_probe=$(LOCALBIN)/grpc_health_probe
 
 .PHONY: docker-build
 docker-build: ## Build the manager image IMG from the Dockerfile into IMAGE_TAR, reproducibly; needs no container engine.
@@ -185,12 +204,23 @@ bundle: kustomize operator-sdk ## Generate the OLM bundle (bundle/, bundle.Docke
 	$(OPERATOR_SDK) bundle validate ./bundle --select-optional suite=operatorframework
 
 .PHONY: bundle-build
-bundle-build: ## Build the bundle image (needs a container engine).
-	$(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
+bundle-build: ## Build the bundle image from bundle/ and bundle.Dockerfile into bin/image/bundle.tar, its manager image the one docker-push pushes; needs no container engine.
+	rm -rf $(BUNDLE_CONTEXT) && mkdir -p $(BUNDLE_CONTEXT) && cp -R bundle $(BUNDLE_CONTEXT)/
+	sed -i 's|$(IMG)|$(PUSH_IMG)|' $(BUNDLE_CONTEXT)/bundle/manifests/kudo-ng.clusterserviceversion.yaml
+	$(BUNDLE_TOOL) --tag $(PUSH_BUNDLE_IMG) --output $(LOCALBIN)/image/bundle.tar
 
 .PHONY: bundle-push
-bundle-push: ## Push the bundle image.
-	$(CONTAINER_TOOL) push $(BUNDLE_IMG)
+bundle-push: bundle-build ## Push the bundle image: to the local control plane's registry as LOCAL_BUNDLE_IMG while it runs and BUNDLE_IMG is not given, else BUNDLE_IMG.
+	$(BUNDLE_TOOL) --tag $(PUSH_BUNDLE_IMG) --plain-http $(LOCAL_REGISTRY) --push
+
+.PHONY: catalog-build
+catalog-build: olm-tools ## Build the file-based catalog image of CATALOG_BUNDLES (opm init, render, channel alpha) into bin/image/catalog.tar; needs no container engine.
+	LOCAL_REGISTRY=$(LOCAL_REGISTRY) hack/olm/catalog.sh $(CATALOG_CONTEXT) $(CATALOG_BUNDLES)
+	$(CATALOG_TOOL) --tag $(PUSH_CATALOG_IMG) --output $(LOCALBIN)/image/catalog.tar
+
+.PHONY: catalog-push
+catalog-push: catalog-build ## Push the catalog image: to the local control plane's registry as LOCAL_CATALOG_IMG while it runs and CATALOG_IMG is not given, else CATALOG_IMG.
+	$(CATALOG_TOOL) --tag $(PUSH_CATALOG_IMG) --plain-http $(LOCAL_REGISTRY) --push
 
 ##@ Deployment
 
@@ -227,8 +257,17 @@ undeploy-shard: kustomize kubectl ## Remove the manager of shard SHARD; its Inst
 ##@ Local control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok; a real node: containerd, kubelet, kube-proxy)
 
 .PHONY: cluster-up
-cluster-up: cluster-tools ## Start the local control plane; writes bin/cluster/kubeconfig (CLUSTER_REAL_NODE=false: simulated nodes only).
+cluster-up: cluster-tools $(if $(filter true,$(OLM)),olm-tools helm) ## Start the local control plane; writes bin/cluster/kubeconfig (CLUSTER_REAL_NODE=false: simulated nodes only; OLM=true: with OLM, on the real node alone).
+ifeq ($(OLM),true)
+	CLUSTER_DIR="$(CLUSTER_DIR)" CLUSTER_NODES=0 CLUSTER_REAL_NODE_TAINT=false hack/cluster/up.sh
+	KUBECONFIG="$(KUBECONFIG_LOCAL)" LOCAL_REGISTRY=$(LOCAL_REGISTRY) hack/olm/up.sh
+else
 	CLUSTER_DIR="$(CLUSTER_DIR)" hack/cluster/up.sh
+endif
+
+.PHONY: olm-up
+olm-up: olm-tools helm ## Install OLM on the local control plane (its real node untainted, no simulated nodes: OLM=true make cluster-up does it all).
+	KUBECONFIG="$(KUBECONFIG_LOCAL)" LOCAL_REGISTRY=$(LOCAL_REGISTRY) hack/olm/up.sh
 
 .PHONY: cluster-load-image
 cluster-load-image: ## Import the image make docker-build wrote (IMAGE_TAR) into the local control plane's real node.
@@ -248,13 +287,13 @@ demo-down: cluster-down ## Stop the demo: the manager and the local control plan
 ##@ Offline toolchain (built from the Go module proxy, cached under bin/)
 
 .PHONY: toolchain
-toolchain: envtest-assets cluster-tools controller-gen kustomize ginkgo golangci-lint operator-sdk kuttl ## Build every tool.
+toolchain: envtest-assets cluster-tools controller-gen kustomize ginkgo golangci-lint operator-sdk kuttl olm-tools helm ## Build every tool.
 
 .PHONY: envtest-assets
 envtest-assets: kubernetes etcd ## kube-apiserver, etcd and kubectl for envtest.
 
 .PHONY: cluster-tools
-cluster-tools: kubernetes etcd kwok kustomize registry ## Everything the local control plane runs.
+cluster-tools: kubernetes etcd kwok kustomize registry coredns ## Everything the local control plane runs.
 
 .PHONY: kubernetes
 kubernetes: ## kube-apiserver, kube-controller-manager, kube-scheduler, kubectl.
@@ -276,6 +315,10 @@ kwok:
 registry: ## The reference OCI registry (distribution), which the local control plane's real node pulls from.
 	LDFLAGS="-X github.com/distribution/distribution/v3/version.version=v$(REGISTRY_VERSION)" \
 	hack/tools/gobuild.sh registry $(REGISTRY_VERSION) github.com/distribution/distribution/v3 github.com/distribution/distribution/v3/cmd/registry
+
+.PHONY: coredns
+coredns: ## The cluster's DNS, which the local control plane's real node runs on its bridge.
+	hack/tools/gobuild.sh coredns $(COREDNS_VERSION) github.com/coredns/coredns github.com/coredns/coredns
 
 .PHONY: controller-gen
 controller-gen:
@@ -305,11 +348,14 @@ operator-sdk:
 OLM_REPLACES = github.com/openshift/api => github.com/openshift/api $(OLM_OPENSHIFT_API);github.com/openshift/client-go => github.com/openshift/client-go $(OLM_OPENSHIFT_CLIENT_GO)
 
 .PHONY: olm-tools
-olm-tools: ## OLM's operators (olm, catalog, package-server), its bundle unpacker (copy-content) and opm, for OLM on the local control plane.
+olm-tools: ## OLM's operators (olm, catalog, package-server), its bundle unpackers (copy-content, cpb), opm and the catalog's probe (grpc_health_probe), for OLM on the local control plane.
 	$(foreach cmd,olm catalog package-server copy-content,REPLACES='$(OLM_REPLACES)' \
 	hack/tools/gobuild.sh olm-$(cmd) $(OLM_VERSION) github.com/operator-framework/operator-lifecycle-manager \
 	github.com/operator-framework/operator-lifecycle-manager/cmd/$(cmd) &&) true
+	REPLACES='$(OLM_REPLACES)' hack/tools/gobuild.sh olm-cpb $(OLM_VERSION) github.com/operator-framework/operator-lifecycle-manager \
+	github.com/operator-framework/operator-lifecycle-manager/util/cpb
 	hack/tools/gobuild.sh opm $(OPM_VERSION) github.com/operator-framework/operator-registry github.com/operator-framework/operator-registry/cmd/opm -tags containers_image_openpgp
+	hack/tools/gobuild.sh grpc_health_probe $(GRPC_HEALTH_PROBE_VERSION) github.com/grpc-ecosystem/grpc-health-probe github.com/grpc-ecosystem/grpc-health-probe
 
 # kubectl-kuttl, the test harness `kubectl kudo test` runs, next to bin/kubectl-kudo.
 .PHONY: kuttl

@@ -28,15 +28,19 @@ type Cluster struct {
 	Kubeconfig string
 	Config     *rest.Config
 	Client     client.WithWatch
+	// env is what the cluster was started with beyond its directory and
+	// ports, e.g. CLUSTER_NODES=0.
+	env []string
 }
 
-// Start brings a cluster up in bin/<name> with `make cluster-up`.
-func Start(name string, portBase int) (*Cluster, error) {
+// Start brings a cluster up in bin/<name> with `make cluster-up`, which
+// also gets env (KEY=value: CLUSTER_NODES, OLM...).
+func Start(name string, portBase int, env ...string) (*Cluster, error) {
 	root, err := repositoryRoot()
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Root: root, Dir: filepath.Join(root, "bin", name), PortBase: portBase}
+	c := &Cluster{Root: root, Dir: filepath.Join(root, "bin", name), PortBase: portBase, env: env}
 	c.Kubeconfig = filepath.Join(c.Dir, "kubeconfig")
 	if err := c.Make("cluster-up"); err != nil {
 		// What started must not outlive the test: its ports would keep the
@@ -59,7 +63,8 @@ func (c *Cluster) Stop() error { return c.Make("cluster-down") }
 
 // Env is the environment of commands run against the cluster.
 func (c *Cluster) Env() []string {
-	return append(os.Environ(), "CLUSTER_DIR="+c.Dir, fmt.Sprintf("CLUSTER_PORT_BASE=%d", c.PortBase), "KUBECONFIG="+c.Kubeconfig)
+	env := append(os.Environ(), "CLUSTER_DIR="+c.Dir, fmt.Sprintf("CLUSTER_PORT_BASE=%d", c.PortBase), "KUBECONFIG="+c.Kubeconfig)
+	return append(env, c.env...)
 }
 
 // Make runs targets of the project's Makefile against the cluster.

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Installs OLM (the Operator Lifecycle Manager, as OperatorHub's clusters run
+# it) on the local control plane: its images built here from the pinned
+# module (make olm-tools) and pushed to the cluster's registry, its CRDs and
+# its chart's manifests (namespaces olm and operators, as OLM's own install
+# makes them), without its default catalog of operatorhub.io, which is not
+# reachable. Waits until the package server serves PackageManifests.
+# Running it again on a cluster with OLM updates nothing that is unchanged.
+#
+# OLM's bundle-unpack Jobs tolerate no taint and select no node: the cluster
+# must have its real node untainted and no simulated nodes, which kwok only
+# pretends to run pods on (OLM=true make cluster-up starts one so).
+#
+# Environment: KUBECONFIG (default bin/cluster/kubeconfig), LOCAL_REGISTRY
+# (default 10.244.0.1:5000).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=../versions.env
+source "$root/hack/versions.env"
+bin=$root/bin
+kubeconfig=${KUBECONFIG:-$bin/cluster/kubeconfig}
+kubectl() { "$bin/k8s/$KUBERNETES_VERSION-$(go env GOOS)-$(go env GOARCH)/kubectl" --kubeconfig "$kubeconfig" "$@"; }
+registry=${LOCAL_REGISTRY:-10.244.0.1:5000}
+chart=$(go env GOMODCACHE)/github.com/operator-framework/operator-lifecycle-manager@v$OLM_VERSION/deploy
+olm_image=$registry/olm:v$OLM_VERSION
+opm_image=$registry/opm:v$OPM_VERSION
+start=$SECONDS
+
+fail() {
+  echo "olm-up: $*" >&2
+  exit 1
+}
+
+kubectl get --raw /readyz >/dev/null 2>&1 || fail "no cluster answers (make cluster-up, or KUBECONFIG)"
+curl -fs -m 2 -o /dev/null "http://$registry/v2/" || fail "the cluster's registry $registry does not answer: OLM needs the real node's"
+if [[ -n $(kubectl get nodes -l kudo-ng.dev/simulated -o name) ]] ||
+  [[ -n $(kubectl get nodes -o jsonpath='{.items[*].spec.taints}') ]]; then
+  fail "OLM's bundle-unpack Jobs need an untainted real node and no simulated nodes: make cluster-down, then OLM=true make cluster-up"
+fi
+[[ -d $chart/chart ]] || (cd "$root" && go mod download "github.com/operator-framework/operator-lifecycle-manager@v$OLM_VERSION")
+
+# The images, pushed where the real node pulls from.
+image() { # dockerfile tag name=binary...
+  local args=(--dockerfile "$1" --tag "$2" --plain-http "$registry" --push) binary
+  shift 2
+  for binary in "$@"; do args+=(--binary "$binary"); done
+  (cd "$root" && go run ./hack/image "${args[@]}") >/dev/null
+}
+image hack/olm/olm.Dockerfile "$olm_image" olm="$bin/olm-olm" catalog="$bin/olm-catalog" \
+  package-server="$bin/olm-package-server" copy-content="$bin/olm-copy-content" cpb="$bin/olm-cpb" busybox=/bin/busybox
+image hack/olm/opm.Dockerfile "$opm_image" opm="$bin/opm" grpc_health_probe="$bin/grpc_health_probe"
+
+# Server-side: OLM's CRDs are past client-side apply's annotation limit.
+kubectl apply --server-side --force-conflicts -f "$chart/chart/crds" >/dev/null
+kubectl wait --for condition=Established crd --all --timeout 60s >/dev/null
+
+# OLM's upstream values, with the images built here and one package server
+# (the real node is the machine's two cores). The default CatalogSource
+# (operatorhub.io) is left out.
+"$bin/helm" template olm "$chart/chart" -f "$chart/upstream/values.yaml" \
+  --set olm.image.ref="$olm_image" --set catalog.image.ref="$olm_image" --set package.image.ref="$olm_image" \
+  --set olm.image.pullPolicy=IfNotPresent --set catalog.image.pullPolicy=IfNotPresent \
+  --set package.image.pullPolicy=IfNotPresent --set package.replicaCount=1 \
+  --set catalog.opmImageArgs="--opmImage=$opm_image" |
+  awk 'BEGIN { RS = "\n---\n"; ORS = "\n---\n" } !/# Source: olm\/templates\/[^\n]*catalogsource.yaml/' |
+  kubectl apply -f - >/dev/null
+
+kubectl -n olm wait deployment/olm-operator deployment/catalog-operator --for condition=Available --timeout 120s >/dev/null
+# The olm operator makes the package server's CSV, then installs it.
+for ((i = 0; i < 120; i++)); do
+  kubectl -n olm get csv packageserver >/dev/null 2>&1 && break
+  sleep 1
+done
+kubectl -n olm wait csv/packageserver --for jsonpath='{.status.phase}'=Succeeded --timeout 180s >/dev/null
+kubectl wait apiservice/v1.packages.operators.coreos.com --for condition=Available --timeout 120s >/dev/null
+echo "olm-up: OLM v$OLM_VERSION ready in $((SECONDS - start))s (namespaces olm and operators; images $olm_image, $opm_image)" >&2

@@ -1,0 +1,113 @@
+// Package olm installs kudo-ng as OperatorHub does: OLM on the local control
+// plane (its real node alone), the bundle in a file-based catalog served from
+// the cluster's registry, a Subscription, an upgrade to the next bundle
+// version while a plan runs, and the uninstall.
+package olm
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kudo-ng/kudo/test/localcluster"
+)
+
+const (
+	// The cluster's registry (hack/cluster/node.sh), the Makefile's LOCAL_REGISTRY.
+	localRegistry = "10.244.0.1:5000"
+	// OLM's namespaces, as its upstream install makes them: the global
+	// catalogs' and the one whose OperatorGroup watches all namespaces.
+	olmNamespace       = "olm"
+	operatorsNamespace = "operators"
+	catalogName        = "kudo-ng"
+)
+
+var (
+	cluster   *localcluster.Cluster
+	k8sClient client.Client
+	// The bundle versions the catalog offers, oldest first.
+	firstCSV, nextCSV = "kudo-ng.v0.1.0", "kudo-ng.v0.1.1"
+)
+
+func TestOLM(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(3 * time.Minute)
+	SetDefaultEventuallyPollingInterval(time.Second)
+	RunSpecs(t, "kudo-ng through OLM")
+}
+
+var _ = BeforeSuite(func() {
+	start := time.Now()
+	var err error
+	cluster, err = localcluster.Start("test-olm", 16940, "OLM=true")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(cluster.Stop()).To(Succeed()) })
+	GinkgoWriter.Printf("cluster and OLM up in %s\n", time.Since(start))
+	Expect(operatorsv1alpha1.AddToScheme(scheme.Scheme)).To(Succeed())
+	Expect(apiextensionsv1.AddToScheme(scheme.Scheme)).To(Succeed())
+	k8sClient = cluster.Client
+
+	// The first release, as make docker-push bundle-push catalog-push
+	// make it while the local registry answers.
+	Expect(cluster.Make("docker-push", "bundle-push", "catalog-push")).To(Succeed())
+	GinkgoWriter.Printf("images, bundle and catalog pushed at %s\n", time.Since(start))
+})
+
+var _ = ReportAfterEach(func(report SpecReport) {
+	if !report.Failed() {
+		return
+	}
+	out, _ := cluster.Kubectl("get", "catalogsources,subscriptions,installplans,csv,deployments,pods,jobs", "-A", "-o", "wide")
+	AddReportEntry("OLM's objects", out)
+	objects, logs := cluster.Diagnose(operatorsNamespace, olmNamespace)
+	AddReportEntry("cluster", objects)
+	AddReportEntry("logs", logs)
+	for _, deployment := range []string{"olm-operator", "catalog-operator"} {
+		out, _ := cluster.Kubectl("logs", "-n", olmNamespace, "deployment/"+deployment, "--tail=60")
+		AddReportEntry(deployment, out)
+	}
+})
+
+// kudo runs the kubectl-kudo plugin against the cluster, in a namespace.
+func kudo(ns string, args ...string) string {
+	GinkgoHelper()
+	bin := filepath.Join(cluster.Dir, "kubectl-kudo")
+	if _, err := os.Stat(bin); err != nil {
+		build := exec.Command("go", "build", "-o", bin, "./cmd/kubectl-kudo")
+		build.Dir = cluster.Root
+		out, err := build.CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), string(out))
+	}
+	cmd := exec.Command(bin, append([]string{"--kubeconfig", cluster.Kubeconfig, "-n", ns}, args...)...)
+	cmd.Env = append(os.Environ(), "KUDO_HOME="+filepath.Join(cluster.Dir, "kudo-home"))
+	out, err := cmd.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "kubectl kudo %s:\n%s", strings.Join(args, " "), out)
+	return string(out)
+}
+
+// newNamespace creates a namespace of its own for one test.
+func newNamespace(ctx context.Context) string {
+	GinkgoHelper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "test-"}}
+	Expect(k8sClient.Create(ctx, ns)).To(Succeed())
+	return ns.Name
+}
+
+// localImage is an image's reference in the cluster's registry.
+func localImage(name, version string) string {
+	return fmt.Sprintf("%s/%s:v%s", localRegistry, name, version)
+}
