@@ -61,4 +61,7 @@ rm "$out/bundles.yaml"
 # builds it (RUN opm serve --cache-only): the image cannot run anything
 # while it is built, and opm refuses to serve without it.
 rm -rf "$dir/cache"
-"$opm" serve "$catalog" --cache-dir "$dir/cache" --cache-only 2>/dev/null
+if ! log=$("$opm" serve "$catalog" --cache-dir "$dir/cache" --cache-only 2>&1); then
+  echo "$log" >&2
+  exit 1
+fi
