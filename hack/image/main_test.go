@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,8 +17,53 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// busybox is Debian's busybox-static: a static ELF, not a Go binary.
-const busybox = "/bin/busybox"
+// elfExecutable writes a Linux ELF executable for machine that is not a Go
+// binary, as busybox is: static, or dynamically linked with an interpreter.
+func elfExecutable(t *testing.T, machine elf.Machine, interpreter string) string {
+	t.Helper()
+	const headerSize, progSize = 64, 56
+	progs := 1
+	if interpreter != "" {
+		progs = 2
+	}
+	dataOffset := uint64(headerSize + progs*progSize)
+	var b bytes.Buffer
+	le := binary.LittleEndian
+	b.Write([]byte{0x7f, 'E', 'L', 'F', byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT), byte(elf.ELFOSABI_LINUX)})
+	b.Write(make([]byte, 8))
+	_ = binary.Write(&b, le, struct {
+		Type, Machine                                        uint16
+		Version                                              uint32
+		Entry, Phoff, Shoff                                  uint64
+		Flags                                                uint32
+		Ehsize, Phentsize, Phnum, Shentsize, Shnum, Shstrndx uint16
+	}{uint16(elf.ET_EXEC), uint16(machine), uint32(elf.EV_CURRENT), 0x400000, headerSize, 0, 0,
+		headerSize, progSize, uint16(progs), 64, 0, 0})
+	prog := func(typ elf.ProgType, off, size uint64) {
+		_ = binary.Write(&b, le, elf.Prog64{Type: uint32(typ), Flags: uint32(elf.PF_R | elf.PF_X),
+			Off: off, Vaddr: 0x400000 + off, Paddr: 0x400000 + off, Filesz: size, Memsz: size, Align: 1})
+	}
+	prog(elf.PT_LOAD, 0, dataOffset)
+	if interpreter != "" {
+		prog(elf.PT_INTERP, dataOffset, uint64(len(interpreter)+1))
+		b.WriteString(interpreter + "\x00")
+	}
+	p := filepath.Join(t.TempDir(), "busybox")
+	if err := os.WriteFile(p, b.Bytes(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// hostMachine is the ELF machine of the GOARCH the tests run on.
+func hostMachine(t *testing.T) elf.Machine {
+	t.Helper()
+	m, ok := elfMachines[runtime.GOARCH]
+	if !ok {
+		t.Fatalf("no ELF machine for GOARCH=%s", runtime.GOARCH)
+	}
+	return m
+}
 
 func TestBinaryFlag(t *testing.T) {
 	for _, tc := range []struct {
@@ -68,9 +115,7 @@ func writeFile(t *testing.T, dir, name, contents string) string {
 }
 
 func TestRun(t *testing.T) {
-	if _, err := os.Stat(busybox); err != nil {
-		t.Skip(err)
-	}
+	busybox := elfExecutable(t, hostMachine(t), "")
 	dir := t.TempDir()
 	dockerfile := writeFile(t, dir, "Dockerfile", builder+"FROM gcr.io/distroless/static:nonroot\n"+
 		"COPY --from=builder /bin/busybox /bin/cp\nCOPY catalog /configs\n")
@@ -154,22 +199,20 @@ func TestCheckBinary(t *testing.T) {
 		other = "amd64"
 	}
 	notELF := writeFile(t, t.TempDir(), "script.sh", "#!/bin/sh\n")
+	static := elfExecutable(t, hostMachine(t), "")
+	dynamic := elfExecutable(t, hostMachine(t), "/lib64/ld-linux-x86-64.so.2")
 	for _, tc := range []struct {
 		name, binary, arch, want string
-		hosts                    bool // the host's binary, which it may lack
 	}{
-		{"a Go binary is checked by its build settings", self, other, "built with", false},
-		{"a static ELF", busybox, runtime.GOARCH, "", true},
-		{"a static ELF for another machine", busybox, other, "an ELF executable for EM_", true},
-		{"an arch with no known ELF machine", busybox, "mips64", "no ELF machine for GOARCH=mips64", true},
-		{"a dynamic ELF", "/bin/ls", runtime.GOARCH, "dynamically linked (interpreter /lib", true},
-		{"not ELF", notELF, runtime.GOARCH, "neither a Go binary nor an ELF executable", false},
-		{"no file", filepath.Join(t.TempDir(), "olm"), runtime.GOARCH, "no such file or directory", false},
+		{"a Go binary is checked by its build settings", self, other, "built with"},
+		{"a static ELF", static, runtime.GOARCH, ""},
+		{"a static ELF for another machine", static, other, "an ELF executable for EM_"},
+		{"an arch with no known ELF machine", static, "mips64", "no ELF machine for GOARCH=mips64"},
+		{"a dynamic ELF", dynamic, runtime.GOARCH, "dynamically linked (interpreter /lib64/ld-linux-x86-64.so.2)"},
+		{"not ELF", notELF, runtime.GOARCH, "neither a Go binary nor an ELF executable"},
+		{"no file", filepath.Join(t.TempDir(), "olm"), runtime.GOARCH, "no such file or directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := os.Stat(tc.binary); err != nil && tc.hosts {
-				t.Skip(err)
-			}
 			err := checkBinary(tc.binary, tc.arch)
 			if got := fmt.Sprint(err); (tc.want == "") != (err == nil) || !strings.Contains(got, tc.want) {
 				t.Errorf("got %v, want %q", err, tc.want)

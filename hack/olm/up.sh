@@ -68,10 +68,7 @@ kubectl wait --for condition=Established crd --all --timeout 60s >/dev/null
 
 kubectl -n olm wait deployment/olm-operator deployment/catalog-operator --for condition=Available --timeout 120s >/dev/null
 # The olm operator makes the package server's CSV, then installs it.
-for ((i = 0; i < 120; i++)); do
-  kubectl -n olm get csv packageserver >/dev/null 2>&1 && break
-  sleep 1
-done
+kubectl -n olm wait csv/packageserver --for create --timeout 120s >/dev/null
 kubectl -n olm wait csv/packageserver --for jsonpath='{.status.phase}'=Succeeded --timeout 180s >/dev/null
 kubectl wait apiservice/v1.packages.operators.coreos.com --for condition=Available --timeout 120s >/dev/null
 echo "olm-up: OLM v$OLM_VERSION ready in $((SECONDS - start))s (namespaces olm and operators; images $olm_image, $opm_image)" >&2

@@ -4,8 +4,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -22,20 +20,7 @@ import (
 )
 
 // kudo runs the kubectl-kudo plugin against the cluster, in a namespace.
-func kudo(ns string, args ...string) (string, error) {
-	bin := filepath.Join(cluster.Dir, "kubectl-kudo")
-	if _, err := os.Stat(bin); err != nil {
-		build := exec.Command("go", "build", "-o", bin, "./cmd/kubectl-kudo")
-		build.Dir = cluster.Root
-		if out, err := build.CombinedOutput(); err != nil {
-			return string(out), err
-		}
-	}
-	cmd := exec.Command(bin, append([]string{"--kubeconfig", cluster.Kubeconfig, "-n", ns}, args...)...)
-	cmd.Env = append(os.Environ(), "KUDO_HOME="+filepath.Join(cluster.Dir, "kudo-home"))
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
+func kudo(ns string, args ...string) (string, error) { return cluster.Kudo(ns, args...) }
 
 func mustKudo(ns string, args ...string) string {
 	GinkgoHelper()

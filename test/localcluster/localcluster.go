@@ -77,6 +77,23 @@ func (c *Cluster) Make(args ...string) error {
 	return nil
 }
 
+// Kudo runs the kubectl-kudo plugin, built from the repository on first
+// use, against the cluster in namespace ns, with a KUDO_HOME of the cluster's.
+func (c *Cluster) Kudo(ns string, args ...string) (string, error) {
+	bin := filepath.Join(c.Dir, "kubectl-kudo")
+	if _, err := os.Stat(bin); err != nil {
+		build := exec.Command("go", "build", "-o", bin, "./cmd/kubectl-kudo")
+		build.Dir = c.Root
+		if out, err := build.CombinedOutput(); err != nil {
+			return string(out), err
+		}
+	}
+	cmd := exec.Command(bin, append([]string{"--kubeconfig", c.Kubeconfig, "-n", ns}, args...)...)
+	cmd.Env = append(os.Environ(), "KUDO_HOME="+filepath.Join(c.Dir, "kudo-home"))
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
 // Kubectl runs the toolchain's kubectl against the cluster.
 func (c *Cluster) Kubectl(args ...string) (string, error) {
 	cmd := exec.Command(filepath.Join(os.Getenv("ENVTEST_ASSETS"), "kubectl"), append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)

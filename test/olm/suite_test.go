@@ -7,9 +7,6 @@ package olm
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -85,18 +82,9 @@ var _ = ReportAfterEach(func(report SpecReport) {
 // kudo runs the kubectl-kudo plugin against the cluster, in a namespace.
 func kudo(ns string, args ...string) string {
 	GinkgoHelper()
-	bin := filepath.Join(cluster.Dir, "kubectl-kudo")
-	if _, err := os.Stat(bin); err != nil {
-		build := exec.Command("go", "build", "-o", bin, "./cmd/kubectl-kudo")
-		build.Dir = cluster.Root
-		out, err := build.CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), string(out))
-	}
-	cmd := exec.Command(bin, append([]string{"--kubeconfig", cluster.Kubeconfig, "-n", ns}, args...)...)
-	cmd.Env = append(os.Environ(), "KUDO_HOME="+filepath.Join(cluster.Dir, "kudo-home"))
-	out, err := cmd.CombinedOutput()
+	out, err := cluster.Kudo(ns, args...)
 	Expect(err).NotTo(HaveOccurred(), "kubectl kudo %s:\n%s", strings.Join(args, " "), out)
-	return string(out)
+	return out
 }
 
 // newNamespace creates a namespace of its own for one test.
