@@ -94,7 +94,7 @@ test-e2e: cluster-tools ## End to end on a local control plane of its own: the c
 	ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go test ./test/e2e/... -count=1 -timeout 30m -v -ginkgo.v
 
 .PHONY: test-olm
-test-olm: cluster-tools olm-tools helm ## kudo-ng through OLM on a local control plane of its own (bin/test-olm): its catalog, a Subscription, a package, the upgrade to the next bundle while a plan runs, the uninstall.
+test-olm: cluster-tools olm-tools helm operator-sdk scorecard-test ## kudo-ng through OLM on a local control plane of its own (bin/test-olm): its catalog, a Subscription, a package, the upgrade to the next bundle while a plan runs, the uninstall, operator-sdk run bundle and scorecard.
 	ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go test ./test/olm/... -count=1 -timeout 20m -v -ginkgo.v
 
 .PHONY: test-packages
@@ -161,13 +161,18 @@ undeploy-local-webhook: kubectl ## Remove the webhook configuration `make run` p
 MANAGER_LINUX ?= $(LOCALBIN)/manager-linux-$(GOARCH)
 IMAGE_TAR ?= $(LOCALBIN)/image/manager.tar
 IMAGE_TOOL = go run ./hack/image --dockerfile Dockerfile --binary manager=$(MANAGER_LINUX) --arch $(GOARCH)
-# The local control plane's registry, on its real node's bridge (hack/cluster/node.sh),
-# spoken to over plain HTTP: it never leaves this machine.
+# The local control plane's registry, on its real node's bridge (hack/cluster/node.sh):
+# it never leaves this machine. Its TLS certificate is of the cluster's registry CA.
 LOCAL_REGISTRY ?= 10.244.0.1:5000
+LOCAL_REGISTRY_CA ?= $(CLUSTER_DIR)/pki/registry-ca.crt
 LOCAL_IMG ?= $(LOCAL_REGISTRY)/kudo:v$(VERSION)
 LOCAL_BUNDLE_IMG ?= $(LOCAL_REGISTRY)/kudo-bundle:v$(VERSION)
 LOCAL_CATALOG_IMG ?= $(LOCAL_REGISTRY)/kudo-catalog:v$(VERSION)
-LOCAL_REGISTRY_UP = $(shell curl -fs -m 1 -o /dev/null http://$(LOCAL_REGISTRY)/v2/ && echo up)
+LOCAL_REGISTRY_UP = $(shell curl -fs -m 1 -o /dev/null --cacert $(LOCAL_REGISTRY_CA) https://$(LOCAL_REGISTRY)/v2/ && echo up)
+# $(call trusting,IMAGE) is the environment a Go client pulling or pushing
+# IMAGE runs with: trusting the local registry's CA besides the system's if
+# IMAGE is there.
+trusting = $(if $(filter $(LOCAL_REGISTRY)/%,$(1)),SSL_CERT_FILE=$(LOCAL_REGISTRY_CA))
 # $(call pushed,VAR,LOCAL) is the image a push of VAR's makes: LOCAL while the
 # local registry answers, unless VAR is given (command line or environment);
 # else VAR's.
@@ -191,7 +196,7 @@ docker-build: ## Build the manager image IMG from the Dockerfile into IMAGE_TAR,
 
 .PHONY: docker-push
 docker-push: docker-build ## Push the manager image: to the local control plane's registry as LOCAL_IMG while it runs and IMG is not given, else IMG with the Docker config's credentials; needs no container engine.
-	$(IMAGE_TOOL) --tag $(PUSH_IMG) --plain-http $(LOCAL_REGISTRY) --push
+	$(call trusting,$(PUSH_IMG)) $(IMAGE_TOOL) --tag $(PUSH_IMG) --push
 
 .PHONY: bundle
 bundle: kustomize operator-sdk ## Generate the OLM bundle (bundle/, bundle.Dockerfile) from config/manifests and validate it; IMG becomes the release image.
@@ -211,16 +216,45 @@ bundle-build: ## Build the bundle image from bundle/ and bundle.Dockerfile into 
 
 .PHONY: bundle-push
 bundle-push: bundle-build ## Push the bundle image: to the local control plane's registry as LOCAL_BUNDLE_IMG while it runs and BUNDLE_IMG is not given, else BUNDLE_IMG.
-	$(BUNDLE_TOOL) --tag $(PUSH_BUNDLE_IMG) --plain-http $(LOCAL_REGISTRY) --push
+	$(call trusting,$(PUSH_BUNDLE_IMG)) $(BUNDLE_TOOL) --tag $(PUSH_BUNDLE_IMG) --push
 
 .PHONY: catalog-build
 catalog-build: olm-tools ## Build the file-based catalog image of CATALOG_BUNDLES (opm init, render, channel alpha) into bin/image/catalog.tar; needs no container engine.
-	LOCAL_REGISTRY=$(LOCAL_REGISTRY) hack/olm/catalog.sh $(CATALOG_CONTEXT) $(CATALOG_BUNDLES)
+	LOCAL_REGISTRY=$(LOCAL_REGISTRY) LOCAL_REGISTRY_CA=$(LOCAL_REGISTRY_CA) hack/olm/catalog.sh $(CATALOG_CONTEXT) $(CATALOG_BUNDLES)
 	$(CATALOG_TOOL) --tag $(PUSH_CATALOG_IMG) --output $(LOCALBIN)/image/catalog.tar
 
 .PHONY: catalog-push
 catalog-push: catalog-build ## Push the catalog image: to the local control plane's registry as LOCAL_CATALOG_IMG while it runs and CATALOG_IMG is not given, else CATALOG_IMG.
-	$(CATALOG_TOOL) --tag $(PUSH_CATALOG_IMG) --plain-http $(LOCAL_REGISTRY) --push
+	$(call trusting,$(PUSH_CATALOG_IMG)) $(CATALOG_TOOL) --tag $(PUSH_CATALOG_IMG) --push
+
+# operator-sdk's run bundle and scorecard against the local control plane. Their
+# images come from its registry or the node: the index image `run bundle` adds
+# the bundle to is OLM's opm image there (make olm-up pushes it), and the
+# scorecard's tests run from an image built here.
+RUN_BUNDLE_NAMESPACE ?= operators
+NODE_BUSYBOX_IMG = kudo-ng.local/busybox:1
+SCORECARD_NAMESPACE ?= default
+SCORECARD_IMG = $(LOCAL_REGISTRY)/scorecard-test:v$(OPERATOR_SDK_VERSION)
+SCORECARD_CONFIG = $(LOCALBIN)/scorecard/config.yaml
+
+.PHONY: run-bundle
+run-bundle: operator-sdk ## Install the bundle PUSH_BUNDLE_IMG with `operator-sdk run bundle` into RUN_BUNDLE_NAMESPACE on the local control plane with OLM.
+	@# operator-sdk unpacks the bundle into its working directory.
+	cd $(LOCALBIN) && $(call trusting,$(PUSH_BUNDLE_IMG)) $(OPERATOR_SDK) run bundle $(PUSH_BUNDLE_IMG) -n $(RUN_BUNDLE_NAMESPACE) \
+		--index-image $(LOCAL_REGISTRY)/opm:v$(OPM_VERSION) --decompression-image $(NODE_BUSYBOX_IMG) --timeout 5m
+
+.PHONY: cleanup-bundle
+cleanup-bundle: operator-sdk ## Remove what run-bundle installed with `operator-sdk cleanup`, keeping the CRDs and so every Instance and what it made, as an uninstall through OLM does.
+	$(OPERATOR_SDK) cleanup kudo-ng -n $(RUN_BUNDLE_NAMESPACE) --delete-all=false
+
+.PHONY: scorecard
+scorecard: operator-sdk scorecard-test ## Run the bundle's scorecard tests (basic and OLM suites) in SCORECARD_NAMESPACE on the local control plane, from an image of them built here.
+	$(call trusting,$(SCORECARD_IMG)) go run ./hack/image --dockerfile hack/olm/scorecard-test.Dockerfile \
+		--binary scorecard-test=$(LOCALBIN)/scorecard-test --tag $(SCORECARD_IMG) --push
+	mkdir -p $(dir $(SCORECARD_CONFIG))
+	sed 's|quay.io/operator-framework/scorecard-test:v$(OPERATOR_SDK_VERSION)|$(SCORECARD_IMG)|' bundle/tests/scorecard/config.yaml >$(SCORECARD_CONFIG)
+	$(OPERATOR_SDK) scorecard bundle -n $(SCORECARD_NAMESPACE) --config $(SCORECARD_CONFIG) \
+		--untar-image $(NODE_BUSYBOX_IMG) --storage-image $(NODE_BUSYBOX_IMG) --wait-time 180s
 
 ##@ Deployment
 
@@ -260,14 +294,14 @@ undeploy-shard: kustomize kubectl ## Remove the manager of shard SHARD; its Inst
 cluster-up: cluster-tools $(if $(filter true,$(OLM)),olm-tools helm) ## Start the local control plane; writes bin/cluster/kubeconfig (CLUSTER_REAL_NODE=false: simulated nodes only; OLM=true: with OLM, on the real node alone).
 ifeq ($(OLM),true)
 	CLUSTER_DIR="$(CLUSTER_DIR)" CLUSTER_NODES=0 CLUSTER_REAL_NODE_TAINT=false hack/cluster/up.sh
-	KUBECONFIG="$(KUBECONFIG_LOCAL)" LOCAL_REGISTRY=$(LOCAL_REGISTRY) hack/olm/up.sh
+	KUBECONFIG="$(KUBECONFIG_LOCAL)" LOCAL_REGISTRY=$(LOCAL_REGISTRY) LOCAL_REGISTRY_CA=$(LOCAL_REGISTRY_CA) hack/olm/up.sh
 else
 	CLUSTER_DIR="$(CLUSTER_DIR)" hack/cluster/up.sh
 endif
 
 .PHONY: olm-up
 olm-up: olm-tools helm ## Install OLM on the local control plane (its real node untainted, no simulated nodes: OLM=true make cluster-up does it all).
-	KUBECONFIG="$(KUBECONFIG_LOCAL)" LOCAL_REGISTRY=$(LOCAL_REGISTRY) hack/olm/up.sh
+	KUBECONFIG="$(KUBECONFIG_LOCAL)" LOCAL_REGISTRY=$(LOCAL_REGISTRY) LOCAL_REGISTRY_CA=$(LOCAL_REGISTRY_CA) hack/olm/up.sh
 
 .PHONY: cluster-load-image
 cluster-load-image: ## Import the image make docker-build wrote (IMAGE_TAR) into the local control plane's real node.
@@ -287,7 +321,7 @@ demo-down: cluster-down ## Stop the demo: the manager and the local control plan
 ##@ Offline toolchain (built from the Go module proxy, cached under bin/)
 
 .PHONY: toolchain
-toolchain: envtest-assets cluster-tools controller-gen kustomize ginkgo golangci-lint operator-sdk kuttl olm-tools helm ## Build every tool.
+toolchain: envtest-assets cluster-tools controller-gen kustomize ginkgo golangci-lint operator-sdk scorecard-test kuttl olm-tools helm ## Build every tool.
 
 .PHONY: envtest-assets
 envtest-assets: kubernetes etcd ## kube-apiserver, etcd and kubectl for envtest.
@@ -346,6 +380,11 @@ operator-sdk:
 	hack/tools/gobuild.sh operator-sdk $(OPERATOR_SDK_VERSION) github.com/operator-framework/operator-sdk github.com/operator-framework/operator-sdk/cmd/operator-sdk -tags containers_image_openpgp
 
 OLM_REPLACES = github.com/openshift/api => github.com/openshift/api $(OLM_OPENSHIFT_API);github.com/openshift/client-go => github.com/openshift/client-go $(OLM_OPENSHIFT_CLIENT_GO)
+
+.PHONY: scorecard-test
+scorecard-test: ## The scorecard's tests, for make scorecard.
+	hack/tools/gobuild.sh scorecard-test $(OPERATOR_SDK_VERSION) github.com/operator-framework/operator-sdk \
+	github.com/operator-framework/operator-sdk/images/scorecard-test -tags containers_image_openpgp
 
 .PHONY: olm-tools
 olm-tools: ## OLM's operators (olm, catalog, package-server), its bundle unpackers (copy-content, cpb), opm and the catalog's probe (grpc_health_probe), for OLM on the local control plane.

@@ -319,6 +319,10 @@ type StepStatus struct {
 // +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +operator-sdk:csv:customresourcedefinitions:displayName="Instance"
+// What its plans make: the objects of its package's templates (these kinds are
+// the common ones), Pipe tasks' pods, and KudoOperator tasks' Instances and
+// their parameters' Secrets.
+// +operator-sdk:csv:customresourcedefinitions:resources={{Deployment,v1},{StatefulSet,v1},{Service,v1},{ConfigMap,v1},{Secret,v1},{Job,v1},{Pod,v1},{Instance,v1beta1}}
 
 // Instance runs an OperatorVersion with a set of parameters, through plans
 // (deploy, update, upgrade, cleanup, ...) of phases, steps and tasks.

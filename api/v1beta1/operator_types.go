@@ -7,19 +7,25 @@ import (
 // OperatorSpec describes an operator package: who made it and what it needs.
 type OperatorSpec struct {
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Description"
 	Description string `json:"description,omitempty"`
 	// KudoVersion is the minimal KUDO version the package was written for.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="KUDO Version"
 	KudoVersion string `json:"kudoVersion,omitempty"`
 	// KubernetesVersion is the minimal Kubernetes version the package needs.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Kubernetes Version"
 	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Maintainers"
 	Maintainers []*Maintainer `json:"maintainers,omitempty"`
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="URL"
 	URL string `json:"url,omitempty"`
 	// NamespaceManifest names the template that creates the Instance's namespace.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Namespace Manifest"
 	NamespaceManifest string `json:"namespaceManifest,omitempty"`
 }
 
@@ -69,6 +75,8 @@ type OperatorStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +operator-sdk:csv:customresourcedefinitions:displayName="Operator"
+// Its status lists its versions and their Instances.
+// +operator-sdk:csv:customresourcedefinitions:resources={{OperatorVersion,v1beta1},{Instance,v1beta1}}
 
 // Operator is an operator package installed in a namespace; its versions are
 // OperatorVersions.

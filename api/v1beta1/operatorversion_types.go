@@ -10,6 +10,7 @@ import (
 type OperatorVersionSpec struct {
 	// Operator references the Operator this is a version of.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Operator"
 	Operator corev1.ObjectReference `json:"operator,omitempty"`
 	// Version is the package's operatorVersion (semver).
 	// +optional
@@ -21,23 +22,29 @@ type OperatorVersionSpec struct {
 	AppVersion string `json:"appVersion,omitempty"`
 	// Templates maps a template path relative to templates/ to its content.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Templates"
 	Templates map[string]string `json:"templates,omitempty"`
 	// Tasks are the units of work plans refer to by name.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Tasks"
 	Tasks []Task `json:"tasks,omitempty"`
 	// Parameters an Instance may set.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Parameters"
 	Parameters []Parameter `json:"parameters,omitempty"`
 	// Plans maps a plan name to a plan. deploy is required by KUDO's package
 	// rules; update, upgrade and cleanup are reserved names.
 	// +optional
 	// +nullable
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Plans"
 	Plans map[string]Plan `json:"plans,omitempty"`
 	// ConnectionString is a template of how to connect to an Instance.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Connection String"
 	ConnectionString string `json:"connectionString,omitempty"`
 	// UpgradableFrom lists the OperatorVersions that may upgrade to this one.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Upgradable From"
 	UpgradableFrom []corev1.ObjectReference `json:"upgradableFrom,omitempty"`
 }
 
@@ -252,6 +259,7 @@ type OperatorVersionStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +operator-sdk:csv:customresourcedefinitions:displayName="Operator Version"
+// +operator-sdk:csv:customresourcedefinitions:resources={{Instance,v1beta1}}
 
 // OperatorVersion is one version of an Operator's package: its templates,
 // tasks, parameters and plans.

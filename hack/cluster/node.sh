@@ -161,6 +161,11 @@ node_images() { # archive
 }
 
 node_certs() {
+  # The registry's CA, its own: what trusts the registry trusts nothing else.
+  openssl req -x509 -new -newkey rsa:2048 -nodes -keyout "$pki/registry-ca.key" -subj "/CN=kudo-ng-local-registry-ca" \
+    -days 3650 -out "$pki/registry-ca.crt" 2>/dev/null
+  printf 'subjectAltName = IP:%s\nextendedKeyUsage = serverAuth\n' "$node_ip" >"$pki/registry.ext"
+  cert registry "/CN=kudo-ng-local-registry" "$pki/registry.ext" registry-ca
   cert kubelet "/O=system:nodes/CN=system:node:$node_name"
   cert kube-proxy "/CN=system:kube-proxy"
   # The API server's client certificate for logs, exec and port-forward.
@@ -171,9 +176,11 @@ node_certs() {
 
 # node_registry_start starts the reference registry (distribution) on the
 # bridge, its blobs under the node's directory, and waits until it answers.
-# Plain HTTP: it listens on the bridge's address only, so what is pushed and
-# pulled never leaves this machine, and TLS would make every client (the
-# image tool, containerd) trust a CA that each cluster-up makes anew.
+# It listens on the bridge's address only, so what is pushed and pulled
+# never leaves this machine. It speaks TLS, with a certificate of the
+# cluster's registry CA (pki/registry-ca.crt), which its clients trust:
+# containerd, the image tool, opm, and operator-sdk, which reads an index
+# image over TLS only.
 node_registry_start() {
   local rd
   rd=$(node_dir)/registry
@@ -189,20 +196,21 @@ storage:
   delete: {enabled: true}
 http:
   addr: $node_registry
+  tls: {certificate: $pki/registry.crt, key: $pki/registry.key}
   # Signs the state of unfinished uploads; one instance, so any value.
   secret: $(openssl rand -hex 16)
   headers:
     X-Content-Type-Options: [nosniff]
 YAML
   # A server listening on every address would answer for it.
-  if curl -s -o /dev/null -m 2 "http://$node_registry/"; then
+  if curl -s -o /dev/null -m 2 "http://$node_registry/" || curl -sk -o /dev/null -m 2 "https://$node_registry/"; then
     echo "cluster-up: something on this machine already listens on port ${node_registry#*:} of every address, where the cluster's registry goes" >&2
     return 1
   fi
   # The registry exports traces over OTLP by default, to a collector that
   # is not there.
   launch registry env OTEL_TRACES_EXPORTER=none "$root/bin/registry" serve "$rd/config.yaml"
-  wait_for registry 30 curl -fsS -o /dev/null "http://$node_registry/v2/"
+  wait_for registry 30 curl -fsS -o /dev/null --cacert "$pki/registry-ca.crt" "https://$node_registry/v2/"
 }
 
 # node_dns_start starts the cluster's DNS, CoreDNS, on the bridge: the pods'
@@ -237,13 +245,14 @@ node_start() {
   mkdir -p "$nd/cni" "$nd/kubelet" "$nd/pod-logs" "$nd/certs.d/$node_registry"
   node_registry_start
   node_dns_start
-  # containerd pulls from the cluster's registry, over plain HTTP; every
+  # containerd pulls from the cluster's registry, trusting its CA; every
   # other registry is unreachable from here anyway, and gets no host entry.
   cat >"$nd/certs.d/$node_registry/hosts.toml" <<TOML
-server = "http://$node_registry"
+server = "https://$node_registry"
 
-[host."http://$node_registry"]
+[host."https://$node_registry"]
   capabilities = ["pull", "resolve"]
+  ca = "$pki/registry-ca.crt"
 TOML
   cat >"$nd/containerd.toml" <<TOML
 version = 2

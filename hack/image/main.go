@@ -10,8 +10,9 @@
 // the other files it copies read from the build context (--context). The
 // result is reproducible: the same inputs give the same digest. It is
 // written as a docker-archive tarball that `ctr images import` and
-// `docker load` accept (--output), pushed (--push), or both. The local
-// control plane's registry is pushed to over plain HTTP (--plain-http).
+// `docker load` accept (--output), pushed (--push), or both. A registry is
+// trusted as Go's TLS trusts one: the local control plane's through
+// SSL_CERT_FILE naming its CA.
 //
 // The build context is read whole: unlike Docker, the build does not apply
 // .dockerignore files (Docker reads bundle.Dockerfile.dockerignore for the
@@ -47,9 +48,9 @@ import (
 const caCertsPath = "/etc/ssl/certs/ca-certificates.crt"
 
 type options struct {
-	dockerfile, context, tag, arch, output, plainHTTP string
-	binaries                                          binaryFlag
-	push                                              bool
+	dockerfile, context, tag, arch, output string
+	binaries                               binaryFlag
+	push                                   bool
 }
 
 func main() {
@@ -62,8 +63,6 @@ func main() {
 	flag.StringVar(&o.arch, "arch", runtime.GOARCH, "The binaries' GOARCH; the image's platform is linux/<arch>.")
 	flag.StringVar(&o.output, "output", "", "Write the image here as a docker-archive tarball.")
 	flag.BoolVar(&o.push, "push", false, "Push the image to the tag's registry, with the credentials of the Docker config.")
-	flag.StringVar(&o.plainHTTP, "plain-http", "",
-		"A registry (host:port) to push to over plain HTTP when the tag names it, as the local control plane's on its bridge.")
 	flag.Parse()
 	if err := run(o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "image:", err)
@@ -99,7 +98,7 @@ func run(o options, out io.Writer) error {
 	if o.tag == "" {
 		return errors.New("--tag is required")
 	}
-	tag, err := reference(o.tag, o.plainHTTP)
+	tag, err := name.NewTag(o.tag)
 	if err != nil {
 		return err
 	}
@@ -186,16 +185,6 @@ func matchBinaries(copied, given map[string]string) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// reference parses the image's tag. Its registry is spoken to over plain
-// HTTP only if it is plainHTTP: every other one keeps TLS.
-func reference(tag, plainHTTP string) (name.Tag, error) {
-	t, err := name.NewTag(tag)
-	if err != nil || plainHTTP == "" || t.RegistryStr() != plainHTTP {
-		return t, err
-	}
-	return name.NewTag(tag, name.Insecure)
 }
 
 // checkBinary refuses a binary that would not start in the image: the image

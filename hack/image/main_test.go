@@ -263,26 +263,3 @@ func TestSourceDate(t *testing.T) {
 		}
 	}
 }
-
-func TestReference(t *testing.T) {
-	for _, tc := range []struct {
-		tag, plainHTTP string
-		wantScheme     string
-		wantErr        bool
-	}{
-		{"registry.test:5000/kudo:v1", "registry.test:5000", "http", false},
-		{"registry.test:5000/kudo:v1", "", "https", false},
-		{"registry.test:5000/kudo:v1", "registry.test:5001", "https", false},
-		{"ghcr.io/kudo-ng/kudo:v0.1.0", "registry.test:5000", "https", false},
-		{"Not A Tag", "registry.test:5000", "", true},
-	} {
-		got, err := reference(tc.tag, tc.plainHTTP)
-		if (err != nil) != tc.wantErr {
-			t.Errorf("reference(%q, %q): error %v, want one: %t", tc.tag, tc.plainHTTP, err, tc.wantErr)
-			continue
-		}
-		if err == nil && got.Scheme() != tc.wantScheme {
-			t.Errorf("reference(%q, %q) speaks %s, want %s", tc.tag, tc.plainHTTP, got.Scheme(), tc.wantScheme)
-		}
-	}
-}

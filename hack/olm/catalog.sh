@@ -7,13 +7,15 @@
 # is how OLM finds the upgrade from one version to the next.
 #
 # usage: catalog.sh DIR BUNDLE_IMAGE...
-# Environment: LOCAL_REGISTRY (default 10.244.0.1:5000), which opm pulls
-# from over plain HTTP; other registries keep TLS.
+# Environment: LOCAL_REGISTRY (default 10.244.0.1:5000) and its CA,
+# LOCAL_REGISTRY_CA (default bin/cluster/pki/registry-ca.crt), which opm
+# trusts for it.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 opm=$root/bin/opm
 registry=${LOCAL_REGISTRY:-10.244.0.1:5000}
+registry_ca=${LOCAL_REGISTRY_CA:-$root/bin/cluster/pki/registry-ca.crt}
 dir=$1
 catalog=$dir/catalog
 out=$catalog/kudo-ng
@@ -25,17 +27,17 @@ shift
 rm -rf "$out" && mkdir -p "$out"
 # opm pulls with containers/image, which wants a signature policy from the
 # user's or the machine's configuration: it gets one of its own here, which
-# checks no signatures, as none of these images is signed.
+# checks no signatures, as none of these images is signed, and the local
+# registry's CA where containers/image looks for a registry's.
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
-mkdir -p "$home/.config/containers"
+mkdir -p "$home/.config/containers/certs.d/$registry"
 echo '{"default": [{"type": "insecureAcceptAnything"}]}' >"$home/.config/containers/policy.json"
+[[ ! -f $registry_ca ]] || cp "$registry_ca" "$home/.config/containers/certs.d/$registry/ca.crt"
 
 entries="" previous=""
 for bundle in "$@"; do
-  http=()
-  [[ $bundle == "$registry"/* ]] && http=(--use-http)
-  HOME=$home "$opm" render "${http[@]}" "$bundle" -o yaml >"$out/bundle.tmp"
+  HOME=$home "$opm" render "$bundle" -o yaml >"$out/bundle.tmp"
   # The rendered olm.bundle's own name, the CSV's, is its only top-level one.
   name=$(sed -n 's/^name: //p' "$out/bundle.tmp")
   [[ -n $name ]] || {

@@ -12,7 +12,8 @@
 # pretends to run pods on (OLM=true make cluster-up starts one so).
 #
 # Environment: KUBECONFIG (default bin/cluster/kubeconfig), LOCAL_REGISTRY
-# (default 10.244.0.1:5000).
+# (default 10.244.0.1:5000) and its CA, LOCAL_REGISTRY_CA (default
+# bin/cluster/pki/registry-ca.crt).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -22,6 +23,7 @@ bin=$root/bin
 kubeconfig=${KUBECONFIG:-$bin/cluster/kubeconfig}
 kubectl() { "$bin/k8s/$KUBERNETES_VERSION-$(go env GOOS)-$(go env GOARCH)/kubectl" --kubeconfig "$kubeconfig" "$@"; }
 registry=${LOCAL_REGISTRY:-10.244.0.1:5000}
+registry_ca=${LOCAL_REGISTRY_CA:-$bin/cluster/pki/registry-ca.crt}
 chart=$(go env GOMODCACHE)/github.com/operator-framework/operator-lifecycle-manager@v$OLM_VERSION/deploy
 olm_image=$registry/olm:v$OLM_VERSION
 opm_image=$registry/opm:v$OPM_VERSION
@@ -33,7 +35,7 @@ fail() {
 }
 
 kubectl get --raw /readyz >/dev/null 2>&1 || fail "no cluster answers (make cluster-up, or KUBECONFIG)"
-curl -fs -m 2 -o /dev/null "http://$registry/v2/" || fail "the cluster's registry $registry does not answer: OLM needs the real node's"
+curl -fs -m 2 -o /dev/null --cacert "$registry_ca" "https://$registry/v2/" || fail "the cluster's registry $registry does not answer: OLM needs the real node's"
 if [[ -n $(kubectl get nodes -l kudo-ng.dev/simulated -o name) ]] ||
   [[ -n $(kubectl get nodes -o jsonpath='{.items[*].spec.taints}') ]]; then
   fail "OLM's bundle-unpack Jobs need an untainted real node and no simulated nodes: make cluster-down, then OLM=true make cluster-up"
@@ -42,14 +44,14 @@ fi
 
 # The images, pushed where the real node pulls from.
 image() { # dockerfile tag name=binary...
-  local args=(--dockerfile "$1" --tag "$2" --plain-http "$registry" --push) binary
+  local args=(--dockerfile "$1" --tag "$2" --push) binary
   shift 2
   for binary in "$@"; do args+=(--binary "$binary"); done
-  (cd "$root" && go run ./hack/image "${args[@]}") >/dev/null
+  (cd "$root" && SSL_CERT_FILE=$registry_ca go run ./hack/image "${args[@]}") >/dev/null
 }
 image hack/olm/olm.Dockerfile "$olm_image" olm="$bin/olm-olm" catalog="$bin/olm-catalog" \
   package-server="$bin/olm-package-server" copy-content="$bin/olm-copy-content" cpb="$bin/olm-cpb" busybox=/bin/busybox
-image hack/olm/opm.Dockerfile "$opm_image" opm="$bin/opm" grpc_health_probe="$bin/grpc_health_probe"
+image hack/olm/opm.Dockerfile "$opm_image" opm="$bin/opm" grpc_health_probe="$bin/grpc_health_probe" busybox=/bin/busybox
 
 # Server-side: OLM's CRDs are past client-side apply's annotation limit.
 kubectl apply --server-side --force-conflicts -f "$chart/chart/crds" >/dev/null

@@ -59,27 +59,34 @@ func busyboxOnly() v1.Image {
 
 var _ = Describe("The cluster's registry", func() {
 	var (
-		ctx context.Context
-		ns  string
+		ctx       context.Context
+		ns        string
+		transport *http.Transport
 	)
 	BeforeEach(func() {
 		ctx = context.Background()
 		ns = newNamespace(ctx)
+		var err error
+		transport, err = cluster.RegistryTransport()
+		Expect(err).NotTo(HaveOccurred())
 	})
 
-	It("answers on the bridge", func() {
-		resp, err := http.Get("http://" + localRegistry + "/v2/")
+	It("answers on the bridge, over TLS with a certificate of the cluster's registry CA", func() {
+		resp, err := (&http.Client{Transport: transport}).Get("https://" + localRegistry + "/v2/")
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(resp.Body.Close)
 		Expect(resp).To(HaveHTTPStatus(http.StatusOK))
 		Expect(resp).To(HaveHTTPHeaderWithValue("Docker-Distribution-Api-Version", "registry/2.0"))
+
+		_, err = http.Get("https://" + localRegistry + "/v2/")
+		Expect(err).To(MatchError(ContainSubstring("certificate signed by unknown authority")), "a client trusting only the system's CAs")
 	})
 
 	It("serves an image pushed there to the real node, which pulls it by reference", func() {
-		ref, err := name.NewTag(localRegistry+"/test/busybox:"+ns, name.Insecure)
+		ref, err := name.NewTag(localRegistry + "/test/busybox:" + ns)
 		Expect(err).NotTo(HaveOccurred())
 		img := busyboxOnly()
-		Expect(remote.Write(ref, img)).To(Succeed())
+		Expect(remote.Write(ref, img, remote.WithTransport(transport))).To(Succeed())
 		digest, err := img.Digest()
 		Expect(err).NotTo(HaveOccurred())
 
@@ -113,9 +120,9 @@ var _ = Describe("The cluster's registry", func() {
 		Expect(err).NotTo(HaveOccurred())
 		want, err := built.Digest()
 		Expect(err).NotTo(HaveOccurred())
-		ref, err := name.NewTag(localRegistry+"/kudo:v0.0.0-registry-test", name.Insecure)
+		ref, err := name.NewTag(localRegistry + "/kudo:v0.0.0-registry-test")
 		Expect(err).NotTo(HaveOccurred())
-		pushed, err := remote.Head(ref)
+		pushed, err := remote.Head(ref, remote.WithTransport(transport))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(pushed.Digest).To(Equal(want))
 	})

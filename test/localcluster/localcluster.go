@@ -5,7 +5,10 @@ package localcluster
 
 import (
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,12 +72,37 @@ func (c *Cluster) Env() []string {
 
 // Make runs targets of the project's Makefile against the cluster.
 func (c *Cluster) Make(args ...string) error {
+	_, err := c.MakeOutput(args...)
+	return err
+}
+
+// MakeOutput is Make, with what the targets print.
+func (c *Cluster) MakeOutput(args ...string) (string, error) {
 	cmd := exec.Command("make", append([]string{"--no-print-directory", "-C", c.Root}, args...)...)
 	cmd.Env = c.Env()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("make %s: %w\n%s", strings.Join(args, " "), err, out)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("make %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
-	return nil
+	return string(out), nil
+}
+
+// RegistryCA is the file of the CA the cluster's registry's certificate is of.
+func (c *Cluster) RegistryCA() string { return filepath.Join(c.Dir, "pki", "registry-ca.crt") }
+
+// RegistryTransport speaks to the cluster's registry, trusting its CA.
+func (c *Cluster) RegistryTransport() (*http.Transport, error) {
+	ca, err := os.ReadFile(c.RegistryCA())
+	if err != nil {
+		return nil, err
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(ca) {
+		return nil, fmt.Errorf("%s holds no certificate", c.RegistryCA())
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	return t, nil
 }
 
 // Kudo runs the kubectl-kudo plugin, built from the repository on first

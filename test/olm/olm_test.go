@@ -83,14 +83,16 @@ var _ = Describe("kudo-ng installed through OLM", Ordered, func() {
 		for _, w := range webhooks.Items[0].Webhooks {
 			Expect(w.ClientConfig.CABundle).NotTo(BeEmpty(), "webhook %s", w.Name)
 		}
-		// The manager's own webhook answers through OLM's certificate.
+		// The manager's own webhook answers through OLM's certificate, once
+		// the Service's endpoints have caught up with the Ready pods.
 		ns = newNamespace(ctx)
 		instance.Namespace = ns
-		err := k8sClient.Create(ctx, &kudov1beta1.Instance{
-			ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: ns},
-			Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: "missing-0.1.0"}},
-		})
-		Expect(err).To(MatchError(ContainSubstring(`admission webhook "vinstance.kudo.dev" denied the request`)))
+		Eventually(func() error {
+			return k8sClient.Create(ctx, &kudov1beta1.Instance{
+				ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: ns},
+				Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: "missing-0.1.0"}},
+			})
+		}).Should(MatchError(ContainSubstring(`admission webhook "vinstance.kudo.dev" denied the request`)))
 	})
 
 	It("installs a package with kubectl kudo", func() {
@@ -176,6 +178,55 @@ var _ = Describe("kudo-ng installed through OLM", Ordered, func() {
 		Expect(k8sClient.Get(ctx, instance, &kudov1beta1.Instance{})).To(Succeed())
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "sleeper-settings"}, &corev1.ConfigMap{})).To(Succeed())
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "sleeper-run-2"}, &batchv1.Job{})).To(Succeed())
+	})
+
+	It("installs with operator-sdk run bundle, runs the Instances left behind, and operator-sdk cleanup removes it keeping them", func() {
+		Expect(cluster.Make("run-bundle")).To(Succeed())
+		csvSucceeds(ctx, firstCSV)
+		managerRuns(ctx, localImage("kudo", "0.1.0"))
+
+		// The webhooks answer once the Service's endpoints have caught up
+		// with the Ready pods.
+		var i kudov1beta1.Instance
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, instance, &i)).To(Succeed())
+			patch := client.MergeFrom(i.DeepCopy())
+			i.Spec.Parameters = map[string]string{"seconds": "1", "run": "3"}
+			g.Expect(k8sClient.Patch(ctx, &i, patch)).To(Succeed())
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			var job batchv1.Job
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "sleeper-run-3"}, &job)).To(Succeed())
+			g.Expect(job.Status.Succeeded).To(BeEquivalentTo(1))
+			g.Expect(k8sClient.Get(ctx, instance, &i)).To(Succeed())
+			g.Expect(i.Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
+		}).Should(Succeed())
+
+		Expect(cluster.Make("cleanup-bundle")).To(Succeed())
+		Eventually(func(g Gomega) {
+			err := k8sClient.Get(ctx, types.NamespacedName{Namespace: operatorsNamespace, Name: firstCSV}, &operatorsv1alpha1.ClusterServiceVersion{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the CSV: %v", err)
+			err = k8sClient.Get(ctx, types.NamespacedName{Namespace: operatorsNamespace, Name: "kudo-ng-catalog"}, &operatorsv1alpha1.CatalogSource{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "run bundle's CatalogSource: %v", err)
+			var pods corev1.PodList
+			g.Expect(k8sClient.List(ctx, &pods, client.InNamespace(operatorsNamespace), managerLabels)).To(Succeed())
+			g.Expect(pods.Items).To(BeEmpty())
+		}).Should(Succeed())
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Name: "instances.kudo.dev"}, &apiextensionsv1.CustomResourceDefinition{})).To(Succeed())
+		Expect(k8sClient.Get(ctx, instance, &kudov1beta1.Instance{})).To(Succeed())
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "sleeper-run-3"}, &batchv1.Job{})).To(Succeed())
+	})
+})
+
+var _ = Describe("operator-sdk scorecard", func() {
+	It("passes the bundle's basic and OLM suites", func() {
+		out, err := cluster.MakeOutput("scorecard", "SCORECARD_NAMESPACE="+newNamespace(context.Background()))
+		Expect(err).NotTo(HaveOccurred())
+		for _, test := range []string{"basic-check-spec", "olm-bundle-validation", "olm-crds-have-validation",
+			"olm-crds-have-resources", "olm-spec-descriptors", "olm-status-descriptors"} {
+			Expect(out).To(MatchRegexp(`Name: %s\n\s*State: pass\n`, test))
+		}
+		Expect(out).NotTo(ContainSubstring("State: fail"))
 	})
 })
 
@@ -270,8 +321,9 @@ func pushNextBundle() {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(os.WriteFile(path, data, 0o644)).To(Succeed())
 	push := exec.Command("go", "run", "./hack/image", "--dockerfile", "bundle.Dockerfile", "--context", dir,
-		"--tag", localImage("kudo-bundle", "0.1.1"), "--plain-http", localRegistry, "--push")
+		"--tag", localImage("kudo-bundle", "0.1.1"), "--push")
 	push.Dir = cluster.Root
+	push.Env = append(os.Environ(), "SSL_CERT_FILE="+cluster.RegistryCA())
 	out, err = push.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), string(out))
 }

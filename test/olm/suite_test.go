@@ -1,7 +1,8 @@
 // Package olm installs kudo-ng as OperatorHub does: OLM on the local control
 // plane (its real node alone), the bundle in a file-based catalog served from
 // the cluster's registry, a Subscription, an upgrade to the next bundle
-// version while a plan runs, and the uninstall.
+// version while a plan runs, and the uninstall; and as operator-sdk does:
+// run bundle, cleanup, and the scorecard's basic and OLM suites.
 package olm
 
 import (
