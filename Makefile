@@ -112,9 +112,10 @@ test-update-golden: ## Rewrite the renderer's golden files and the bad-package c
 # Sizes of `make bench` (BENCH_ARGS="-runs 20 -scale 100,300,1000"; a bigger machine can run 10000).
 BENCH_ARGS ?=
 .PHONY: bench
-bench: cluster-tools helm ## Benchmarks on a fresh local control plane: plan latency vs floor and helm, scale, API requests, render; writes docs/benchmarks.md and bin/bench.json.
+bench: cluster-tools helm helm-operator ## Benchmarks on a fresh local control plane: plan latency vs floor and helm, scale vs floor and the helm-operator, API requests, render; writes docs/benchmarks.md and bin/bench.json.
 	go test ./internal/... -run '^$$' -bench . -benchmem -count 6 | tee bin/bench-render.txt
-	CLUSTER_REAL_NODE=false ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go run ./test/bench -helm $(HELM) -render bin/bench-render.txt $(BENCH_ARGS)
+	CLUSTER_REAL_NODE=false ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go run ./test/bench -helm $(HELM) -helm-operator $(LOCALBIN)/helm-operator \
+		-render bin/bench-render.txt $(BENCH_ARGS)
 
 FUZZTIME ?= 2m
 # The fuzzer minimizes each input that finds new coverage, in time quadratic
@@ -321,7 +322,7 @@ demo-down: cluster-down ## Stop the demo: the manager and the local control plan
 ##@ Offline toolchain (built from the Go module proxy, cached under bin/)
 
 .PHONY: toolchain
-toolchain: envtest-assets cluster-tools controller-gen kustomize ginkgo golangci-lint operator-sdk scorecard-test kuttl olm-tools helm ## Build every tool.
+toolchain: envtest-assets cluster-tools controller-gen kustomize ginkgo golangci-lint operator-sdk scorecard-test helm-operator kuttl olm-tools helm ## Build every tool.
 
 .PHONY: envtest-assets
 envtest-assets: kubernetes etcd ## kube-apiserver, etcd and kubectl for envtest.
@@ -373,6 +374,11 @@ golangci-lint:
 .PHONY: helm
 helm: ## helm, for the benchmarks' comparison (make bench builds it).
 	hack/tools/gobuild.sh helm $(HELM_VERSION) helm.sh/helm/v3 helm.sh/helm/v3/cmd/helm
+
+.PHONY: helm-operator
+helm-operator: ## operator-sdk's helm-operator, the peer make bench measures kudo-ng against.
+	hack/tools/gobuild.sh helm-operator $(OPERATOR_SDK_VERSION) github.com/operator-framework/operator-sdk \
+	github.com/operator-framework/operator-sdk/cmd/helm-operator -tags containers_image_openpgp
 
 .PHONY: operator-sdk
 operator-sdk:

@@ -29,6 +29,8 @@ func main() {
 	flag.DurationVar(&cfg.syncPeriod, "sync-period", 30*time.Second,
 		"The resync period of the idle measurement: the manager restarts with it after the scale runs and is watched through one resync.")
 	flag.StringVar(&cfg.helm, "helm", "bin/helm", "The helm binary (make helm builds it).")
+	flag.StringVar(&cfg.helmOperator, "helm-operator", "bin/helm-operator",
+		"operator-sdk's helm-operator binary (make helm-operator builds it).")
 	flag.StringVar(&cfg.renderBench, "render", "bin/bench-render.txt", "Output of the render Go benchmarks.")
 	flag.StringVar(&cfg.jsonOut, "json", "bin/bench.json", "Where to write the JSON report.")
 	flag.StringVar(&cfg.markdownOut, "markdown", "docs/benchmarks.md", "Where to write the Markdown report.")
@@ -60,10 +62,11 @@ func main() {
 }
 
 type config struct {
-	runs, scaleRuns                         int
-	sizes                                   []int
-	syncPeriod                              time.Duration
-	helm, renderBench, jsonOut, markdownOut string
+	runs, scaleRuns                   int
+	sizes                             []int
+	syncPeriod                        time.Duration
+	helm, helmOperator                string
+	renderBench, jsonOut, markdownOut string
 }
 
 func run(ctx context.Context, cfg *config) error {
@@ -121,6 +124,18 @@ func run(ctx context.Context, cfg *config) error {
 	// cache during its runs.
 	if err := measureScaleFloors(ctx, cluster, cfg, report.Scale); err != nil {
 		return fmt.Errorf("scale floor: %w", err)
+	}
+	// The helm-operator last, alone in the cluster: its caches, like the
+	// manager's, hold every object of the kinds it watches.
+	largest := cfg.sizes[len(cfg.sizes)-1]
+	lastRun := scaleRuns(largest, cfg.scaleRuns) - 1
+	for _, ns := range []string{scaleNamespace(largest, lastRun), floorNamespace(largest, lastRun)} {
+		if err := deleteNamespace(ctx, cluster, ns); err != nil {
+			return err
+		}
+	}
+	if report.HelmOperatorIdle, err = measureHelmOperatorScale(ctx, cluster, cfg, report.Scale); err != nil {
+		return fmt.Errorf("helm-operator: %w", err)
 	}
 	if report.Render, err = readRenderBench(cfg.renderBench); err != nil {
 		return fmt.Errorf("render: %w", err)

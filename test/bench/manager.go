@@ -182,8 +182,9 @@ type process struct {
 	PeakRSSMiB, RSSAnonMiB, RSSFileMiB float64
 }
 
-func (m *manager) process() (process, error) {
-	pid := m.cmd.Process.Pid
+func (m *manager) process() (process, error) { return processOf(m.cmd.Process.Pid) }
+
+func processOf(pid int) (process, error) {
 	cpu, err := cpuSeconds(pid)
 	if err != nil {
 		return process{}, err
@@ -247,27 +248,42 @@ func download(url, path string) error {
 	return f.Close()
 }
 
-// requests sums the kudo_ng_api_requests_total samples by verb.
-func requests(samples map[string]float64) map[string]float64 {
-	byVerb := map[string]float64{}
+// apiCall is an API request's verb and resource, as the API server's
+// authorizer names them (kudo_ng_api_requests_total's labels).
+type apiCall struct{ verb, resource string }
+
+// apiCalls counts API requests by verb and resource.
+type apiCalls map[apiCall]float64
+
+// callsOf reads the kudo_ng_api_requests_total samples of a scrape.
+func callsOf(samples map[string]float64) apiCalls {
+	calls := apiCalls{}
 	for name, v := range samples {
-		if verb, _, ok := apiRequest(name); ok {
-			byVerb[verb] += v
+		if verb, resource, ok := apiRequest(name); ok {
+			calls[apiCall{verb, resource}] += v
 		}
+	}
+	return calls
+}
+
+// byVerb sums the requests by verb.
+func (c apiCalls) byVerb() map[string]float64 {
+	byVerb := map[string]float64{}
+	for call, v := range c {
+		byVerb[call.verb] += v
 	}
 	return byVerb
 }
 
 // objectWrites sums the writes to the objects of packages: all but those to
 // kudo.dev objects (status, spec.planExecution), events and access reviews.
-func objectWrites(samples map[string]float64) float64 {
+func (c apiCalls) objectWrites() float64 {
 	total := 0.0
-	for name, v := range samples {
-		verb, resource, ok := apiRequest(name)
-		if !ok || !isWrite(verb) {
+	for call, v := range c {
+		if !isWrite(call.verb) {
 			continue
 		}
-		kind, _, _ := strings.Cut(resource, "/") // without the subresource
+		kind, _, _ := strings.Cut(call.resource, "/") // without the subresource
 		if strings.HasSuffix(kind, ".kudo.dev") || kind == "events" || strings.HasPrefix(kind, "selfsubjectaccessreviews.") {
 			continue
 		}
@@ -275,6 +291,9 @@ func objectWrites(samples map[string]float64) float64 {
 	}
 	return total
 }
+
+// requests sums the kudo_ng_api_requests_total samples by verb.
+func requests(samples map[string]float64) map[string]float64 { return callsOf(samples).byVerb() }
 
 // apiRequest parses the labels of a kudo_ng_api_requests_total sample.
 func apiRequest(sample string) (verb, resource string, ok bool) {
@@ -302,7 +321,8 @@ type spent struct {
 }
 
 func spentBetween(before, after map[string]float64) spent {
-	return spent{Requests: sub(requests(after), requests(before)), ObjectWrites: objectWrites(after) - objectWrites(before)}
+	return spent{Requests: sub(requests(after), requests(before)),
+		ObjectWrites: callsOf(after).objectWrites() - callsOf(before).objectWrites()}
 }
 
 func sub(after, before map[string]float64) map[string]float64 {

@@ -25,8 +25,11 @@ type Report struct {
 	ScaleRuns int
 	Sharded   *Sharded
 	Idle      *Idle
-	Drift     *Drift
-	Render    []GoBenchmark
+	// HelmOperatorIdle is the helm-operator's through one reconcile period
+	// with the largest size's releases in place.
+	HelmOperatorIdle *PeerIdle `json:",omitempty"`
+	Drift            *Drift
+	Render           []GoBenchmark
 }
 
 // Machine is what the numbers were measured on.
@@ -236,7 +239,8 @@ func (r *Report) markdown() string {
 	p("a size's last run before the next size, so each run is alone with its Instances (and the latency runs'); the")
 	p("largest size's last run stays for what follows. The table shows the median run, as benchstat")
 	p("does (of an even number, the slower middle one), and the range of all runs. CPU is the manager's from the creates")
-	p("until it is quiet after the last COMPLETE; peak RSS its high-water mark since it started, then.")
+	p("until it is quiet after the last COMPLETE; peak RSS its high-water mark since it was started for the size (after")
+	p("the size's multi-tenant run, below), then.")
 	p("Floor: the same objects of as many Instances applied by a Go program with server-side apply, 32 Instances at a")
 	p("time, each Instance's steps in order, until every Deployment is Current — what the control plane itself can do")
 	p("on this machine (run as often, after the idle measurement, with the Instances above still in the cluster).")
@@ -308,6 +312,8 @@ func (r *Report) markdown() string {
 	if len(r.Scale) > 0 && len(r.Scale[len(r.Scale)-1].APIServerWork) > 0 {
 		writeAPIServerWork(p, r.Scale[len(r.Scale)-1])
 	}
+	writeInstanceBytes(p, r.Scale)
+	writeMultiTenant(p, r.Scale)
 	if s := r.Sharded; s != nil && len(r.Scale) > 0 {
 		one := r.Scale[len(r.Scale)-1]
 		p("Sharded: %d Instances over one manager (the run above) and over two — the unsharded manager and one started",
@@ -361,8 +367,10 @@ func (r *Report) markdown() string {
 		}
 	}
 
+	writeHelmOperator(p, r)
+
 	d := r.Drift
-	p("## 3. Drift correction: deletion to re-creation")
+	p("## 4. Drift correction: deletion to re-creation")
 	p("")
 	p("%d Instances of the scale package with `%s: \"true\"`, in a namespace of their own, after the scale runs",
 		d.Instances, kudov1beta1.DriftCorrectionAnnotation)
@@ -375,7 +383,7 @@ func (r *Report) markdown() string {
 	p("| %s `%s` | %d | %.3f s | %.3f s |", d.Kind, d.Name, len(d.Recreate.Samples), d.Recreate.Median, d.Recreate.P95)
 	p("")
 
-	p("## 4. Efficiency")
+	p("## 5. Efficiency")
 	p("")
 	lr := l.Requests
 	cells := make([]string, len(verbNames))
@@ -418,7 +426,7 @@ func (r *Report) markdown() string {
 		p("")
 	}
 
-	p("## 5. Render")
+	p("## 6. Render")
 	p("")
 	p("Go benchmarks (`go test ./internal/... -bench . -benchmem -count 6`), medians:")
 	p("")
@@ -430,6 +438,100 @@ func (r *Report) markdown() string {
 	p("")
 	b.WriteString(levers)
 	return b.String()
+}
+
+// writeInstanceBytes tells how large an Instance is at the end of a run:
+// what each of its writes and watch events carries.
+func writeInstanceBytes(p func(string, ...any), runs []Scale) {
+	if len(runs) == 0 || runs[len(runs)-1].InstanceBytes == nil {
+		return
+	}
+	s := runs[len(runs)-1]
+	b := s.InstanceBytes
+	p("An Instance of the scale package at the end of the %d run is %.1f KiB as JSON, on average: %.1f KiB of status,",
+		s.Instances, b.Whole/1024, b.Status/1024)
+	p("%.1f KiB of managed fields. The API server decodes, validates and encodes that much at each of its writes, and", b.ManagedFields/1024)
+	p("sends it with each watch event.")
+	p("")
+}
+
+// writeMultiTenant sets each size's multi-tenant run beside its plain one.
+func writeMultiTenant(p func(string, ...any), runs []Scale) {
+	if len(runs) == 0 || runs[0].MultiTenant == nil {
+		return
+	}
+	p("Multi-tenant: the scale runs once more, as often, before the plain ones and each alone in the cluster as they")
+	p("are, with the manager started with `--multi-tenant`: every Instance's work impersonates its namespace's")
+	p("`default` service account, which a Role lets do what the scale package needs (as `kubectl kudo rbac` grants it).")
+	p("Median runs:")
+	p("")
+	p("| Instances | plain | multi-tenant | multi-tenant range | multi-tenant / plain | manager CPU, plain / multi-tenant |" +
+		" requests, plain / multi-tenant |")
+	p("|---|---|---|---|---|---|---|")
+	worst := 0.0
+	for _, s := range runs {
+		t := s.MultiTenant
+		worst = max(worst, t.Seconds/s.Seconds)
+		p("| %d | %.2f s | %.2f s | %s | %.2f× | %.1f / %.1f s | %.0f / %.0f |", s.Instances, s.Seconds, t.Seconds, span(t.Runs),
+			t.Seconds/s.Seconds, s.CPUSeconds, t.CPUSeconds, sum(s.Requests), sum(t.Requests))
+	}
+	p("")
+	p("Goal: the multi-tenant run ≤ 1.15× the plain run at every size — %s.", verdict(worst <= 1.15))
+	p("")
+}
+
+// writeHelmOperator sets the scale runs beside the helm-operator's.
+func writeHelmOperator(p func(string, ...any), r *Report) {
+	if len(r.Scale) == 0 || r.Scale[0].HelmOperator == nil {
+		return
+	}
+	p("## 3. Against the helm-operator")
+	p("")
+	p("operator-sdk's helm-operator (the controller of `operator-sdk init --plugins helm` projects), built from")
+	p("operator-sdk's module at the toolchain's version and run as the manager is, a process beside the cluster, with its")
+	p("defaults: as many concurrent reconciles as cores, a reconcile period of a minute. It installs the scale package as a")
+	p("chart of the same five objects (`test/bench/testdata/helm-operator`), a release per ScaleApp, created 32 at a")
+	p("time. Each size runs as often as kudo-ng's, each run alone in the cluster, after all of kudo-ng's and the floors'")
+	p("(their namespaces deleted); the time is until every release is deployed (its `Deployed` condition) and every")
+	p("Deployment is Current, which is what kudo-ng's COMPLETE says. Its CPU and peak RSS are read as the manager's; its")
+	p("API requests are counted by a proxy in front of the API server, by verb and resource as the authorizer names them.")
+	p("")
+	columns := []string{"Instances", "kudo-ng", "helm-operator", "helm-operator range", "kudo-ng / helm-operator",
+		"requests per resource, kudo-ng / helm-operator", "CPU, kudo-ng / helm-operator", "peak RSS, kudo-ng / helm-operator"}
+	p("| %s |", strings.Join(columns, " | "))
+	p("|%s", strings.Repeat("---|", len(columns)))
+	for _, s := range r.Scale {
+		h := s.HelmOperator
+		perResource := float64(s.Instances * scaleResources)
+		p("| %d | %.2f s | %.2f s | %s | %.2f× | %.2f / %.2f = %.2f× | %.1f / %.1f s | %.0f / %.0f MiB = %.2f× |",
+			s.Instances, s.Seconds, h.Seconds, span(h.Runs), s.Seconds/h.Seconds,
+			sum(s.Requests)/perResource, sum(h.Requests)/perResource, sum(s.Requests)/sum(h.Requests),
+			s.CPUSeconds, h.CPUSeconds, s.PeakRSSMiB, h.PeakRSSMiB, s.PeakRSSMiB/h.PeakRSSMiB)
+	}
+	p("")
+	for _, s := range r.Scale {
+		p("The helm-operator's requests at %d: %s.", s.Instances, verbs(s.HelmOperator.Requests))
+	}
+	p("")
+	for _, s := range r.Scale {
+		h := s.HelmOperator
+		switch s.Instances {
+		case 100:
+			p("Goal: kudo-ng in ≤ 0.5× the helm-operator's time at 100 — %s.", verdict(s.Seconds <= 0.5*h.Seconds))
+		case 1000:
+			p("Goals at 1,000: ≤ 0.5× its time — %s; ≤ 0.5× its requests per resource — %s; ≤ 0.5× its RSS — %s.",
+				verdict(s.Seconds <= 0.5*h.Seconds), verdict(sum(s.Requests) <= 0.5*sum(h.Requests)),
+				verdict(s.PeakRSSMiB <= 0.5*h.PeakRSSMiB))
+		}
+	}
+	if i, idle := r.HelmOperatorIdle, r.Idle; i != nil && idle != nil {
+		p("")
+		p("Idle: through one reconcile period (%s) with its %d releases and nothing changing, the helm-operator used",
+			i.Period, i.Releases)
+		p("%.1f CPU s and made %.0f writes and %.0f requests in all (%s); kudo-ng's resync above made %.0f writes.",
+			i.CPUSeconds, writes(i.Requests), sum(i.Requests), verbs(i.Requests), writes(idle.Requests))
+	}
+	p("")
 }
 
 // eventsDropped: a scale run created fewer than the two events each plan

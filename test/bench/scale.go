@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -77,6 +78,15 @@ type Scale struct {
 	// APIServerWork is what the API server did, by kind of work, in the
 	// last run of the largest size and in its floor.
 	APIServerWork []APIServerWork `json:",omitempty"`
+	// InstanceBytes is the mean size of an Instance at the end of the run,
+	// as JSON, whole and of its status and managed fields: what each write
+	// of it and each watch event carries.
+	InstanceBytes *InstanceBytes `json:",omitempty"`
+	// MultiTenant is kudo-ng's run of the same size with every Instance's
+	// work impersonating a service account; HelmOperator is operator-sdk's
+	// helm-operator's.
+	MultiTenant  *SideRun `json:",omitempty"`
+	HelmOperator *SideRun `json:",omitempty"`
 }
 
 // floorCPU is the CPU seconds the floor's median run used in all: the
@@ -108,6 +118,10 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 				return nil, err
 			}
 		}
+		tenants, err := multiTenantRuns(ctx, c, m, pkg, n, len(runs))
+		if err != nil {
+			return nil, err
+		}
 		for k := range runs {
 			if k > 0 {
 				if err := deleteNamespace(ctx, c, scaleNamespace(n, k-1)); err != nil {
@@ -118,7 +132,7 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 			if i == len(cfg.sizes)-1 && k == len(runs)-1 {
 				profile = filepath.Join(c.Root, "bin", fmt.Sprintf("bench-%d.pprof", n))
 			}
-			s, err := scaleRun(ctx, c, m, pkg, n, k, profile)
+			s, err := scaleRun(ctx, c, m, pkg, scaleNamespace(n, k), n, profile, nil)
 			if err != nil {
 				return nil, err
 			}
@@ -132,6 +146,7 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 		last := runs[len(runs)-1]
 		median.Profile, median.HeapProfile = last.Profile, last.HeapProfile
 		median.RSSAnonMiB, median.RSSFileMiB = last.RSSAnonMiB, last.RSSFileMiB
+		median.MultiTenant = tenants
 		results = append(results, *median)
 	}
 	return results, nil
@@ -300,15 +315,23 @@ func (before *controlPlaneUse) since(c *localcluster.Cluster) (map[string]float6
 func scaleNamespace(n, run int) string { return fmt.Sprintf("scale-%d-%d", n, run+1) }
 func floorNamespace(n, run int) string { return fmt.Sprintf("floor-%d-%d", n, run+1) }
 
+// scaleRun creates n Instances of the package in a new namespace ns, set up
+// by setup if given, and measures them until all are COMPLETE; with a
+// profile path, it profiles the manager and the API server.
 func scaleRun(
-	ctx context.Context, c *localcluster.Cluster, m *manager, pkg *packages.Package, n, run int, profile string,
+	ctx context.Context, c *localcluster.Cluster, m *manager, pkg *packages.Package, ns string, n int, profile string,
+	setup func(context.Context) error,
 ) (*Scale, error) {
-	ns := scaleNamespace(n, run)
 	ov, w, err := installAndWatch(ctx, c, pkg, ns)
 	if err != nil {
 		return nil, err
 	}
 	defer w.Stop()
+	if setup != nil {
+		if err := setup(ctx); err != nil {
+			return nil, err
+		}
+	}
 	before, err := m.settled(ctx, runQuiet, time.Minute)
 	if err != nil {
 		return nil, err
@@ -334,6 +357,9 @@ func scaleRun(
 	}
 	s := &Scale{Instances: n, Seconds: time.Since(start).Seconds()}
 	if s.ControlPlaneCPU, s.ServiceCreateMs, err = plane.since(c); err != nil {
+		return nil, err
+	}
+	if s.InstanceBytes, err = meanInstanceBytes(ctx, c, ns); err != nil {
 		return nil, err
 	}
 	// Requests, CPU and memory are counted once the manager is done, events and all.
@@ -627,4 +653,35 @@ func (before processCPU) usedSince(c *localcluster.Cluster) (map[string]float64,
 		return nil, err
 	}
 	return sub(now, before), nil
+}
+
+// InstanceBytes is the mean size of an Instance, as JSON.
+type InstanceBytes struct {
+	Whole, Status, ManagedFields float64
+}
+
+func meanInstanceBytes(ctx context.Context, c *localcluster.Cluster, ns string) (*InstanceBytes, error) {
+	var list kudov1beta1.InstanceList
+	if err := c.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	if len(list.Items) == 0 {
+		return nil, fmt.Errorf("no Instances in %s", ns)
+	}
+	var b InstanceBytes
+	for i := range list.Items {
+		inst := &list.Items[i]
+		for _, part := range []struct {
+			total *float64
+			value any
+		}{{&b.Whole, inst}, {&b.Status, inst.Status}, {&b.ManagedFields, inst.ManagedFields}} {
+			data, err := json.Marshal(part.value)
+			if err != nil {
+				return nil, err
+			}
+			*part.total += float64(len(data))
+		}
+	}
+	n := float64(len(list.Items))
+	return &InstanceBytes{Whole: b.Whole / n, Status: b.Status / n, ManagedFields: b.ManagedFields / n}, nil
 }

@@ -1,0 +1,322 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	"github.com/kudo-ng/kudo/test/localcluster"
+)
+
+const (
+	helmOperatorTestdata = "test/bench/testdata/helm-operator"
+	helmOperatorProbes   = "127.0.0.1:16754"
+)
+
+// scaleApps are the helm-operator's custom resources: one release of the
+// scale chart each.
+var scaleApps = schema.GroupVersionResource{Group: "bench.kudo-ng.dev", Version: "v1", Resource: "scaleapps"}
+
+var deploymentsResource = appsv1.SchemeGroupVersion.WithResource("deployments")
+
+// SideRun is a run of a scale size beside kudo-ng's plain one, measured as
+// it is: a peer's, or kudo-ng's own in another setting. Of several runs,
+// the median, with the time of each; the controller's CPU, peak RSS and API
+// requests by verb in it.
+type SideRun struct {
+	Seconds    float64
+	Runs       []float64
+	CPUSeconds float64
+	PeakRSSMiB float64
+	Requests   map[string]float64
+}
+
+// PeerIdle is what a peer did through one resync with nothing to change.
+type PeerIdle struct {
+	Period     string
+	Releases   int
+	CPUSeconds float64
+	Requests   map[string]float64
+}
+
+// helmOperator is operator-sdk's helm-operator, as `operator-sdk init
+// --plugins helm` scaffolds it and as `make run` of such a project runs it:
+// a process of its own with its defaults, the scale chart in its watches
+// file. Its API requests go through an apiCounter.
+type helmOperator struct {
+	cmd     *exec.Cmd
+	counter *apiCounter
+	period  time.Duration
+}
+
+func startHelmOperator(ctx context.Context, c *localcluster.Cluster, binary string) (*helmOperator, error) {
+	testdata := filepath.Join(c.Root, helmOperatorTestdata)
+	if _, err := c.Kubectl("apply", "-f", filepath.Join(testdata, "crd.yaml")); err != nil {
+		return nil, err
+	}
+	if _, err := c.Kubectl("wait", "--for", "condition=Established", "crd/"+scaleApps.GroupResource().String()); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(c.Dir, "helm-operator")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	watches := fmt.Sprintf("- group: %s\n  version: %s\n  kind: ScaleApp\n  chart: %s\n",
+		scaleApps.Group, scaleApps.Version, filepath.Join(testdata, "chart"))
+	if err := os.WriteFile(filepath.Join(dir, "watches.yaml"), []byte(watches), 0o644); err != nil {
+		return nil, err
+	}
+	counter, err := startAPICounter(c.Config)
+	if err != nil {
+		return nil, err
+	}
+	kubeconfig, err := counter.writeKubeconfig(dir)
+	if err != nil {
+		counter.stop()
+		return nil, err
+	}
+	log, err := os.Create(filepath.Join(c.Root, "bin", "bench-helm-operator.log"))
+	if err != nil {
+		counter.stop()
+		return nil, err
+	}
+	defer func() { _ = log.Close() }()
+	// Its defaults, the reconcile period among them (a minute), but for
+	// the addresses it binds, which are the manager's.
+	h := &helmOperator{counter: counter, period: time.Minute}
+	h.cmd = exec.CommandContext(ctx, binary, "run", "--watches-file", filepath.Join(dir, "watches.yaml"),
+		"--metrics-bind-address=0", "--health-probe-bind-address="+helmOperatorProbes)
+	h.cmd.Dir = dir
+	h.cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "HOME="+dir)
+	h.cmd.Stdout, h.cmd.Stderr = log, log
+	h.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := h.cmd.Start(); err != nil {
+		counter.stop()
+		return nil, err
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		if resp, err := http.Get("http://" + helmOperatorProbes + "/readyz"); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return h, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			h.stop()
+			return nil, fmt.Errorf("the helm-operator was not ready within a minute (log: %s)", log.Name())
+		}
+	}
+}
+
+func (h *helmOperator) stop() {
+	_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGTERM)
+	_ = h.cmd.Wait()
+	h.counter.stop()
+}
+
+// settled is what the helm-operator had requested once it made none for
+// quiet, or when timeout passed: with its reconcile period, a thousand
+// releases keep it from ever being quiet for long.
+func (h *helmOperator) settled(ctx context.Context, quiet, timeout time.Duration) (apiCalls, error) {
+	deadline := time.Now().Add(timeout)
+	last := h.counter.snapshot()
+	for {
+		select {
+		case <-time.After(quiet):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		next := h.counter.snapshot()
+		if sum(next.byVerb()) == sum(last.byVerb()) || time.Now().After(deadline) {
+			return next, nil
+		}
+		last = next
+	}
+}
+
+// measureHelmOperatorScale runs each size of the scale runs with the
+// helm-operator as it ran with kudo-ng: as often, each run alone in the
+// cluster with its releases; then its idle cost, with the largest size's
+// releases in place, through one reconcile period.
+func measureHelmOperatorScale(ctx context.Context, c *localcluster.Cluster, cfg *config, results []Scale) (*PeerIdle, error) {
+	h, err := startHelmOperator(ctx, c, cfg.helmOperator)
+	if err != nil {
+		return nil, err
+	}
+	defer h.stop()
+	dyn, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		return nil, err
+	}
+	previous := ""
+	for i := range results {
+		n := results[i].Instances
+		runs := make([]*SideRun, scaleRuns(n, cfg.scaleRuns))
+		for k := range runs {
+			if previous != "" {
+				if err := deleteNamespace(ctx, c, previous); err != nil {
+					return nil, err
+				}
+			}
+			previous = helmOperatorNamespace(n, k)
+			if runs[k], err = helmOperatorScaleRun(ctx, c, dyn, h, n, previous); err != nil {
+				return nil, err
+			}
+			logf("helm-operator %d, run %d: all deployed and Current in %.2fs, CPU %.1fs, peak RSS %.0f MiB, requests %v",
+				n, k+1, runs[k].Seconds, runs[k].CPUSeconds, runs[k].PeakRSSMiB, runs[k].Requests)
+		}
+		seconds := func(r *SideRun) float64 { return r.Seconds }
+		median := medianRun(runs, seconds)
+		median.Runs = times(runs, seconds)
+		results[i].HelmOperator = median
+	}
+	return helmOperatorIdle(ctx, h, results[len(results)-1].Instances)
+}
+
+func helmOperatorNamespace(n, run int) string { return fmt.Sprintf("helm-operator-%d-%d", n, run+1) }
+
+// helmOperatorScaleRun creates n ScaleApps, 32 at a time, and times them
+// until every release is deployed and every Deployment Current: what
+// kudo-ng's COMPLETE says.
+func helmOperatorScaleRun(
+	ctx context.Context, c *localcluster.Cluster, dyn dynamic.Interface, h *helmOperator, n int, ns string,
+) (*SideRun, error) {
+	if err := newNamespace(ctx, c, ns); err != nil {
+		return nil, err
+	}
+	apps, err := unstructuredWatch(ctx, dyn.Resource(scaleApps).Namespace(ns))
+	if err != nil {
+		return nil, err
+	}
+	defer apps.Stop()
+	deployments, err := unstructuredWatch(ctx, dyn.Resource(deploymentsResource).Namespace(ns))
+	if err != nil {
+		return nil, err
+	}
+	defer deployments.Stop()
+	before, err := h.settled(ctx, runQuiet, time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	procBefore, err := processOf(h.cmd.Process.Pid)
+	if err != nil {
+		return nil, err
+	}
+
+	start := time.Now()
+	var done errgroup.Group
+	done.Go(func() error { return untilDone(ctx, apps, n, 10*time.Minute, "releases", deployed) })
+	done.Go(func() error { return untilDone(ctx, deployments, n, 10*time.Minute, "Deployments", current) })
+	create, cctx := errgroup.WithContext(ctx)
+	create.SetLimit(32)
+	for i := range n {
+		create.Go(func() error {
+			app := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
+			app.SetAPIVersion(scaleApps.GroupVersion().String())
+			app.SetKind("ScaleApp")
+			app.SetName(scaleInstanceName(i))
+			_, err := dyn.Resource(scaleApps).Namespace(ns).Create(cctx, app, metav1.CreateOptions{})
+			return err
+		})
+	}
+	if err := create.Wait(); err != nil {
+		return nil, err
+	}
+	if err := done.Wait(); err != nil {
+		return nil, err
+	}
+	r := &SideRun{Seconds: time.Since(start).Seconds()}
+	after, err := h.settled(ctx, time.Second, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	procAfter, err := processOf(h.cmd.Process.Pid)
+	if err != nil {
+		return nil, err
+	}
+	r.Requests = sub(after.byVerb(), before.byVerb())
+	r.CPUSeconds, r.PeakRSSMiB = procAfter.CPUSeconds-procBefore.CPUSeconds, procAfter.PeakRSSMiB
+	return r, nil
+}
+
+// helmOperatorIdle counts what the helm-operator does through one
+// reconcile period with its releases in place and nothing changing.
+func helmOperatorIdle(ctx context.Context, h *helmOperator, releases int) (*PeerIdle, error) {
+	before := h.counter.snapshot()
+	procBefore, err := processOf(h.cmd.Process.Pid)
+	if err != nil {
+		return nil, err
+	}
+	logf("idle: the helm-operator through one reconcile period (%s) of %d releases", h.period, releases)
+	select {
+	case <-time.After(h.period):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	procAfter, err := processOf(h.cmd.Process.Pid)
+	if err != nil {
+		return nil, err
+	}
+	return &PeerIdle{Period: h.period.String(), Releases: releases, CPUSeconds: procAfter.CPUSeconds - procBefore.CPUSeconds,
+		Requests: sub(h.counter.snapshot().byVerb(), before.byVerb())}, nil
+}
+
+// unstructuredWatch lists and watches a resource's objects, unstructured as
+// the API server sends them: kstatus needs their kind.
+func unstructuredWatch(ctx context.Context, r dynamic.ResourceInterface) (watch.Interface, error) {
+	list, err := r.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return resumingWatch(ctx, list.GetResourceVersion(), func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		return r.Watch(ctx, o)
+	})
+}
+
+// deployed: the helm-operator has installed the release of a ScaleApp
+// (its Deployed condition), or failed to.
+func deployed(obj runtime.Object) (string, bool, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return "", false, nil
+	}
+	conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conditions {
+		condition, _ := c.(map[string]any)
+		switch {
+		case condition["type"] == "Deployed" && condition["status"] == "True":
+			return u.GetName(), true, nil
+		case condition["type"] == "ReleaseFailed" && condition["status"] == "True":
+			return "", false, fmt.Errorf("scaleapp %s/%s: %v", u.GetNamespace(), u.GetName(), condition["message"])
+		}
+	}
+	return "", false, nil
+}
+
+// current: kstatus says the object is Current.
+func current(obj runtime.Object) (string, bool, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return "", false, nil
+	}
+	res, err := status.Compute(u)
+	if err != nil {
+		return "", false, err
+	}
+	return u.GetName(), res.Status == status.CurrentStatus, nil
+}
