@@ -494,7 +494,8 @@ func writeHelmOperator(p func(string, ...any), r *Report) {
 	p("time. Each size runs as often as kudo-ng's, each run alone in the cluster, after all of kudo-ng's and the floors'")
 	p("(their namespaces deleted); the time is until every release is deployed (its `Deployed` condition) and every")
 	p("Deployment is Current, which is what kudo-ng's COMPLETE says. Its CPU and peak RSS are read as the manager's; its")
-	p("API requests are counted by a proxy in front of the API server, by verb and resource as the authorizer names them.")
+	p("API requests are counted by a proxy in front of the API server, by verb and resource as the manager's own metric")
+	p("counts them (`internal/apimetrics`).")
 	p("")
 	columns := []string{"Instances", "kudo-ng", "helm-operator", "helm-operator range", "kudo-ng / helm-operator",
 		"requests per resource, kudo-ng / helm-operator", "CPU, kudo-ng / helm-operator", "peak RSS, kudo-ng / helm-operator"}
