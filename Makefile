@@ -169,7 +169,9 @@ LOCAL_REGISTRY_CA ?= $(CLUSTER_DIR)/pki/registry-ca.crt
 LOCAL_IMG ?= $(LOCAL_REGISTRY)/kudo:v$(VERSION)
 LOCAL_BUNDLE_IMG ?= $(LOCAL_REGISTRY)/kudo-bundle:v$(VERSION)
 LOCAL_CATALOG_IMG ?= $(LOCAL_REGISTRY)/kudo-catalog:v$(VERSION)
-LOCAL_REGISTRY_UP = $(shell curl -fs -m 1 -o /dev/null --cacert $(LOCAL_REGISTRY_CA) https://$(LOCAL_REGISTRY)/v2/ && echo up)
+# Asked once per make, on first use: every PUSH_* below reads it.
+LOCAL_REGISTRY_UP = $(eval LOCAL_REGISTRY_UP := $(shell curl -fs -m 1 -o /dev/null --cacert $(LOCAL_REGISTRY_CA) \
+	https://$(LOCAL_REGISTRY)/v2/ && echo up))$(LOCAL_REGISTRY_UP)
 # $(call trusting,IMAGE) is the environment a Go client pulling or pushing
 # IMAGE runs with: trusting the local registry's CA besides the system's if
 # IMAGE is there.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -72,11 +73,7 @@ func (a *apiCounter) count(call apiCall) {
 func (a *apiCounter) snapshot() apiCalls {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := make(apiCalls, len(a.calls))
-	for k, v := range a.calls {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(a.calls)
 }
 
 // writeKubeconfig writes a kubeconfig that speaks to the API server through

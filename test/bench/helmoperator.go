@@ -11,14 +11,11 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"github.com/kudo-ng/kudo/test/localcluster"
 )
@@ -31,8 +28,6 @@ const (
 // scaleApps are the helm-operator's custom resources: one release of the
 // scale chart each.
 var scaleApps = schema.GroupVersionResource{Group: "bench.kudo-ng.dev", Version: "v1", Resource: "scaleapps"}
-
-var deploymentsResource = appsv1.SchemeGroupVersion.WithResource("deployments")
 
 // SideRun is a run of a scale size beside kudo-ng's plain one, measured as
 // it is: a peer's, or kudo-ng's own in another setting. Of several runs,
@@ -221,7 +216,7 @@ func helmOperatorScaleRun(
 	start := time.Now()
 	var done errgroup.Group
 	done.Go(func() error { return untilDone(ctx, apps, n, 10*time.Minute, "releases", deployed) })
-	done.Go(func() error { return untilDone(ctx, deployments, n, 10*time.Minute, "Deployments", current) })
+	done.Go(func() error { return untilDeploymentsCurrent(ctx, deployments, n, 10*time.Minute) })
 	create, cctx := errgroup.WithContext(ctx)
 	create.SetLimit(32)
 	for i := range n {
@@ -276,18 +271,6 @@ func helmOperatorIdle(ctx context.Context, h *helmOperator, releases int) (*Peer
 		Requests: sub(h.counter.snapshot().byVerb(), before.byVerb())}, nil
 }
 
-// unstructuredWatch lists and watches a resource's objects, unstructured as
-// the API server sends them: kstatus needs their kind.
-func unstructuredWatch(ctx context.Context, r dynamic.ResourceInterface) (watch.Interface, error) {
-	list, err := r.List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return resumingWatch(ctx, list.GetResourceVersion(), func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-		return r.Watch(ctx, o)
-	})
-}
-
 // deployed: the helm-operator has installed the release of a ScaleApp
 // (its Deployed condition), or failed to.
 func deployed(obj runtime.Object) (string, bool, error) {
@@ -306,17 +289,4 @@ func deployed(obj runtime.Object) (string, bool, error) {
 		}
 	}
 	return "", false, nil
-}
-
-// current: kstatus says the object is Current.
-func current(obj runtime.Object) (string, bool, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return "", false, nil
-	}
-	res, err := status.Compute(u)
-	if err != nil {
-		return "", false, err
-	}
-	return u.GetName(), res.Status == status.CurrentStatus, nil
 }

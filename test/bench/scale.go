@@ -518,15 +518,7 @@ func scaleFloorRun(
 	if err := newNamespace(ctx, c, ns); err != nil {
 		return 0, err
 	}
-	// Unstructured, as the API server sends them: kstatus needs the kind, which
-	// a typed object decoded from a watch lacks, and without it calls any
-	// object Current.
-	deployments := dyn.Resource(appsv1.SchemeGroupVersion.WithResource("deployments")).Namespace(ns)
-	list, err := deployments.List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return 0, err
-	}
-	w, err := resumingWatch(ctx, list.GetResourceVersion(), deployments.Watch)
+	w, err := unstructuredWatch(ctx, dyn.Resource(deploymentsResource).Namespace(ns))
 	if err != nil {
 		return 0, err
 	}
@@ -579,6 +571,20 @@ func resumingWatch(
 	ctx context.Context, rv string, watchFrom func(context.Context, metav1.ListOptions) (watch.Interface, error),
 ) (watch.Interface, error) {
 	return watchtools.NewRetryWatcherWithContext(ctx, rv, &cache.ListWatch{WatchFuncWithContext: watchFrom})
+}
+
+var deploymentsResource = appsv1.SchemeGroupVersion.WithResource("deployments")
+
+// unstructuredWatch lists and watches a resource's objects, resuming,
+// unstructured as the API server sends them: kstatus needs the kind, which a
+// typed object decoded from a watch lacks, and without it calls any object
+// Current.
+func unstructuredWatch(ctx context.Context, r dynamic.ResourceInterface) (watch.Interface, error) {
+	list, err := r.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return resumingWatch(ctx, list.GetResourceVersion(), r.Watch)
 }
 
 // serviceCreates is the API server's own account of the Services it created
