@@ -14,9 +14,9 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
 
-// manyConfigMaps renders 6,000 ConfigMaps from one template: more than an
+// manyConfigMaps renders 10,000 ConfigMaps from one template: more than an
 // Instance's inventory holds.
-const manyConfigMaps = `{{ range $k := until 6000 }}---
+const manyConfigMaps = `{{ range $k := until 10000 }}---
 apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -48,7 +48,7 @@ var _ = Describe("An Instance kept storable", func() {
 			deploy := got.Status.PlanStatus["deploy"]
 			g.Expect(deploy.Status).To(Equal(kudov1beta1.ExecutionFatalError))
 			g.Expect(deploy.Message).To(ContainSubstring(
-				"task a: the Instance's inventory would hold 6000 objects in"))
+				"task a: the Instance's inventory would hold 10000 objects in"))
 			g.Expect(deploy.Message).To(ContainSubstring("more than the 640 KiB it may"))
 			g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, kudov1beta1.StalledCondition)).To(BeTrue())
 		}).Should(Succeed())

@@ -256,25 +256,30 @@ type TaskInventory struct {
 	Stale []ObjectRef `json:"stale,omitempty"`
 }
 
-// ObjectRef names an object.
+// ObjectRef names an object. The status holds it as one string, as kubectl
+// names objects: "<apiVersion> <kind> <namespace>/<name>", or
+// "<apiVersion> <kind> <name>" for a cluster-scoped object (inventory_json.go).
+// +kubebuilder:validation:Type=string
 type ObjectRef struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
+	APIVersion string
+	Kind       string
 	// Namespace is empty for a cluster-scoped object.
-	// +optional
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
+	Namespace string
+	Name      string
 }
 
 // InventoryObject is an object a task applied, with what kudo-ng last saw of
 // it as applied: its generation or, for kinds without one, a hash of its
-// content. Another value in the cluster means someone else changed it.
+// content. Another value in the cluster means someone else changed it. The
+// status holds it as one string, its ObjectRef's and then
+// " generation=<n>" or " hash=<hex>": every write of the Instance carries
+// the whole inventory, and the API server's cost of a write grows with its
+// fields (docs/benchmarks.md).
+// +kubebuilder:validation:Type=string
 type InventoryObject struct {
-	ObjectRef `json:",inline"`
-	// +optional
-	Generation int64 `json:"generation,omitempty"`
-	// +optional
-	Hash string `json:"hash,omitempty"`
+	ObjectRef
+	Generation int64
+	Hash       string
 }
 
 // PhaseStatus is the status of a phase of a plan run.

@@ -254,7 +254,7 @@ func DescribeNamed(kind, namespace, name string) string {
 }
 
 // MaxBytes bounds the inventory as the Instance's status stores it: about
-// 5,000 objects of usual names. With the parameters (twice: the spec and the
+// 8,500 objects of usual names. With the parameters (twice: the spec and the
 // applied ones), the revisions and the plans' statuses, the Instance stays
 // under 1 MiB, well within what the API server stores (1.5 MiB).
 const MaxBytes = 640 << 10

@@ -200,8 +200,8 @@ func TestFitsBoundsTheInventory(t *testing.T) {
 		fits  bool
 	}{
 		{"a task applying again what it holds", site, objs("cassandra-production-node", 4000), 4000, true},
-		{"5,000 objects", Site{Task: "more"}, objs("cassandra-production-more", 1000), 5000, true},
-		{"6,000 objects", Site{Task: "more"}, objs("cassandra-production-more", 2000), 6000, false},
+		{"8,000 objects", Site{Task: "more"}, objs("cassandra-production-more", 4000), 8000, true},
+		{"9,000 objects", Site{Task: "more"}, objs("cassandra-production-more", 5000), 9000, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -470,7 +470,7 @@ func (v *verifier) inventoryHolds() {
 		return
 	}
 	v.r.errorf(TemplatesDir+largest, "", "the templates render %d objects (%d here), %d KiB of inventory, more than the %d KiB "+
-		"an Instance's inventory holds (about 5,000 objects): no plan could apply them all", count, len(v.rendered[largest]),
+		"an Instance's inventory holds (about 8,500 objects): no plan could apply them all", count, len(v.rendered[largest]),
 		size>>10, inventory.MaxBytes>>10)
 }
 
