@@ -20,10 +20,11 @@ import (
 const apiServerProfileSeconds = 100
 
 // APIServerWork is the API server's CPU time on one kind of work, during
-// the largest scale run and during its floor, each over the same window.
+// the largest scale run, its floor and the helm-operator's run, each over
+// the same window.
 type APIServerWork struct {
-	Work                  string
-	Seconds, FloorSeconds float64
+	Work                                       string
+	Seconds, FloorSeconds, HelmOperatorSeconds float64
 }
 
 // apiServerWork sorts the API server's work by the functions on its stack.
@@ -33,7 +34,7 @@ var apiServerWork = []struct {
 	work   string
 	frames *regexp.Regexp
 }{
-	{"Instance status writes (a custom resource's status subresource)", regexp.MustCompile(`customresource\.\(\*StatusREST\)\.Update$`)},
+	{"status writes of the custom resources (Instances; the helm-operator's ScaleApps)", regexp.MustCompile(`customresource\.\(\*StatusREST\)\.Update$`)},
 	{"admission webhooks: matching each request against them, and calling them", regexp.MustCompile(`admission/plugin/webhook/(mutating|validating)\.`)},
 	{"the other work on custom resources: their decoding, schema validation and handlers", regexp.MustCompile(`^k8s\.io/apiextensions-apiserver/`)},
 	{"watches served", regexp.MustCompile(`handlers\.\(\*WatchServer\)\.HandleHTTP$`)},
@@ -62,12 +63,31 @@ func apiServerProfile(ctx context.Context, c *localcluster.Cluster, path string)
 	return os.WriteFile(path, data, 0o644)
 }
 
-func apiServerProfilePath(c *localcluster.Cluster, n int, floor bool) string {
-	run := ""
-	if floor {
-		run = "floor-"
+// The runs beside kudo-ng's that the API server is profiled in.
+const (
+	floorRunName        = "floor"
+	helmOperatorRunName = "helm-operator"
+)
+
+// apiServerProfilePath is where the API server's profile of the run of n
+// Instances is kept: kudo-ng's, or that of the run named.
+func apiServerProfilePath(c *localcluster.Cluster, run string, n int) string {
+	if run != "" {
+		run += "-"
 	}
 	return filepath.Join(c.Root, "bin", fmt.Sprintf("bench-apiserver-%s%d.pprof", run, n))
+}
+
+// addAPIServerWork adds the helm-operator's profile to rows.
+func addAPIServerWork(rows []APIServerWork, helmOperator string) error {
+	seconds, err := cpuByWork(helmOperator)
+	if err != nil {
+		return err
+	}
+	for i := range rows {
+		rows[i].HelmOperatorSeconds = seconds[i]
+	}
+	return nil
 }
 
 // compareAPIServerWork is the API server's CPU seconds by kind of work in

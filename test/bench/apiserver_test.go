@@ -71,13 +71,19 @@ func TestCompareAPIServerWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	helmOperator := cpuProfile(t, map[int64][]string{
+		19 * s: {"k8s.io/apiextensions-apiserver/pkg/registry/customresource.(*StatusREST).Update"},
+	})
+	if err := addAPIServerWork(rows, helmOperator); err != nil {
+		t.Fatal(err)
+	}
 	want := []APIServerWork{
-		{apiServerWork[0].work, 2, 0},
-		{apiServerWork[1].work, 3, 0},
-		{apiServerWork[2].work, 5, 0},
-		{apiServerWork[3].work, 0, 13},
-		{apiServerWork[4].work, 7, 17},
-		{otherWork, 11, 0},
+		{apiServerWork[0].work, 2, 0, 19},
+		{apiServerWork[1].work, 3, 0, 0},
+		{apiServerWork[2].work, 5, 0, 0},
+		{apiServerWork[3].work, 0, 13, 0},
+		{apiServerWork[4].work, 7, 17, 0},
+		{otherWork, 11, 0, 0},
 	}
 	if len(rows) != len(want) {
 		t.Fatalf("got %d rows, want %d: %+v", len(rows), len(want), rows)

@@ -25,20 +25,43 @@ const (
 	helmOperatorProbes   = "127.0.0.1:16754"
 )
 
-// scaleApps are the helm-operator's custom resources: one release of the
-// scale chart each.
-var scaleApps = schema.GroupVersionResource{Group: "bench.kudo-ng.dev", Version: "v1", Resource: "scaleapps"}
+// The helm-operator's custom resources: one release each, of the scale
+// chart (a ScaleApp) or of the latency package's objects (a LatencyApp).
+var (
+	scaleApps   = helmOperatorApp{Kind: "ScaleApp", GroupVersionResource: benchApp("scaleapps")}
+	latencyApps = helmOperatorApp{Kind: "LatencyApp", GroupVersionResource: benchApp("latencyapps")}
+)
+
+type helmOperatorApp struct {
+	schema.GroupVersionResource
+	Kind string
+}
+
+func benchApp(resource string) schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: "bench.kudo-ng.dev", Version: "v1", Resource: resource}
+}
+
+// newApp is a custom resource of app in namespace ns, with no values.
+func newApp(app helmOperatorApp, ns, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
+	u.SetAPIVersion(app.GroupVersion().String())
+	u.SetKind(app.Kind)
+	u.SetNamespace(ns)
+	u.SetName(name)
+	return u
+}
 
 // SideRun is a run of a scale size beside kudo-ng's plain one, measured as
 // it is: a peer's, or kudo-ng's own in another setting. Of several runs,
 // the median, with the time of each; the controller's CPU, peak RSS and API
-// requests by verb in it.
+// requests in it, by verb and by verb and resource.
 type SideRun struct {
 	Seconds    float64
 	Runs       []float64
 	CPUSeconds float64
 	PeakRSSMiB float64
 	Requests   map[string]float64
+	Calls      map[string]float64 `json:",omitempty"`
 }
 
 // PeerIdle is what a peer did through one resync with nothing to change.
@@ -51,28 +74,29 @@ type PeerIdle struct {
 
 // helmOperator is operator-sdk's helm-operator, as `operator-sdk init
 // --plugins helm` scaffolds it and as `make run` of such a project runs it:
-// a process of its own with its defaults, the scale chart in its watches
-// file. Its API requests go through an apiCounter.
+// a process of its own with its defaults, one chart in its watches file.
+// Its API requests go through an apiCounter.
 type helmOperator struct {
 	cmd     *exec.Cmd
 	counter *apiCounter
 	period  time.Duration
 }
 
-func startHelmOperator(ctx context.Context, c *localcluster.Cluster, binary string) (*helmOperator, error) {
-	testdata := filepath.Join(c.Root, helmOperatorTestdata)
-	if _, err := c.Kubectl("apply", "-f", filepath.Join(testdata, "crd.yaml")); err != nil {
+// startHelmOperator runs the helm-operator with chart as the chart of app.
+func startHelmOperator(
+	ctx context.Context, c *localcluster.Cluster, binary string, app helmOperatorApp, chart string,
+) (*helmOperator, error) {
+	if _, err := c.Kubectl("apply", "-f", filepath.Join(c.Root, helmOperatorTestdata, "crd.yaml")); err != nil {
 		return nil, err
 	}
-	if _, err := c.Kubectl("wait", "--for", "condition=Established", "crd/"+scaleApps.GroupResource().String()); err != nil {
+	if _, err := c.Kubectl("wait", "--for", "condition=Established", "crd/"+app.GroupResource().String()); err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(c.Dir, "helm-operator")
+	dir := filepath.Join(c.Dir, "helm-operator-"+app.Resource)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	watches := fmt.Sprintf("- group: %s\n  version: %s\n  kind: ScaleApp\n  chart: %s\n",
-		scaleApps.Group, scaleApps.Version, filepath.Join(testdata, "chart"))
+	watches := fmt.Sprintf("- group: %s\n  version: %s\n  kind: %s\n  chart: %s\n", app.Group, app.Version, app.Kind, chart)
 	if err := os.WriteFile(filepath.Join(dir, "watches.yaml"), []byte(watches), 0o644); err != nil {
 		return nil, err
 	}
@@ -85,7 +109,7 @@ func startHelmOperator(ctx context.Context, c *localcluster.Cluster, binary stri
 		counter.stop()
 		return nil, err
 	}
-	log, err := os.Create(filepath.Join(c.Root, "bin", "bench-helm-operator.log"))
+	log, err := os.Create(filepath.Join(c.Root, "bin", "bench-helm-operator-"+app.Resource+".log"))
 	if err != nil {
 		counter.stop()
 		return nil, err
@@ -94,6 +118,11 @@ func startHelmOperator(ctx context.Context, c *localcluster.Cluster, binary stri
 	// Its defaults, the reconcile period among them (a minute), but for
 	// the addresses it binds, which are the manager's.
 	h := &helmOperator{counter: counter, period: time.Minute}
+	// It runs in dir.
+	if binary, err = filepath.Abs(binary); err != nil {
+		counter.stop()
+		return nil, err
+	}
 	h.cmd = exec.CommandContext(ctx, binary, "run", "--watches-file", filepath.Join(dir, "watches.yaml"),
 		"--metrics-bind-address=0", "--health-probe-bind-address="+helmOperatorProbes)
 	h.cmd.Dir = dir
@@ -149,7 +178,7 @@ func (h *helmOperator) settled(ctx context.Context, quiet, timeout time.Duration
 // cluster with its releases; then its idle cost, with the largest size's
 // releases in place, through one reconcile period.
 func measureHelmOperatorScale(ctx context.Context, c *localcluster.Cluster, cfg *config, results []Scale) (*PeerIdle, error) {
-	h, err := startHelmOperator(ctx, c, cfg.helmOperator)
+	h, err := startHelmOperator(ctx, c, cfg.helmOperator, scaleApps, filepath.Join(c.Root, helmOperatorTestdata, "chart"))
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +198,11 @@ func measureHelmOperatorScale(ctx context.Context, c *localcluster.Cluster, cfg 
 				}
 			}
 			previous = helmOperatorNamespace(n, k)
-			if runs[k], err = helmOperatorScaleRun(ctx, c, dyn, h, n, previous); err != nil {
+			profile := ""
+			if i == len(results)-1 && k == len(runs)-1 {
+				profile = apiServerProfilePath(c, helmOperatorRunName, n)
+			}
+			if runs[k], err = helmOperatorScaleRun(ctx, c, dyn, h, n, previous, profile); err != nil {
 				return nil, err
 			}
 			logf("helm-operator %d, run %d: all deployed and Current in %.2fs, CPU %.1fs, peak RSS %.0f MiB, requests %v",
@@ -180,6 +213,10 @@ func measureHelmOperatorScale(ctx context.Context, c *localcluster.Cluster, cfg 
 		median.Runs = times(runs, seconds)
 		results[i].HelmOperator = median
 	}
+	last := &results[len(results)-1]
+	if err := addAPIServerWork(last.APIServerWork, apiServerProfilePath(c, helmOperatorRunName, last.Instances)); err != nil {
+		return nil, err
+	}
 	return helmOperatorIdle(ctx, h, results[len(results)-1].Instances)
 }
 
@@ -187,14 +224,15 @@ func helmOperatorNamespace(n, run int) string { return fmt.Sprintf("helm-operato
 
 // helmOperatorScaleRun creates n ScaleApps, 32 at a time, and times them
 // until every release is deployed and every Deployment Current: what
-// kudo-ng's COMPLETE says.
+// kudo-ng's COMPLETE says. Given a profile path, it profiles the API server
+// as kudo-ng's largest run does.
 func helmOperatorScaleRun(
-	ctx context.Context, c *localcluster.Cluster, dyn dynamic.Interface, h *helmOperator, n int, ns string,
+	ctx context.Context, c *localcluster.Cluster, dyn dynamic.Interface, h *helmOperator, n int, ns, profile string,
 ) (*SideRun, error) {
 	if err := newNamespace(ctx, c, ns); err != nil {
 		return nil, err
 	}
-	apps, err := unstructuredWatch(ctx, dyn.Resource(scaleApps).Namespace(ns))
+	apps, err := unstructuredWatch(ctx, dyn.Resource(scaleApps.GroupVersionResource).Namespace(ns))
 	if err != nil {
 		return nil, err
 	}
@@ -213,6 +251,10 @@ func helmOperatorScaleRun(
 		return nil, err
 	}
 
+	waitProfile := func() error { return nil }
+	if profile != "" {
+		waitProfile = inBackground(func() error { return apiServerProfile(ctx, c, profile) })
+	}
 	start := time.Now()
 	var done errgroup.Group
 	done.Go(func() error { return untilDone(ctx, apps, n, 10*time.Minute, "releases", deployed) })
@@ -221,11 +263,8 @@ func helmOperatorScaleRun(
 	create.SetLimit(32)
 	for i := range n {
 		create.Go(func() error {
-			app := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
-			app.SetAPIVersion(scaleApps.GroupVersion().String())
-			app.SetKind("ScaleApp")
-			app.SetName(scaleInstanceName(i))
-			_, err := dyn.Resource(scaleApps).Namespace(ns).Create(cctx, app, metav1.CreateOptions{})
+			app := newApp(scaleApps, ns, scaleInstanceName(i))
+			_, err := dyn.Resource(scaleApps.GroupVersionResource).Namespace(ns).Create(cctx, app, metav1.CreateOptions{})
 			return err
 		})
 	}
@@ -244,9 +283,9 @@ func helmOperatorScaleRun(
 	if err != nil {
 		return nil, err
 	}
-	r.Requests = sub(after.byVerb(), before.byVerb())
+	r.Requests, r.Calls = sub(after.byVerb(), before.byVerb()), sub(after.byCall(), before.byCall())
 	r.CPUSeconds, r.PeakRSSMiB = procAfter.CPUSeconds-procBefore.CPUSeconds, procAfter.PeakRSSMiB
-	return r, nil
+	return r, waitProfile()
 }
 
 // helmOperatorIdle counts what the helm-operator does through one

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -30,18 +31,21 @@ import (
 const latencyPackage = "test/bench/testdata/latency"
 
 // Latency is Instance creation → deploy COMPLETE, beside the same objects
-// applied by the floor program and installed by helm.
+// applied by the floor program, installed by helm and by the helm-operator.
 type Latency struct {
-	Runs      int
-	Resources int
-	Steps     int
-	Kudo      Distribution
-	Floor     Distribution
-	Helm      Distribution
+	Runs         int
+	Resources    int
+	Steps        int
+	Kudo         Distribution
+	Floor        Distribution
+	Helm         Distribution
+	HelmOperator Distribution
 	// Requests are the manager's API requests per kudo-ng run, by verb;
 	// ObjectWrites how many of them wrote the package's objects.
 	Requests     map[string]float64
 	ObjectWrites float64
+	// HelmOperatorRequests are the helm-operator's per release, by verb.
+	HelmOperatorRequests map[string]float64 `json:",omitempty"`
 }
 
 // Distribution is the median and 95th percentile of a series, in seconds.
@@ -92,9 +96,19 @@ func measureLatency(ctx context.Context, c *localcluster.Cluster, m *manager, cf
 	if _, err := helmRun(ctx, c, cfg.helm, chart, "helm-warmup"); err != nil {
 		return nil, err
 	}
-	var kudo, floor, helm []float64
-	l.Requests = map[string]float64{}
-	// Interleaved, so that a slower moment of the machine hits all three alike.
+	// Stopped before the scale runs: it watches the chart's kinds in every
+	// namespace.
+	h, err := startHelmOperator(ctx, c, cfg.helmOperator, latencyApps, chart)
+	if err != nil {
+		return nil, err
+	}
+	defer h.stop()
+	if _, _, err := helmOperatorLatencyRun(ctx, c, dyn, h, steps, "helm-operator-warmup"); err != nil {
+		return nil, err
+	}
+	var kudo, floor, helm, helmOperator []float64
+	l.Requests, l.HelmOperatorRequests = map[string]float64{}, map[string]float64{}
+	// Interleaved, so that a slower moment of the machine hits all alike.
 	for i := range cfg.runs {
 		d, spent, err := kudoRun(ctx, c, m, pkg, fmt.Sprintf("kudo-%d", i))
 		if err != nil {
@@ -113,9 +127,18 @@ func measureLatency(ctx context.Context, c *localcluster.Cluster, m *manager, cf
 			return nil, err
 		}
 		helm = append(helm, d.Seconds())
-		logf("latency run %d: kudo-ng %.3fs, floor %.3fs, helm %.3fs", i+1, kudo[i], floor[i], helm[i])
+		d, requests, err := helmOperatorLatencyRun(ctx, c, dyn, h, steps, fmt.Sprintf("helm-operator-%d", i))
+		if err != nil {
+			return nil, err
+		}
+		helmOperator = append(helmOperator, d.Seconds())
+		for verb, n := range requests {
+			l.HelmOperatorRequests[verb] += n / float64(cfg.runs)
+		}
+		logf("latency run %d: kudo-ng %.3fs, floor %.3fs, helm %.3fs, helm-operator %.3fs",
+			i+1, kudo[i], floor[i], helm[i], helmOperator[i])
 	}
-	l.Kudo, l.Floor, l.Helm = distribution(kudo), distribution(floor), distribution(helm)
+	l.Kudo, l.Floor, l.Helm, l.HelmOperator = distribution(kudo), distribution(floor), distribution(helm), distribution(helmOperator)
 	return l, nil
 }
 
@@ -271,29 +294,100 @@ func floorRun(
 	}
 	start := time.Now()
 	for _, objs := range steps {
-		var watches []watch.Interface
+		watches, err := watchEach(ctx, c, dyn, ns, objs)
+		if err != nil {
+			return 0, err
+		}
 		for _, obj := range objs {
-			gvr, err := resourceOf(c, obj)
-			if err != nil {
-				return 0, err
-			}
-			w, err := dyn.Resource(gvr).Namespace(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + obj.GetName()})
-			if err != nil {
-				return 0, err
-			}
-			watches = append(watches, w)
 			if err := applyObject(ctx, c, dyn, ns, obj); err != nil {
 				return 0, err
 			}
 		}
-		for _, w := range watches {
-			if err := untilCurrent(ctx, w); err != nil {
-				return 0, err
-			}
-			w.Stop()
+		if err := untilAllCurrent(ctx, watches); err != nil {
+			return 0, err
 		}
 	}
 	return time.Since(start), nil
+}
+
+// watchEach watches each of objs, by name, in namespace ns.
+func watchEach(
+	ctx context.Context, c *localcluster.Cluster, dyn dynamic.Interface, ns string, objs []*unstructured.Unstructured,
+) ([]watch.Interface, error) {
+	var watches []watch.Interface
+	for _, obj := range objs {
+		gvr, err := resourceOf(c, obj)
+		if err == nil {
+			var w watch.Interface
+			if w, err = dyn.Resource(gvr).Namespace(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + obj.GetName()}); err == nil {
+				watches = append(watches, w)
+				continue
+			}
+		}
+		for _, w := range watches {
+			w.Stop()
+		}
+		return nil, err
+	}
+	return watches, nil
+}
+
+// untilAllCurrent reads each watch until kstatus says its object is
+// Current, and stops them all.
+func untilAllCurrent(ctx context.Context, watches []watch.Interface) error {
+	defer func() {
+		for _, w := range watches {
+			w.Stop()
+		}
+	}()
+	for _, w := range watches {
+		if err := untilCurrent(ctx, w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// helmOperatorLatencyRun times a LatencyApp from its creation until the
+// helm-operator has deployed its release and kstatus says every object of
+// it is Current, what kudo-ng's COMPLETE says, and counts the
+// helm-operator's requests from its creation until it is quiet again.
+func helmOperatorLatencyRun(
+	ctx context.Context, c *localcluster.Cluster, dyn dynamic.Interface, h *helmOperator, steps [][]*unstructured.Unstructured, ns string,
+) (time.Duration, map[string]float64, error) {
+	if err := newNamespace(ctx, c, ns); err != nil {
+		return 0, nil, err
+	}
+	apps, err := unstructuredWatch(ctx, dyn.Resource(latencyApps.GroupVersionResource).Namespace(ns))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer apps.Stop()
+	watches, err := watchEach(ctx, c, dyn, ns, slices.Concat(steps...))
+	if err != nil {
+		return 0, nil, err
+	}
+	before, err := h.settled(ctx, runQuiet, time.Minute)
+	if err != nil {
+		return 0, nil, err
+	}
+	start := time.Now()
+	app := newApp(latencyApps, ns, "bench")
+	if _, err := dyn.Resource(latencyApps.GroupVersionResource).Namespace(ns).Create(ctx, app, metav1.CreateOptions{}); err != nil {
+		return 0, nil, err
+	}
+	if err := untilDone(ctx, apps, 1, 2*time.Minute, "releases", deployed); err != nil {
+		return 0, nil, err
+	}
+	if err := untilAllCurrent(ctx, watches); err != nil {
+		return 0, nil, err
+	}
+	took := time.Since(start)
+	after, err := h.settled(ctx, runQuiet, time.Minute)
+	if err != nil {
+		return 0, nil, err
+	}
+	return took, sub(after.byVerb(), before.byVerb()), nil
 }
 
 func resourceOf(c *localcluster.Cluster, obj *unstructured.Unstructured) (schema.GroupVersionResource, error) {

@@ -275,6 +275,15 @@ func (c apiCalls) byVerb() map[string]float64 {
 	return byVerb
 }
 
+// byCall is the requests by verb and resource, keyed "<verb> <resource>".
+func (c apiCalls) byCall() map[string]float64 {
+	byCall := map[string]float64{}
+	for call, v := range c {
+		byCall[call.verb+" "+call.resource] += v
+	}
+	return byCall
+}
+
 // objectWrites sums the writes to the objects of packages: all but those to
 // kudo.dev objects (status, spec.planExecution), events and access reviews.
 func (c apiCalls) objectWrites() float64 {
@@ -317,11 +326,13 @@ func apiRequest(sample string) (verb, resource string, ok bool) {
 // API requests by verb, and how many of them wrote objects of packages.
 type spent struct {
 	Requests     map[string]float64
+	Calls        map[string]float64
 	ObjectWrites float64
 }
 
 func spentBetween(before, after map[string]float64) spent {
 	return spent{Requests: sub(requests(after), requests(before)),
+		Calls:        sub(callsOf(after).byCall(), callsOf(before).byCall()),
 		ObjectWrites: callsOf(after).objectWrites() - callsOf(before).objectWrites()}
 }
 

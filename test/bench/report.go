@@ -2,9 +2,11 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -216,17 +218,29 @@ func (r *Report) markdown() string {
 	p("steps; %d runs of each, interleaved. kudo-ng: Instance created → deploy COMPLETE. Floor: a Go program", l.Runs)
 	p("applying the same objects in the same steps with server-side apply, waiting for each step through watches")
 	p("until kstatus says Current. helm: `helm install --wait` of the same objects as a chart (all at once).")
+	rows := []struct {
+		name string
+		d    Distribution
+	}{{"kudo-ng", l.Kudo}, {"floor", l.Floor}, {"helm install --wait", l.Helm}}
+	if len(l.HelmOperator.Samples) > 0 {
+		p("helm-operator: operator-sdk's (section 3) with that chart, a LatencyApp created → its release deployed and")
+		p("every object Current.")
+		rows = append(rows, struct {
+			name string
+			d    Distribution
+		}{"helm-operator", l.HelmOperator})
+	}
 	p("")
 	p("| | median | p95 | median / floor | p95 / floor |")
 	p("|---|---|---|---|---|")
-	for _, row := range []struct {
-		name string
-		d    Distribution
-	}{{"kudo-ng", l.Kudo}, {"floor", l.Floor}, {"helm install --wait", l.Helm}} {
+	for _, row := range rows {
 		p("| %s | %.3f s | %.3f s | %.2f× | %.2f× |", row.name, row.d.Median, row.d.P95, row.d.Median/l.Floor.Median, row.d.P95/l.Floor.P95)
 	}
 	p("")
 	p("kudo-ng / helm: median %.2f×, p95 %.2f×.", l.Kudo.Median/l.Helm.Median, l.Kudo.P95/l.Helm.P95)
+	if len(l.HelmOperator.Samples) > 0 {
+		p("kudo-ng / helm-operator: median %.2f×, p95 %.2f×.", l.Kudo.Median/l.HelmOperator.Median, l.Kudo.P95/l.HelmOperator.P95)
+	}
 	p("Goals: median ≤ 1.15× the floor — %s; p95 ≤ 1.5× the floor — %s.",
 		verdict(l.Kudo.Median <= 1.15*l.Floor.Median), verdict(l.Kudo.P95 <= 1.5*l.Floor.P95))
 	p("")
@@ -403,6 +417,10 @@ func (r *Report) markdown() string {
 	p("")
 	p("Goals: ≤ 1.3 requests per resource per plan in all — %s; ≤ 1 write per resource per plan — %s; no uncached GETs — %s.",
 		verdict(sum(lr)/float64(l.Resources) <= 1.3), verdict(l.ObjectWrites/float64(l.Resources) <= 1), verdict(lr["get"] == 0))
+	if h := l.HelmOperatorRequests; len(h) > 0 {
+		p("The helm-operator, per release of the same objects: %.2f requests, %.2f per resource (%s).",
+			sum(h), sum(h)/float64(l.Resources), verbs(h))
+	}
 	p("")
 	p("The scale package (%d objects), per Instance of each scale run. A plan's own writes (two status writes,", scaleResources)
 	p("the clearing of spec.planExecution, an event) weigh more on a package of fewer objects:")
@@ -514,6 +532,12 @@ func writeHelmOperator(p func(string, ...any), r *Report) {
 		p("The helm-operator's requests at %d: %s.", s.Instances, verbs(s.HelmOperator.Requests))
 	}
 	p("")
+	if last := r.Scale[len(r.Scale)-1]; last.Calls != nil && last.HelmOperator.Calls != nil {
+		p("By verb and resource at %d, per release or Instance: the helm-operator %s;", last.Instances,
+			byCall(last.HelmOperator.Calls, last.Instances))
+		p("kudo-ng %s.", byCall(last.Calls, last.Instances))
+		p("")
+	}
 	for _, s := range r.Scale {
 		h := s.HelmOperator
 		switch s.Instances {
@@ -546,6 +570,19 @@ func eventsDropped(runs []Scale) bool {
 	return false
 }
 
+// byCall lists requests by verb and resource per one of n, the most first.
+func byCall(calls map[string]float64, n int) string {
+	keys := slices.Collect(maps.Keys(calls))
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(calls[b], calls[a]), cmp.Compare(a, b)) })
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if per := calls[k] / float64(n); per >= 0.005 {
+			parts = append(parts, fmt.Sprintf("%s %.2f", k, per))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 var verbNames = []string{"get", "list", "watch", "create", "apply", "patch", "update", "delete"}
 
 func verbs(requests map[string]float64) string {
@@ -564,22 +601,22 @@ func verbs(requests map[string]float64) string {
 // writeAPIServerWork tells where the API server's CPU went in the largest
 // run and in its floor, and what kudo-ng added.
 func writeAPIServerWork(p func(string, ...any), s Scale) {
-	p("Where the API server's CPU went in the %d run and in its floor, each profiled over the same %d s from its first", s.Instances,
-		apiServerProfileSeconds)
-	p("create (`bin/bench-apiserver-%d.pprof`, `bin/bench-apiserver-floor-%d.pprof`), by what is on each sample's stack:",
-		s.Instances, s.Instances)
+	p("Where the API server's CPU went in the %d run, in its floor and in the helm-operator's run (section 3), each", s.Instances)
+	p("profiled over the same %d s from its first create (`bin/bench-apiserver-%d.pprof`, `bin/bench-apiserver-%s-%d.pprof`,",
+		apiServerProfileSeconds, s.Instances, floorRunName, s.Instances)
+	p("`bin/bench-apiserver-%s-%d.pprof`), by what is on each sample's stack:", helmOperatorRunName, s.Instances)
 	p("")
-	p("| work | kudo-ng | floor | kudo-ng − floor |")
-	p("|---|---|---|---|")
-	var run, floor, customResources float64
+	p("| work | kudo-ng | floor | kudo-ng − floor | helm-operator |")
+	p("|---|---|---|---|---|")
+	var run, floor, helmOperator, customResources float64
 	for i, w := range s.APIServerWork {
-		p("| %s | %.2f s | %.2f s | %+.2f s |", w.Work, w.Seconds, w.FloorSeconds, w.Seconds-w.FloorSeconds)
-		run, floor = run+w.Seconds, floor+w.FloorSeconds
+		p("| %s | %.2f s | %.2f s | %+.2f s | %.2f s |", w.Work, w.Seconds, w.FloorSeconds, w.Seconds-w.FloorSeconds, w.HelmOperatorSeconds)
+		run, floor, helmOperator = run+w.Seconds, floor+w.FloorSeconds, helmOperator+w.HelmOperatorSeconds
 		if i < customResourceWork {
 			customResources += w.Seconds - w.FloorSeconds
 		}
 	}
-	p("| all | %.2f s | %.2f s | %+.2f s |", run, floor, run-floor)
+	p("| all | %.2f s | %.2f s | %+.2f s | %.2f s |", run, floor, run-floor, helmOperator)
 	p("")
 	p("The first %d rows are the Instances themselves — each one's create, its status writes and the clearing of", customResourceWork)
 	p("spec.planExecution, their admission and their watches — and make %.2f s of the %.2f s kudo-ng added (%.0f%%); the", customResources,

@@ -66,9 +66,11 @@ type Scale struct {
 	// peak resident memory since it started.
 	CPUSeconds float64
 	PeakRSSMiB float64
-	// Requests are the manager's API requests during the run, by verb;
-	// ObjectWrites how many of them wrote the package's objects.
+	// Requests are the manager's API requests during the run, by verb, and
+	// Calls by verb and resource; ObjectWrites how many of them wrote the
+	// package's objects.
 	Requests     map[string]float64
+	Calls        map[string]float64 `json:",omitempty"`
 	ObjectWrites float64
 	// Profile lists the top of the CPU profile taken during the run, and
 	// HeapProfile of the heap profile taken at its end, when RSSAnonMiB
@@ -186,8 +188,8 @@ func measureScaleFloors(ctx context.Context, c *localcluster.Cluster, cfg *confi
 		results[i].FloorProgramCPU = median.programCPU
 	}
 	last := &results[len(results)-1]
-	last.APIServerWork, err = compareAPIServerWork(apiServerProfilePath(c, last.Instances, false),
-		apiServerProfilePath(c, last.Instances, true))
+	last.APIServerWork, err = compareAPIServerWork(apiServerProfilePath(c, "", last.Instances),
+		apiServerProfilePath(c, floorRunName, last.Instances))
 	return err
 }
 
@@ -247,7 +249,7 @@ func measureScaleFloor(
 	}
 	waitProfile := func() error { return nil }
 	if profiled {
-		waitProfile = inBackground(func() error { return apiServerProfile(ctx, c, apiServerProfilePath(c, n, true)) })
+		waitProfile = inBackground(func() error { return apiServerProfile(ctx, c, apiServerProfilePath(c, floorRunName, n)) })
 	}
 	programBefore, err := ownCPUSeconds()
 	if err != nil {
@@ -348,7 +350,7 @@ func scaleRun(
 	if profile != "" {
 		// A scale run is expected to last about a minute at 1,000.
 		profiled = append(profiled, inBackground(func() error { return m.profile(30, profile) }),
-			inBackground(func() error { return apiServerProfile(ctx, c, apiServerProfilePath(c, n, false)) }))
+			inBackground(func() error { return apiServerProfile(ctx, c, apiServerProfilePath(c, "", n)) }))
 	}
 
 	start := time.Now()
@@ -372,7 +374,7 @@ func scaleRun(
 		return nil, err
 	}
 	used := spentBetween(before, after)
-	s.Requests, s.ObjectWrites = used.Requests, used.ObjectWrites
+	s.Requests, s.Calls, s.ObjectWrites = used.Requests, used.Calls, used.ObjectWrites
 	s.CPUSeconds, s.PeakRSSMiB = procAfter.CPUSeconds-procBefore.CPUSeconds, procAfter.PeakRSSMiB
 	if profile != "" {
 		for _, finished := range profiled {
