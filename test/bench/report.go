@@ -533,9 +533,9 @@ func writeHelmOperator(p func(string, ...any), r *Report) {
 	}
 	p("")
 	if last := r.Scale[len(r.Scale)-1]; last.Calls != nil && last.HelmOperator.Calls != nil {
-		p("By verb and resource at %d, per release or Instance: the helm-operator %s;", last.Instances,
+		p("By verb and resource at %d, per release or Instance. The helm-operator: %s.", last.Instances,
 			byCall(last.HelmOperator.Calls, last.Instances))
-		p("kudo-ng %s.", byCall(last.Calls, last.Instances))
+		p("kudo-ng: %s.", byCall(last.Calls, last.Instances))
 		p("")
 	}
 	for _, s := range r.Scale {
