@@ -75,7 +75,7 @@ lint-fix: golangci-lint ## Run golangci-lint and fix what it can.
 	$(GOLANGCI_LINT) run --fix
 
 .PHONY: test
-test: generate manifests fmt vet lint test-unit test-fuzz test-bundle test-cluster test-e2e test-packages test-olm ## Everything CI runs: generate, lint, unit + envtest, 30 s of each fuzz target, the OLM bundle, local control plane, end to end, the packages' own tests, the bundle through OLM.
+test: generate manifests fmt vet lint test-unit test-fuzz test-bundle test-cluster test-e2e test-packages test-olm test-migration ## Everything CI runs: generate, lint, unit + envtest, 30 s of each fuzz target, the OLM bundle, local control plane, end to end, the packages' own tests, the bundle through OLM, the switch from KUDO.
 
 .PHONY: test-unit
 test-unit: envtest-assets ## Unit tests and envtest suites (real kube-apiserver and etcd, no nodes), and the bench's own.
@@ -96,6 +96,10 @@ test-e2e: cluster-tools ## End to end on a local control plane of its own: the c
 .PHONY: test-olm
 test-olm: cluster-tools olm-tools helm operator-sdk scorecard-test ## kudo-ng through OLM on a local control plane of its own (bin/test-olm): its catalog, a Subscription, a package, the upgrade to the next bundle while a plan runs, the uninstall, operator-sdk run bundle and scorecard.
 	ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go test ./test/olm/... -count=1 -timeout 20m -v -ginkgo.v
+
+.PHONY: test-migration
+test-migration: cluster-tools kudo-v0.19 ## The switch from KUDO v0.19 (its own manager, built from its module) with kubectl kudo init --upgrade, on a local control plane of its own (bin/test-migration): nothing runs again.
+	ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go test ./test/migration/... -count=1 -timeout 20m -v -ginkgo.v
 
 .PHONY: test-packages
 # KUDO_OPERATORS, the conformance corpus' directory (laid out as kudobuilder/operators' repository/;
@@ -200,6 +204,14 @@ docker-build: ## Build the manager image IMG from the Dockerfile into IMAGE_TAR,
 .PHONY: docker-push
 docker-push: docker-build ## Push the manager image: to the local control plane's registry as LOCAL_IMG while it runs and IMG is not given, else IMG with the Docker config's credentials; needs no container engine.
 	$(call trusting,$(PUSH_IMG)) $(IMAGE_TOOL) --tag $(PUSH_IMG) --push
+
+# KUDO v0.19's manager image, which test-migration runs and switches from.
+KUDO_V019_IMG ?= $(LOCAL_REGISTRY)/kudo-v0.19-manager:v$(KUDO_V019_VERSION)
+
+.PHONY: kudo-v0.19-push
+kudo-v0.19-push: kudo-v0.19 ## Push KUDO v0.19's manager image (KUDO_V019_IMG) to the local control plane's registry.
+	$(call trusting,$(KUDO_V019_IMG)) go run ./hack/image --dockerfile hack/kudo/manager.Dockerfile \
+		--binary manager=$(LOCALBIN)/kudo-v0.19-manager --arch $(GOARCH) --tag $(KUDO_V019_IMG) --push
 
 .PHONY: bundle
 bundle: kustomize operator-sdk ## Generate the OLM bundle (bundle/, bundle.Dockerfile) from config/manifests and validate it; IMG becomes the release image.
@@ -324,7 +336,7 @@ demo-down: cluster-down ## Stop the demo: the manager and the local control plan
 ##@ Offline toolchain (built from the Go module proxy, cached under bin/)
 
 .PHONY: toolchain
-toolchain: envtest-assets cluster-tools controller-gen kustomize ginkgo golangci-lint operator-sdk scorecard-test helm-operator kuttl olm-tools helm ## Build every tool.
+toolchain: envtest-assets cluster-tools controller-gen kustomize ginkgo golangci-lint operator-sdk scorecard-test helm-operator kuttl kudo-v0.19 olm-tools helm ## Build every tool.
 
 .PHONY: envtest-assets
 envtest-assets: kubernetes etcd ## kube-apiserver, etcd and kubectl for envtest.
@@ -403,6 +415,14 @@ olm-tools: ## OLM's operators (olm, catalog, package-server), its bundle unpacke
 	github.com/operator-framework/operator-lifecycle-manager/util/cpb
 	hack/tools/gobuild.sh opm $(OPM_VERSION) github.com/operator-framework/operator-registry github.com/operator-framework/operator-registry/cmd/opm -tags containers_image_openpgp
 	hack/tools/gobuild.sh grpc_health_probe $(GRPC_HEALTH_PROBE_VERSION) github.com/grpc-ecosystem/grpc-health-probe github.com/grpc-ecosystem/grpc-health-probe
+
+# KUDO v0.19's manager (kubectl kudo init --upgrade switches from it; make test-migration).
+# vbom.ml, which it requires, is gone: its code lives on as github.com/fvbommel/util.
+KUDO_V019_VERSION ?= 0.19.0
+.PHONY: kudo-v0.19
+kudo-v0.19:
+	REPLACES="vbom.ml/util => github.com/fvbommel/util v0.0.0-20160121211510-db5cfe13f5cc" \
+	hack/tools/gobuild.sh kudo-v0.19-manager $(KUDO_V019_VERSION) github.com/kudobuilder/kudo github.com/kudobuilder/kudo/cmd/manager
 
 # kubectl-kuttl, the test harness `kubectl kudo test` runs, next to bin/kubectl-kudo.
 .PHONY: kuttl

@@ -67,6 +67,9 @@ func (p *planRun) requeueAfter(d time.Duration) {
 // plan the spec asks for, if any.
 func (p *planRun) plans(ctx context.Context) error {
 	engine.EnsurePlanStatuses(&p.instance.Status, p.ov.Spec.Plans)
+	if engine.RanByKUDO(p.instance) && p.params.err == nil {
+		p.adoptFromKUDO()
+	}
 	if p.r.RequireServiceAccount && p.instance.Spec.ServiceAccountName == "" {
 		p.selectionErr = fmt.Errorf("no plan runs: spec.serviceAccountName is required (--require-service-account)")
 		return nil
@@ -128,6 +131,22 @@ func (p *planRun) cleanup(ctx context.Context, name string) (bool, error) {
 		return true, p.cancel(ctx, name)
 	}
 	return p.advance(ctx, name)
+}
+
+// adoptFromKUDO takes over an Instance KUDO ran as it is, and says what it
+// found: switching from KUDO runs no plan.
+func (p *planRun) adoptFromKUDO() {
+	name := engine.AdoptFromKUDO(p.instance, p.ov, p.params.recorded)
+	status := p.instance.Status.PlanStatus[name].Status
+	next := "it runs again when a parameter that triggers it changes"
+	switch {
+	case status.IsRunning():
+		next = "it goes on from its steps"
+	case status == kudov1beta1.ExecutionFatalError:
+		next = "it stays so until it is retried or the Instance is updated"
+	}
+	p.r.Recorder.Eventf(p.instance, corev1.EventTypeNormal, "Adopted",
+		"Adopted from KUDO as it was, with OperatorVersion %s and its current parameters: plan %s is %s, and %s", p.ov.Name, name, status, next)
 }
 
 // start starts a run of the plan, and says so as KUDO did.

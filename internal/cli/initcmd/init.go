@@ -6,6 +6,7 @@ package initcmd
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -76,9 +77,16 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 
 The admission webhooks need a serving certificate: cert-manager issues it where
 it is installed; --unsafe-self-signed-webhook-ca makes one here instead, signed
-by a CA of its own that the webhooks trust.`,
+by a CA of its own that the webhooks trust.
+
+Where KUDO v0.19 runs, --upgrade replaces it: it deletes KUDO's manager and
+waits until its pods are gone, deletes its webhook, certificate and
+cluster-admin binding, and applies kudo-ng's CRDs over KUDO's (every stored
+Instance, OperatorVersion and Operator stays). kudo-ng's manager then adopts
+each Instance as KUDO left it, without running a plan.`,
 		Example: `  kubectl kudo init --unsafe-self-signed-webhook-ca --wait
   kubectl kudo init --upgrade --kudo-image ghcr.io/kudo-ng/kudo:v0.2.0 --wait
+  kubectl kudo init --upgrade --unsafe-self-signed-webhook-ca --wait   # replace KUDO v0.19
   kubectl kudo init --replicas 1
   kubectl kudo init --dry-run -o yaml
   kubectl kudo init --crd-only`,
@@ -87,7 +95,8 @@ by a CA of its own that the webhooks trust.`,
 			opts.WaitTimeout = time.Duration(waitSeconds) * time.Second
 			opts.Replicas = &replicas
 			var c client.Client
-			if !opts.DryRun {
+			// --upgrade --dry-run looks for KUDO, to say what it would delete.
+			if !opts.DryRun || opts.Upgrade {
 				var err error
 				if c, _, err = clientutil.New(flags); err != nil {
 					return err
@@ -107,7 +116,8 @@ by a CA of its own that the webhooks trust.`,
 		"Serve the webhooks with a certificate signed by a self-signed CA instead of cert-manager's")
 	f.Int32Var(&replicas, "replicas", 2, "How many manager replicas to run: one leads and reconciles, "+
 		"all serve the webhooks; with 2 or more, Instances can still be changed while one restarts")
-	f.BoolVar(&opts.Upgrade, "upgrade", false, "Upgrade an installed manager, to the image of --kudo-image")
+	f.BoolVar(&opts.Upgrade, "upgrade", false,
+		"Upgrade an installed manager, to the image of --kudo-image; or replace KUDO's, adopting its Instances without running a plan")
 	f.BoolVar(&opts.Wait, "wait", false, "Wait until the manager is rolled out and ready")
 	f.Int64Var(&waitSeconds, "wait-timeout", 300, "How many seconds --wait waits")
 	return cmd
@@ -127,12 +137,30 @@ func Run(ctx context.Context, c client.Client, streams genericiooptions.IOStream
 		return fmt.Errorf("--replicas %d: run at least 1 manager replica; 2, the default, keep the webhooks answering while one restarts",
 			*opts.Replicas)
 	}
+	var kudo []foundKUDO
+	if c != nil {
+		var err error
+		if kudo, err = findKUDO(ctx, c); err != nil {
+			return err
+		}
+		if len(kudo) > 0 && !opts.Upgrade {
+			return fmt.Errorf("KUDO is installed (%s): pass --upgrade to replace it with kudo-ng, which adopts its Instances "+
+				"without running a plan (--upgrade --dry-run -o yaml shows what changes)", kudo[0])
+		}
+	}
 	objs, err := manifests(opts.CRDOnly)
 	if err != nil {
 		return err
 	}
 	if !opts.CRDOnly {
 		if objs, err = prepare(ctx, c, objs, opts); err != nil {
+			return err
+		}
+	}
+	if len(kudo) > 0 {
+		if opts.DryRun {
+			describeTakeover(streams.Out, kudo)
+		} else if err := removeKUDO(ctx, c, streams.Out, kudo, cmp.Or(opts.WaitTimeout, 5*time.Minute)); err != nil {
 			return err
 		}
 	}
