@@ -99,6 +99,16 @@ func reasons(ctx context.Context, g Gomega, key types.NamespacedName) map[string
 	return byReason
 }
 
+// wake has the Instance reconciled, as a manager starting does: a status
+// change alone does not wake it, a new annotation does.
+func wake(ctx context.Context, key types.NamespacedName) {
+	GinkgoHelper()
+	i := getInstance(ctx, Default, key)
+	patch := client.MergeFrom(i.DeepCopy())
+	i.Annotations = map[string]string{"woken": "yes"}
+	Expect(k8sClient.Patch(ctx, i, patch)).To(Succeed())
+}
+
 func configMap(ctx context.Context, g Gomega, ns, name string) *corev1.ConfigMap {
 	cm := &corev1.ConfigMap{}
 	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cm)).To(Succeed())
@@ -154,11 +164,7 @@ var _ = Describe("The inventory of an Instance", func() {
 		Expect(k8sClient.Status().Patch(ctx, getInstance(ctx, Default, key),
 			client.RawPatch(types.MergePatchType, []byte(`{"status":{"inventory":null}}`)))).To(Succeed())
 		Expect(getInstance(ctx, Default, key).Status.Inventory).To(BeEmpty())
-		// A status change alone does not wake the Instance; a new annotation does.
-		i := getInstance(ctx, Default, key)
-		patch := client.MergeFrom(i.DeepCopy())
-		i.Annotations = map[string]string{"touched": "yes"}
-		Expect(k8sClient.Patch(ctx, i, patch)).To(Succeed())
+		wake(ctx, key)
 		Eventually(func(g Gomega) {
 			g.Expect(getInstance(ctx, g, key).Status.Inventory).To(Equal(recorded))
 		}).Should(Succeed())

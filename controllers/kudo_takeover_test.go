@@ -23,11 +23,7 @@ func asKUDOLeftIt(ctx context.Context, key types.NamespacedName, deploy string) 
 	Expect(k8sClient.Status().Patch(ctx, getInstance(ctx, Default, key),
 		client.RawPatch(types.MergePatchType, []byte(kudoStatus)))).To(Succeed())
 	Expect(getInstance(ctx, Default, key).Status.AppliedOperatorVersion).To(BeEmpty())
-	// A status change alone does not wake the Instance; a new annotation does.
-	i := getInstance(ctx, Default, key)
-	patch := client.MergeFrom(i.DeepCopy())
-	i.Annotations = map[string]string{"woken": "yes"}
-	Expect(k8sClient.Patch(ctx, i, patch)).To(Succeed())
+	wake(ctx, key)
 }
 
 // resourceVersions are those of the kept operator's ConfigMaps.

@@ -16,11 +16,15 @@ func RanByKUDO(i *kudov1beta1.Instance) bool {
 		return false
 	}
 	for _, ps := range i.Status.PlanStatus {
-		if ps.Status != "" && ps.Status != kudov1beta1.ExecutionNeverRun {
+		if hasRun(ps) {
 			return true
 		}
 	}
 	return false
+}
+
+func hasRun(ps kudov1beta1.PlanStatus) bool {
+	return ps.Status != "" && ps.Status != kudov1beta1.ExecutionNeverRun
 }
 
 // AdoptFromKUDO takes over an Instance KUDO ran as it is, so that switching
@@ -39,8 +43,7 @@ func AdoptFromKUDO(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion, par
 			active = name
 			break
 		}
-		if ps.Status != "" && ps.Status != kudov1beta1.ExecutionNeverRun &&
-			(active == "" || laterThan(ps, i.Status.PlanStatus[active])) {
+		if hasRun(ps) && (active == "" || laterThan(ps, i.Status.PlanStatus[active])) {
 			active = name
 		}
 	}

@@ -217,7 +217,7 @@ func measureHelmOperatorScale(ctx context.Context, c *localcluster.Cluster, cfg 
 	if err := addAPIServerWork(last.APIServerWork, apiServerProfilePath(c, helmOperatorRunName, last.Instances)); err != nil {
 		return nil, err
 	}
-	return helmOperatorIdle(ctx, h, results[len(results)-1].Instances)
+	return helmOperatorIdle(ctx, h, last.Instances)
 }
 
 func helmOperatorNamespace(n, run int) string { return fmt.Sprintf("helm-operator-%d-%d", n, run+1) }

@@ -143,9 +143,13 @@ func Run(ctx context.Context, c client.Client, streams genericiooptions.IOStream
 		if kudo, err = findKUDO(ctx, c); err != nil {
 			return err
 		}
-		if len(kudo) > 0 && !opts.Upgrade {
+		switch {
+		case len(kudo) > 0 && !opts.Upgrade:
 			return fmt.Errorf("KUDO is installed (%s): pass --upgrade to replace it with kudo-ng, which adopts its Instances "+
 				"without running a plan (--upgrade --dry-run -o yaml shows what changes)", kudo[0])
+		case len(kudo) > 0 && opts.CRDOnly:
+			return fmt.Errorf("KUDO is installed (%s): --crd-only would leave its Instances with no manager; "+
+				"replace it with kubectl kudo init --upgrade", kudo[0])
 		}
 	}
 	objs, err := manifests(opts.CRDOnly)

@@ -41,6 +41,10 @@ func TestInitRefusesToRunBesideKUDO(t *testing.T) {
 		!strings.Contains(err.Error(), "pass --upgrade") {
 		t.Fatalf("init beside KUDO = %v, want a refusal naming KUDO's manager and --upgrade", err)
 	}
+	err = Run(context.Background(), c, streams, &Options{Upgrade: true, CRDOnly: true})
+	if err == nil || !strings.Contains(err.Error(), "--crd-only would leave its Instances with no manager") {
+		t.Errorf("init --upgrade --crd-only beside KUDO = %v, want a refusal", err)
+	}
 	assertPresent(t, c, kudoInstalled())
 }
 
