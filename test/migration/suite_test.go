@@ -79,7 +79,7 @@ var _ = ReportAfterEach(func(report SpecReport) {
 
 // installKUDO installs KUDO v0.19 as its init did: its CRDs, from its
 // module, and testdata/kudo-v0.19.yaml with a webhook certificate of a CA of
-// its own; then waits until its webhook admits Instances.
+// its own; then waits until its manager is ready: its webhook's port answers.
 func installKUDO(ctx context.Context) {
 	GinkgoHelper()
 	download, err := exec.Command("go", "mod", "download", "-json", kudoModule).Output()
