@@ -1,6 +1,7 @@
 package v1beta1
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -107,7 +108,4 @@ func (o *InventoryObject) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func isJSONObject(b []byte) bool {
-	trimmed := strings.TrimSpace(string(b))
-	return strings.HasPrefix(trimmed, "{")
-}
+func isJSONObject(b []byte) bool { return bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) }

@@ -331,9 +331,9 @@ type spent struct {
 }
 
 func spentBetween(before, after map[string]float64) spent {
-	return spent{Requests: sub(requests(after), requests(before)),
-		Calls:        sub(callsOf(after).byCall(), callsOf(before).byCall()),
-		ObjectWrites: callsOf(after).objectWrites() - callsOf(before).objectWrites()}
+	was, is := callsOf(before), callsOf(after)
+	return spent{Requests: sub(is.byVerb(), was.byVerb()), Calls: sub(is.byCall(), was.byCall()),
+		ObjectWrites: is.objectWrites() - was.objectWrites()}
 }
 
 func sub(after, before map[string]float64) map[string]float64 {
