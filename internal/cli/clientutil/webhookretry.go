@@ -21,8 +21,10 @@ import (
 var webhookBackoff = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Steps: 8, Cap: 5 * time.Second}
 
 // unreachable are how the API server says it could not reach a webhook: a
-// replica gone, none serving, or one that stopped answering.
-var unreachable = []string{"connection refused", "no endpoints available", "connection reset", "i/o timeout", "context deadline exceeded"}
+// replica gone, none serving (kube-proxy rejects a Service without ready
+// endpoints: "no route to host"), or one that stopped answering.
+var unreachable = []string{"connection refused", "no endpoints available", "no route to host", "connection reset", "i/o timeout",
+	"context deadline exceeded"}
 
 // webhookUnreachable: the API server refused the write because it could not
 // reach an admission webhook (a manager replica killed while the Service

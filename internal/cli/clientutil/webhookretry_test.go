@@ -25,6 +25,10 @@ var (
 		`dial tcp 10.96.236.182:443: connect: connection refused`))
 	noReplica = apierrors.NewInternalError(errors.New(`failed calling webhook "vinstance.kudo.dev": failed to call webhook: ` +
 		`Post "https://kudo-webhook-service.kudo-system.svc:443/validate?timeout=10s": no endpoints available for service "kudo-webhook-service"`))
+	// kube-proxy's answer for a Service whose endpoints are not ready yet.
+	noEndpointYet = apierrors.NewInternalError(errors.New(`failed calling webhook "voperatorversion.kudo.dev": failed to call webhook: ` +
+		`Post "https://kudo-webhook-service.kudo-system.svc:443/validate-kudo-dev-v1beta1-operatorversion?timeout=10s": ` +
+		`dial tcp 10.96.173.250:443: connect: no route to host`))
 	denied = apierrors.NewForbidden(corev1.Resource("configmaps"), "x",
 		errors.New(`admission webhook "vinstance.kudo.dev" denied the request: parameter NODE_COUNT is immutable`))
 	badResponse = apierrors.NewInternalError(errors.New(`failed calling webhook "vinstance.kudo.dev": failed to call webhook: ` +
@@ -62,6 +66,7 @@ func TestWritesTheWebhooksCouldNotAdmitAreSentAgain(t *testing.T) {
 	}{
 		{"a killed replica's endpoint, then the other replica", []error{killedReplica}, nil, 2, 1, false},
 		{"no replica serving while the only one restarts, then it serves", []error{noReplica, noReplica, killedReplica}, nil, 4, 3, false},
+		{"a new manager's Service before its endpoints are ready, then it serves", []error{noEndpointYet, noEndpointYet}, nil, 3, 2, false},
 		{"a webhook's refusal is final", []error{denied}, denied, 1, 0, false},
 		{"a webhook's bad answer is final", []error{badResponse}, badResponse, 1, 0, false},
 		{"unreachable for longer than the backoff", []error{noReplica, noReplica, noReplica, noReplica, noReplica}, noReplica, 4, 4, false},
