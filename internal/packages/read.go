@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kudo-ng/kudo/internal/yamlbound"
 )
 
 // Limits of a package. MaxFileSize bounds each file: the whole
@@ -22,7 +24,8 @@ import (
 // under the limit and all compressing to nothing, could exhaust memory:
 // MaxTarballSize bounds the bytes read, both compressed and uncompressed
 // (tar headers included), and MaxTarballEntries its entries. They leave
-// room for the tests and docs a tarball may carry besides the package.
+// room for the tests and docs a tarball may carry besides the package. A
+// file's YAML aliases may expand it to MaxFileSize, no more.
 const (
 	MaxFileSize       = 1 << 20
 	MaxTarballSize    = 8 << 20
@@ -212,6 +215,9 @@ func parseFiles(files map[string][]byte) (*Package, error) {
 func unmarshal(data []byte, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return errors.New("is empty")
+	}
+	if err := yamlbound.Check(data, MaxFileSize); err != nil {
+		return err
 	}
 	err := yaml.Unmarshal(data, v, func(d *json.Decoder) *json.Decoder {
 		d.UseNumber()

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // ParseAssignment parses one command-line parameter, KUDO's syntax: K=V, with
@@ -35,7 +33,7 @@ func ParseAssignment(arg string) (string, any, error) {
 // such keys are split at their first colon.
 func parseFlow(s string) (any, error) {
 	var v any
-	if err := yaml.Unmarshal([]byte(s), &v); err != nil {
+	if err := unmarshal(s, &v); err != nil {
 		return nil, fmt.Errorf("%q is neither [a,b] nor {k1:v1,k2:v2}: %s", s, yamlError(err))
 	}
 	return splitBareKeys(v), nil
@@ -70,7 +68,7 @@ func ReadValuesFile(path string) (map[string]any, error) {
 		return nil, err
 	}
 	values := map[string]any{}
-	if err := yaml.Unmarshal(data, &values); err != nil {
+	if err := unmarshal(string(data), &values); err != nil {
 		return nil, fmt.Errorf("%s: %s", path, yamlError(err))
 	}
 	return values, nil

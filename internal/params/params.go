@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/yamlbound"
 )
 
 // TypeOf is a parameter's value type; untyped parameters are strings.
@@ -65,13 +66,13 @@ func Unwrap(s string, t kudov1beta1.ParameterType) (any, error) {
 	switch TypeOf(t) {
 	case kudov1beta1.ArrayValueType:
 		var v []any
-		if err := yaml.Unmarshal([]byte(s), &v); err != nil {
+		if err := unmarshal(s, &v); err != nil {
 			return nil, fmt.Errorf("%q is not an array: %s", s, yamlError(err))
 		}
 		return v, nil
 	case kudov1beta1.MapValueType:
 		var v map[string]any
-		if err := yaml.Unmarshal([]byte(s), &v); err != nil {
+		if err := unmarshal(s, &v); err != nil {
 			return nil, fmt.Errorf("%q is not a map: %s", s, yamlError(err))
 		}
 		return v, nil
@@ -81,8 +82,18 @@ func Unwrap(s string, t kudov1beta1.ParameterType) (any, error) {
 }
 
 // MaxBytes bounds an Instance's spec.parameters, names and values: the
-// status holds them again, and the Instance must stay storable.
+// status holds them again, and the Instance must stay storable. A value's
+// YAML aliases may expand it to MaxBytes too, no more.
 const MaxBytes = 128 << 10
+
+// unmarshal parses a value a user wrote, refusing aliases that would expand
+// it past MaxBytes before they do.
+func unmarshal(s string, v any) error {
+	if err := yamlbound.Check([]byte(s), MaxBytes); err != nil {
+		return err
+	}
+	return yaml.Unmarshal([]byte(s), v)
+}
 
 // Check reports whether a stored value fits a parameter's type and enum.
 func Check(p *kudov1beta1.Parameter, value string) error {

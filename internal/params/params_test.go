@@ -2,6 +2,7 @@ package params
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"k8s.io/utils/ptr"
@@ -186,5 +187,21 @@ func TestRequiredAtTheAPILevel(t *testing.T) {
 		if err := Check(&p, ""); err != nil {
 			t.Errorf("an empty value of %s is refused: %v", p.Name, err)
 		}
+	}
+}
+
+// TestAnAliasBombValueIsRefusedBeforeItExpands: an array, map or -p value
+// whose aliases expand it past what spec.parameters may hold is refused.
+func TestAnAliasBombValueIsRefusedBeforeItExpands(t *testing.T) {
+	bomb := "[&a " + strings.Repeat("x", 40000) + ", " + strings.Repeat("*a, ", 9999) + "*a]"
+	want := "its aliases (*name) expand it to more than 128 KiB"
+	if _, err := Unwrap(bomb, kudov1beta1.ArrayValueType); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Unwrap: %v, want an error with %q", err, want)
+	}
+	if _, _, err := ParseAssignment("LIST=" + bomb); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("ParseAssignment: %v, want an error with %q", err, want)
+	}
+	if got, err := Unwrap("[&a x, *a]", kudov1beta1.ArrayValueType); err != nil || !reflect.DeepEqual(got, []any{"x", "x"}) {
+		t.Errorf("a small alias: %v, %v", got, err)
 	}
 }

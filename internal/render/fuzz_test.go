@@ -14,6 +14,7 @@ func FuzzRender(f *testing.F) {
 		"---\n# only a comment\n---\napiVersion: v1\nkind: List\nmetadata:\n  name: x\n",
 		"{{ range .Params.LIST }}- {{ . }}\n{{ end }}",
 		"{{ toYaml .Params.MAP }}",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: &a {{ .Params.A }}\n  b: [*a, *a, *a]\n",
 		"{{ env \"HOME\" }}",
 		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Params.S }}\ndata:\n  s: |\n{{ .Params.S | indent 4 }}\n",
 		"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n      volumes:\n      - configMap:\n          name: c\n",
@@ -39,7 +40,7 @@ func FuzzRender(f *testing.F) {
 // value is accepted, the objects are those of a plain value, with the same
 // top-level and metadata keys (so no other namespace, owner or annotation).
 func FuzzInjection(f *testing.F) {
-	for _, seed := range []string{"x", "x\n---\nkind: A", "x\n  namespace: n", "x, namespace: n", "a\"b", "&a x", "x\n...", "l1\nl2: x"} {
+	for _, seed := range []string{"x", "x\n---\nkind: A", "x\n  namespace: n", "x, namespace: n", "a\"b", "&a x", "&a x\nb: [*a, *a]", "x\n...", "l1\nl2: x"} {
 		f.Add(seed)
 	}
 	templates := []string{

@@ -9,6 +9,9 @@ import (
 	"unicode"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kudo-ng/kudo/internal/yamlbound"
 )
 
 // Parameter values are pasted into templates as text, so a value that is
@@ -25,26 +28,62 @@ import (
 // TemplateObjects renders a template and parses its objects, refusing a
 // render in which a parameter value changes more than its own YAML value.
 func TemplateObjects(name, text string, vars *Variables) ([]*unstructured.Unstructured, error) {
+	_, objs, err := guarded(name, text, vars, Objects)
+	return objs, err
+}
+
+// ParameterFile renders a KudoOperator task's parameter file and parses it
+// into the child's parameter values, bounded and guarded as a template's
+// objects are: a parent's parameter value cannot add or change the child's
+// other parameters.
+func ParameterFile(name, text string, vars *Variables) (rendered string, values map[string]any, err error) {
+	rendered, docs, err := guarded(name, text, vars, parameterValues)
+	if err != nil || len(docs) == 0 {
+		return rendered, nil, err
+	}
+	return rendered, docs[0].Object, nil
+}
+
+// parameterValues parses a parameter file as one YAML map, held as the one
+// object the guard compares.
+func parameterValues(name, text string) ([]*unstructured.Unstructured, error) {
+	if err := yamlbound.Check([]byte(text), limits.MaxOutput); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, expansionError(err))
+	}
+	var values map[string]any
+	if err := yaml.Unmarshal([]byte(text), &values); err != nil {
+		return nil, fmt.Errorf("parameter file %s is not a YAML map of parameters: %w", name, err)
+	}
+	if values == nil {
+		return nil, nil
+	}
+	return []*unstructured.Unstructured{{Object: values}}, nil
+}
+
+// parser reads a render into what the guard compares.
+type parser func(name, text string) ([]*unstructured.Unstructured, error)
+
+func guarded(name, text string, vars *Variables, parse parser) (string, []*unstructured.Unstructured, error) {
 	rendered, err := Template(name, text, vars)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	objs, err := Objects(name, rendered)
-	if refused := checkValues(name, text, vars, rendered, objs, err); refused != nil {
-		return nil, refused
+	objs, err := parse(name, rendered)
+	if refused := checkValues(&check{name: name, text: text, vars: vars, rendered: rendered, parse: parse, objs: objs, parseErr: err}); refused != nil {
+		return "", nil, refused
 	}
-	return objs, err
+	return rendered, objs, err
 }
 
 // checkValues compares a render, parsed into objs or parseErr, with the
 // render whose suspect values are replaced by words: all suspects at once,
 // then, to name the culprit, one at a time.
-func checkValues(name, text string, vars *Variables, rendered string, objs []*unstructured.Unstructured, parseErr error) error {
+func checkValues(c *check) error {
+	name, vars := c.name, c.vars
 	suspects := suspects(vars.Params)
 	if len(suspects) == 0 {
 		return nil
 	}
-	c := &check{name: name, text: text, vars: vars, rendered: rendered, objs: objs, parseErr: parseErr}
 	what := c.differs(suspects)
 	if what == "" {
 		return nil
@@ -202,6 +241,7 @@ func (w *words) to(f func(i int) string) *strings.Replacer {
 type check struct {
 	name, text, rendered string
 	vars                 *Variables
+	parse                parser
 	objs                 []*unstructured.Unstructured
 	parseErr             error
 }
@@ -216,7 +256,7 @@ func (c *check) differs(names []string) string {
 	}
 	var aObjs []*unstructured.Unstructured
 	if err == nil {
-		aObjs, err = Objects(c.name, aText)
+		aObjs, err = c.parse(c.name, aText)
 	}
 	switch {
 	case err != nil && c.parseErr != nil:
@@ -240,7 +280,7 @@ func (c *check) differs(names []string) string {
 	bText, err := c.render(b)
 	var bObjs []*unstructured.Unstructured
 	if err == nil {
-		bObjs, err = Objects(c.name, bText)
+		bObjs, err = c.parse(c.name, bText)
 	}
 	if err != nil || len(bObjs) != len(aObjs) {
 		return "cannot be checked: with other plain words for the values, the template renders otherwise"

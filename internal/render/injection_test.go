@@ -1,6 +1,7 @@
 package render
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -254,5 +255,39 @@ func TestPlain(t *testing.T) {
 		if plain(s) {
 			t.Errorf("plain(%q) = true, want false", s)
 		}
+	}
+}
+
+// TestAParameterFileIsGuardedAsATemplate: a KudoOperator parameter file is
+// rendered with the parent's values; one of them may fill its own child
+// parameter, not set another, nor expand.
+func TestAParameterFileIsGuardedAsATemplate(t *testing.T) {
+	const file = "REPLICAS: \"3\"\nZK_URI: {{ .Params.URI }}\nCONFIG: |\n{{ .Params.CONFIG | indent 2 }}\n"
+	for _, tt := range []struct {
+		name, uri, config string
+		want              map[string]any
+		wantErr           string
+	}{
+		{name: "plain values", uri: "zk-0:2181", config: "a: 1\nb: 2",
+			want: map[string]any{"ZK_URI": "zk-0:2181", "REPLICAS": "3", "CONFIG": "a: 1\nb: 2\n"}},
+		{name: "a value setting another parameter", uri: "zk\nREPLICAS: \"0\"", config: "a",
+			wantErr: "params.yaml: parameter URI's value"},
+		{name: "a value adding a parameter", uri: "zk\nIMAGE: evil", config: "a",
+			wantErr: "params.yaml: parameter URI's value"},
+		{name: "an alias bomb", uri: "&a " + strings.Repeat("x", 40000) + "\nB: [" + strings.Repeat("*a,", 9999) + "*a]", config: "a",
+			wantErr: "its aliases (*name) expand it to more than 4 MiB"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, got, err := ParameterFile("params.yaml", file, &Variables{Params: map[string]any{"URI": tt.uri, "CONFIG": tt.config}})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want one with %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("ParameterFile = %v, %v; want %v", got, err, tt.want)
+			}
+		})
 	}
 }

@@ -153,3 +153,18 @@ func TestConcurrentRenders(t *testing.T) {
 		}
 	}
 }
+
+// TestAnAliasBombInAParameterIsRefusedBeforeItExpands: issue 45's attack, a
+// string parameter holding 70 KB of YAML whose aliases expand to 400 MB,
+// put where a template puts a value, is refused naming the parameter, and
+// nothing expands.
+func TestAnAliasBombInAParameterIsRefusedBeforeItExpands(t *testing.T) {
+	bomb := "&a " + strings.Repeat("x", 40000) + "\n  b: [" + strings.Repeat("*a,", 9999) + "*a]"
+	text := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: {{ .Params.VALUE }}\n"
+	_, err := TemplateObjects("cm.yaml", text, &Variables{Params: map[string]any{"VALUE": bomb}})
+	want := "cm.yaml: parameter VALUE's value breaks the template's YAML: document 1: its aliases (*name) expand it to more than 4 MiB, " +
+		"the most a template may render (--render-max-bytes): a parameter value must stay inside the YAML value the template puts it in"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error = %v, want %q", err, want)
+	}
+}

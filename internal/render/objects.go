@@ -12,11 +12,15 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kudo-ng/kudo/internal/yamlbound"
 )
 
 // Objects parses rendered text, one or more YAML documents, into objects.
 // Documents that are empty or only comments are dropped; every other
-// document must be a Kubernetes object with apiVersion and kind.
+// document must be a Kubernetes object with apiVersion and kind. A document
+// whose aliases expand it past what a template may render is refused before
+// it expands.
 func Objects(name, text string) ([]*unstructured.Unstructured, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(text)))
 	var objs []*unstructured.Unstructured
@@ -30,6 +34,9 @@ func Objects(name, text string) ([]*unstructured.Unstructured, error) {
 		}
 		if isEmpty(raw) {
 			continue
+		}
+		if err := yamlbound.Check(raw, limits.MaxOutput); err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", name, doc, expansionError(err))
 		}
 		obj := &unstructured.Unstructured{}
 		data, err := yaml.YAMLToJSON(raw)
@@ -62,4 +69,13 @@ func isEmpty(doc []byte) bool {
 		}
 	}
 	return true
+}
+
+// expansionError says that YAML a render made expands past the render
+// limit, as a LimitError: rendering again expands again.
+func expansionError(err error) error {
+	if errors.As(err, new(*yamlbound.ExpansionError)) {
+		return limitErrorf("its aliases (*name) expand it to more than %s, the most a template may render (--render-max-bytes)", bytesize(limits.MaxOutput))
+	}
+	return err
 }

@@ -31,7 +31,8 @@ import (
 //	  (422), malformed (400), or not typed by
 //	  the kind's schema (a field it does not
 //	  declare, a value of another type:
-//	  replicas: abc)
+//	  replicas: abc), or too large to store
+//	  (413, or etcd's limit)
 //	a terminal health state: a failed Job, a
 //	  child Instance whose plan failed
 //	a circular KudoOperator dependency
@@ -48,7 +49,7 @@ func (env *Env) classify(obj *unstructured.Unstructured, err error) error {
 		return &FatalError{Err: fmt.Errorf(
 			"%w: the server does not serve %s %s, and no task of plan %s applies a CustomResourceDefinition serving it",
 			err, gvk.Kind, gvk.GroupVersion(), env.Site.Plan)}
-	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), outOfSchema(err):
+	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), outOfSchema(err), tooLarge(err):
 		// The API server refuses the object as rendered: a retry renders the same.
 		return &FatalError{Err: err}
 	}
@@ -67,6 +68,12 @@ func outOfSchema(err error) bool {
 	}
 	msg := status.Status().Message
 	return strings.Contains(msg, "failed to create typed patch object") || strings.Contains(msg, "field not declared in schema")
+}
+
+// tooLarge: the API server refuses a request body over 3 MiB (413), and
+// etcd one that makes an object over 1.5 MiB (a 500 naming its limit).
+func tooLarge(err error) bool {
+	return apierrors.IsRequestEntityTooLargeError(err) || strings.Contains(err.Error(), "etcdserver: request is too large")
 }
 
 // planServes reports whether a task of the running plan applies a

@@ -47,6 +47,9 @@ func TestClassifyEndsThePlanOnWhatTheAPIServerRefusesForGood(t *testing.T) {
 			"(default/zk; apps/v1, Kind=StatefulSet): .spec.template.spec.containers: expected list, got map")), true},
 		{"an invalid value", apierrors.NewInvalid(gk, "zk", nil), true},
 		{"a malformed object", apierrors.NewBadRequest("the object is malformed"), true},
+		{"a request too large for the API server (413)", &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusRequestEntityTooLarge, Reason: metav1.StatusReasonRequestEntityTooLarge}}, true},
+		{"an object too large for etcd", serverError("etcdserver: request is too large"), true},
 		{"another server error", serverError("etcdserver: request timed out"), false},
 		{"an internal error", apierrors.NewInternalError(errors.New("admission webhook is down")), false},
 		{"a conflict", apierrors.NewConflict(schema.GroupResource{Group: "apps", Resource: "statefulsets"}, "zk", errors.New("changed")), false},

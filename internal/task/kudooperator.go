@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/Masterminds/semver/v3"
 
@@ -76,13 +75,10 @@ func childOf(t *kudov1beta1.Task, site *render.Site, parent *params.Redactor) (*
 		return c, nil
 	}
 	vars := site.Variables()
-	text, err := render.Template(spec.ParameterFile, site.OperatorVersion.Spec.Templates[spec.ParameterFile], &vars)
+	var err error
+	c.parameterText, c.Parameters, err = render.ParameterFile(spec.ParameterFile, site.OperatorVersion.Spec.Templates[spec.ParameterFile], &vars)
 	if err != nil {
 		return nil, err
-	}
-	c.parameterText = text
-	if err := yaml.Unmarshal([]byte(text), &c.Parameters); err != nil {
-		return nil, fmt.Errorf("parameter file %s is not a YAML map of parameters: %w", spec.ParameterFile, err)
 	}
 	return c, nil
 }
