@@ -117,10 +117,10 @@ const (
 // +kubebuilder:rbac:groups=kudo.dev,resources=instances/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // The manager watches every Instance's objects and judges their health with
-// its own informers, whoever applied them. It writes them with
-// config/rbac/manager_privileged_role.yaml, or, with --multi-tenant, as the
-// Instances' service accounts (config/tenancy).
-// +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch
+// its own informers, whoever applied them, with config/rbac/reader_role.yaml
+// (every built-in kind by name: "*" would take in pods/exec). It writes them
+// with config/rbac/manager_privileged_role.yaml, or, with --multi-tenant, as
+// the Instances' service accounts (config/tenancy).
 
 // Reconcile gathers the Instance and its OperatorVersion, runs its plans and
 // writes its status in one patch.
@@ -177,7 +177,7 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		}
 	}
 	run := &planRun{r: r, instance: instance, ov: ov, writes: writes, writer: id.writer, reader: id.reader, files: id.files,
-		objects: objects.NewManager(id.writer, r.APIReader, r.kinds, writes),
+		objects: objects.NewManager(instance, id.writer, r.APIReader, r.kinds, writes),
 		params:  r.resolveParameters(ctx, instance, ov, id.reader)}
 	redactor = run.params.redactor
 	// Before a plan is chosen: a mask made with another key would read as a

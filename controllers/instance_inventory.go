@@ -85,7 +85,8 @@ func (r *InstanceReconciler) adopt(ctx context.Context, run *planRun) error {
 	return nil
 }
 
-// adoptTask records the objects the task renders at site that exist.
+// adoptTask records the objects the task renders at site that exist and are
+// the Instance's, or carry KUDO's labels of it.
 func (p *planRun) adoptTask(ctx context.Context, def *kudov1beta1.Task, site inventory.Site, values map[string]any) error {
 	intent, err := task.Render(ctx, def, p.env(site.Plan, site.Phase, site.Step, site.PlanUID, values))
 	if err != nil || intent.Action != task.ActionApply {
@@ -100,9 +101,13 @@ func (p *planRun) adoptTask(ctx context.Context, def *kudov1beta1.Task, site inv
 		if live == nil {
 			continue
 		}
-		if other := objects.OwnedByOther(live, p.instance); other != "" {
+		if claim := objects.ClaimOf(live, p.instance); !claim.Ours && !objects.MadeByKUDOFor(live, p.instance) {
+			holder := "no Instance"
+			if claim.Holder != "" {
+				holder = claim.Holder
+			}
 			p.r.Recorder.Eventf(p.instance, corev1.EventTypeWarning, "NotAdopted", "Did not adopt %s: it is %s's",
-				inventory.Describe(inventory.RefOf(obj)), other)
+				inventory.Describe(inventory.RefOf(obj)), holder)
 			continue
 		}
 		res.Applied = append(res.Applied, objects.Change{Object: live, Action: objects.Unchanged})
@@ -118,11 +123,9 @@ func appliesObjects(def *kudov1beta1.Task) bool {
 }
 
 // removal is how the inventory's objects go, pruned or uninstalled: in the
-// background, and kept when annotated so, when a CustomResourceDefinition
-// still has custom resources, or when another Instance owns the object.
-func removal(i *kudov1beta1.Instance) objects.DeleteOptions {
-	return objects.DeleteOptions{Propagation: metav1.DeletePropagationBackground, Guarded: true, Owner: i}
-}
+// background, and kept when annotated so, or when a CustomResourceDefinition
+// still has custom resources.
+var removal = objects.DeleteOptions{Propagation: metav1.DeletePropagationBackground, Guarded: true}
 
 // prune deletes the stale objects of tasks whose last run completed its
 // plan, and notes them in that plan's status.
@@ -131,7 +134,7 @@ func (r *InstanceReconciler) prune(ctx context.Context, run *planRun) error {
 	for _, t := range inventory.Prunable(i.Status.Inventory, i.Status.PlanStatus) {
 		plan, name := t.Plan, t.Task
 		for _, ref := range t.Stale {
-			deleted, err := run.objects.Delete(ctx, ref, removal(i))
+			deleted, err := run.objects.Delete(ctx, ref, removal)
 			if err != nil {
 				return err
 			}
@@ -162,7 +165,7 @@ func (r *InstanceReconciler) removeInventory(ctx context.Context, run *planRun) 
 	for _, tier := range inventory.RemovalTiers(inventory.All(i.Status.Inventory)) {
 		var gone []kudov1beta1.ObjectRef
 		for _, ref := range tier {
-			deleted, err := run.objects.Delete(ctx, ref, removal(i))
+			deleted, err := run.objects.Delete(ctx, ref, removal)
 			if err != nil {
 				return false, err
 			}

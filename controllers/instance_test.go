@@ -434,10 +434,26 @@ var _ = Describe("An Instance whose OperatorVersion is in another namespace", fu
 			}}))
 		}).Should(Succeed())
 
-		// Nothing but the OperatorVersion's watch reconciles the Instance now.
+		// The code an Instance runs cannot change under it (issue 45)...
 		patch := client.MergeFrom(ov.DeepCopy())
 		ov.Spec.Tasks[len(ov.Spec.Tasks)-1].Spec.Done = true
-		Expect(k8sClient.Patch(ctx, ov, patch)).To(Succeed())
+		err := k8sClient.Patch(ctx, ov, patch)
+		Expect(err).To(MatchError(ContainSubstring(fmt.Sprintf("spec: OperatorVersion %s/cms-0.1.0 is used by Instance %s/web, "+
+			"and the code Instances run cannot change under them", shared, apps))))
+		// ...but it may go, and come again: nothing but the OperatorVersion's
+		// watch reconciles the Instance then.
+		Expect(k8sClient.Delete(ctx, ov)).To(Succeed())
+		Eventually(func(g Gomega) {
+			ready := meta.FindStatusCondition(getInstance(ctx, g, key).Status.Conditions, kudov1beta1.ReadyCondition)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Reason).To(Equal(kudov1beta1.OperatorVersionNotFoundReason))
+		}).Should(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(ov), &kudov1beta1.OperatorVersion{}))
+		}).Should(BeTrue())
+		done := gated(shared)
+		done.Spec.Tasks[len(done.Spec.Tasks)-1].Spec.Done = true
+		Expect(k8sClient.Create(ctx, done)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(getInstance(ctx, g, key).Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
 		}).Should(Succeed())

@@ -52,6 +52,11 @@ const (
 	// take only what names theirs, so two Instances whose packages render
 	// the same cluster-scoped name cannot delete each other's.
 	OwnerAnnotation = "kudo.dev/owner"
+	// AdoptAnnotation, NAMESPACE/NAME, set on an existing object by someone
+	// who may write it, hands it to that Instance: its plans may then apply
+	// over it and delete it (kudo-ng). An Instance takes over nothing else
+	// that it did not make.
+	AdoptAnnotation = "kudo.dev/adopt"
 	// ReconcileAnnotation "disabled" on an applied object: its drift is
 	// neither reported nor corrected (kudo-ng, as Flux's).
 	ReconcileAnnotation = "kudo.dev/reconcile"

@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"maps"
 	"reflect"
 	"testing"
@@ -12,19 +15,26 @@ import (
 	"github.com/kudo-ng/kudo/internal/params"
 )
 
+// uidMask is the mask kudo-ng recorded before the manager had a key of its
+// own: the HMAC of the value keyed with the Instance's uid, uid-1.
+func uidMask(value string) string {
+	mac := hmac.New(sha256.New, []byte("uid-1"))
+	mac.Write([]byte(value))
+	return "<sensitive sha256:" + hex.EncodeToString(mac.Sum(nil))[:16] + ">"
+}
+
 // Masks recorded before the manager had a key of its own were keyed with the
 // Instance's uid. Read as changed values, they would start the plan of every
 // sensitive parameter of every Instance the new manager reconciles.
 func TestAnInstanceRecordedWithUIDKeyedMasksStartsNoPlanOnceRekeyed(t *testing.T) {
 	o := ov()
 	o.Spec.Parameters = append(o.Spec.Parameters, kudov1beta1.Parameter{Name: "PASSWORD", Sensitive: ptr.To(true)})
-	byUID := params.MaskKeys{Current: []byte("uid-1")}
 	keys := params.MaskKeys{Current: []byte("the manager's key, 32 bytes long")}.ForInstance("uid-1")
 	i := instance("deploy", complete, "u1")
 	i.Spec.Parameters["PASSWORD"] = "hunter2-long"
-	i.Status.AppliedParameters["PASSWORD"] = byUID.Mask("hunter2-long")
+	i.Status.AppliedParameters["PASSWORD"] = uidMask("hunter2-long")
 	i.Status.Revisions = []kudov1beta1.Revision{
-		{Number: 1, Plan: "deploy", OperatorVersion: o.Name, Parameters: map[string]string{"SIZE": "1", "PASSWORD": byUID.Mask("older")}},
+		{Number: 1, Plan: "deploy", OperatorVersion: o.Name, Parameters: map[string]string{"SIZE": "1", "PASSWORD": uidMask("older")}},
 		{Number: 2, Plan: "update", OperatorVersion: o.Name, Parameters: maps.Clone(i.Status.AppliedParameters)},
 	}
 	values := i.Spec.Parameters
@@ -43,7 +53,7 @@ func TestAnInstanceRecordedWithUIDKeyedMasksStartsNoPlanOnceRekeyed(t *testing.T
 	if !reflect.DeepEqual(i.Status.AppliedParameters, recorded) || !reflect.DeepEqual(i.Status.Revisions[1].Parameters, recorded) {
 		t.Errorf("appliedParameters %v and the last revision's %v, want %v", i.Status.AppliedParameters, i.Status.Revisions[1].Parameters, recorded)
 	}
-	if got := i.Status.Revisions[0].Parameters["PASSWORD"]; got != byUID.Mask("older") {
+	if got := i.Status.Revisions[0].Parameters["PASSWORD"]; got != uidMask("older") {
 		t.Errorf("the mask of a value the Instance no longer has is %q, want it as it was", got)
 	}
 	if RekeyMasks(&i.Status, values, keys) {
@@ -86,26 +96,25 @@ func TestRecordedSpec(t *testing.T) {
 }
 
 func TestRekeyMasksMakesTheMasksOfRevisionsDifferencesAgain(t *testing.T) {
-	byUID := params.MaskKeys{Current: []byte("uid-1")}
 	keys := params.MaskKeys{Current: []byte("the manager's key, 32 bytes long")}.ForInstance("uid-1")
 	values := map[string]string{"PASSWORD": "hunter2-long"}
 	status := &kudov1beta1.InstanceStatus{
-		AppliedParameters: map[string]string{"PASSWORD": byUID.Mask("hunter2-long")},
+		AppliedParameters: map[string]string{"PASSWORD": uidMask("hunter2-long")},
 		Revisions: []kudov1beta1.Revision{
-			{Number: 1, ChangedParameters: map[string]string{"PASSWORD": byUID.Mask("older")}},
-			{Number: 2, ChangedParameters: map[string]string{"PASSWORD": byUID.Mask("hunter2-long")}},
+			{Number: 1, ChangedParameters: map[string]string{"PASSWORD": uidMask("older")}},
+			{Number: 2, ChangedParameters: map[string]string{"PASSWORD": uidMask("hunter2-long")}},
 			{Number: 3},
 		},
 	}
 	if !RekeyMasks(status, values, keys) {
 		t.Fatal("RekeyMasks reports no mask made again")
 	}
-	want := keys.Mask("hunter2-long")
+	want := keys.Mask("PASSWORD", "hunter2-long")
 	revisions := Revisions(status)
 	if status.AppliedParameters["PASSWORD"] != want || revisions[1].Parameters["PASSWORD"] != want || revisions[2].Parameters["PASSWORD"] != want {
 		t.Errorf("applied %v, revisions %+v: want every mask of the value the Instance has made with the current key", status.AppliedParameters, revisions)
 	}
-	if revisions[0].Parameters["PASSWORD"] != byUID.Mask("older") {
+	if revisions[0].Parameters["PASSWORD"] != uidMask("older") {
 		t.Errorf("the mask of a value the Instance no longer has is %q, want it as it was", revisions[0].Parameters["PASSWORD"])
 	}
 }

@@ -24,21 +24,22 @@ type DeleteOptions struct {
 	// resources remain, which deleting it would delete, other users' data
 	// perhaps. A Delete task's objects are named by its package and go.
 	Guarded bool
-	// Owner, when set, keeps an object another Instance owns (OwnedByOther).
-	Owner *kudov1beta1.Instance
 }
 
 // Delete asks for an object's deletion, with its dependents as opts say,
-// and reports whether it is gone, going or kept.
+// and reports whether it is gone, going or kept. An object that is not the
+// Instance's is kept, whatever asks.
 func (m *Manager) Delete(ctx context.Context, ref kudov1beta1.ObjectRef, opts DeleteOptions) (Change, error) {
 	live, err := m.Get(ctx, ref)
 	if err != nil || live == nil {
 		return Change{Action: Gone}, err
 	}
-	if opts.Owner != nil {
-		if other := OwnedByOther(live, opts.Owner); other != "" {
-			return Change{Object: live, Action: KeptNotOurs, Note: "it is " + other + "'s"}, nil
+	if claim := ClaimOf(live, m.owner); !claim.Ours {
+		note := "it is no Instance's"
+		if claim.Holder != "" {
+			note = "it is " + claim.Holder + "'s"
 		}
+		return Change{Object: live, Action: KeptNotOurs, Note: note}, nil
 	}
 	if opts.Guarded {
 		if live.GetAnnotations()[kudov1beta1.PruneAnnotation] == kudov1beta1.Disabled {
@@ -61,30 +62,6 @@ func (m *Manager) Delete(ctx context.Context, ref kudov1beta1.ObjectRef, opts De
 		return Change{}, fmt.Errorf("deleting %s: %w", inventory.Describe(ref), err)
 	}
 	return Change{Object: live, Action: Deleting}, nil
-}
-
-// OwnedByOther names whom the live object belongs to when it is not the
-// Instance's: the controller of its owner references, or, where none can
-// name the Instance (cluster-scoped, another namespace), its kudo.dev/owner
-// annotation. An object with neither, applied before kudo-ng recorded it, is
-// the Instance's whose name its kudo.dev/instance label holds.
-func OwnedByOther(live *unstructured.Unstructured, i *kudov1beta1.Instance) string {
-	if ref := metav1.GetControllerOf(live); ref != nil {
-		if ref.UID == i.UID {
-			return ""
-		}
-		return fmt.Sprintf("%s %s", ref.Kind, ref.Name)
-	}
-	if owner, ok := live.GetAnnotations()[kudov1beta1.OwnerAnnotation]; ok {
-		if owner == i.Namespace+"/"+i.Name {
-			return ""
-		}
-		return "Instance " + owner
-	}
-	if name, ok := live.GetLabels()[kudov1beta1.InstanceLabel]; ok && name != i.Name {
-		return "Instance " + name
-	}
-	return ""
 }
 
 // customResources says which custom resources of the CRD remain, in any

@@ -21,7 +21,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -43,6 +42,9 @@ type Watcher interface {
 // Manager reads, applies, compares, deletes and judges objects for one
 // reconcile of an Instance.
 type Manager struct {
+	// owner is the Instance: the Manager writes and deletes only its
+	// objects (ClaimOf).
+	owner *kudov1beta1.Instance
 	// client reads from the manager's cache and writes to the API server,
 	// as the Instance's service account when it names one.
 	client client.Client
@@ -53,10 +55,11 @@ type Manager struct {
 	writes    *Writes
 }
 
-// NewManager makes a Manager. kinds, if not nil, watches each kind before
-// its objects are read; writes, if not nil, collects what it writes.
-func NewManager(c client.Client, apiReader client.Reader, kinds Watcher, writes *Writes) *Manager {
-	return &Manager{client: c, apiReader: apiReader, kinds: kinds, writes: writes}
+// NewManager makes the Manager of owner's objects. kinds, if not nil,
+// watches each kind before its objects are read; writes, if not nil,
+// collects what it writes.
+func NewManager(owner *kudov1beta1.Instance, c client.Client, apiReader client.Reader, kinds Watcher, writes *Writes) *Manager {
+	return &Manager{owner: owner, client: c, apiReader: apiReader, kinds: kinds, writes: writes}
 }
 
 // Action is what an operation did to an object.
@@ -76,7 +79,8 @@ const (
 	// KeptForCustomResources: a CustomResourceDefinition whose custom
 	// resources remain, or may: deleting it would delete them.
 	KeptForCustomResources Action = "kept for its custom resources"
-	// KeptNotOurs: another Instance, or another controller, owns the object.
+	// KeptNotOurs: the object is not the Instance's (ClaimOf): another
+	// Instance's or controller's, or nobody's.
 	KeptNotOurs Action = "kept: not this Instance's"
 )
 
@@ -126,54 +130,52 @@ func (m *Manager) watch(ctx context.Context, gvk schema.GroupVersionKind) error 
 }
 
 // Apply applies obj, as rendered, unless the cluster already has what
-// kudo-ng last applied of it (its kudo.dev/applied-hash). The Change holds
-// the object as the cluster has it.
+// kudo-ng last applied of it (its kudo.dev/applied-hash). An object that
+// exists and is not the Instance's is a conflict: it is left as it is. The
+// Change holds the object as the cluster has it.
 func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured) (Change, error) {
-	if err := m.watch(ctx, obj.GroupVersionKind()); err != nil {
-		return Change{}, err
-	}
 	hash, err := withHash(obj)
 	if err != nil {
 		return Change{}, err
 	}
-	current := &unstructured.Unstructured{}
-	current.SetGroupVersionKind(obj.GroupVersionKind())
-	err = m.client.Get(ctx, client.ObjectKeyFromObject(obj), current)
-	var other string
-	if err == nil {
-		other = claimedElsewhere(obj, current)
+	current, err := m.ours(ctx, obj)
+	if err != nil {
+		return Change{}, err
 	}
-	switch {
-	case other != "":
-		return Change{}, fmt.Errorf("%s %s is %s's: two Instances render it; uninstall one, or rename it in one's package",
-			obj.GetKind(), obj.GetName(), other)
-	case err == nil && current.GetAnnotations()[kudov1beta1.AppliedHashAnnotation] == hash:
+	if current != nil && current.GetAnnotations()[kudov1beta1.AppliedHashAnnotation] == hash {
 		return Change{Object: current, Action: Unchanged}, nil
-	case err != nil && !apierrors.IsNotFound(err):
-		return Change{}, fmt.Errorf("reading %s %s: %w", obj.GetKind(), obj.GetName(), err)
 	}
 	return m.force(ctx, obj)
 }
 
-// claimedElsewhere names the Instance that owns live when rendered, of
-// another, would take it over: another controller owner, another
-// kudo.dev/owner. An object that names no owner (a user's, or one applied
-// before kudo-ng recorded owners) is applied over, as before.
-func claimedElsewhere(rendered, live *unstructured.Unstructured) string {
-	if ours, theirs := metav1.GetControllerOf(rendered), metav1.GetControllerOf(live); ours != nil && theirs != nil && ours.UID != theirs.UID {
-		return fmt.Sprintf("%s %s", theirs.Kind, theirs.Name)
+// ours reads the object obj renders, nil when it does not exist, and
+// refuses it when it is not the Instance's.
+func (m *Manager) ours(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if err := m.watch(ctx, obj.GroupVersionKind()); err != nil {
+		return nil, err
 	}
-	ours, theirs := rendered.GetAnnotations()[kudov1beta1.OwnerAnnotation], live.GetAnnotations()[kudov1beta1.OwnerAnnotation]
-	if ours != "" && theirs != "" && ours != theirs {
-		return "Instance " + theirs
+	current := &unstructured.Unstructured{}
+	current.SetGroupVersionKind(obj.GroupVersionKind())
+	switch err := m.client.Get(ctx, client.ObjectKeyFromObject(obj), current); {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading %s %s: %w", obj.GetKind(), obj.GetName(), err)
 	}
-	return ""
+	if claim := ClaimOf(current, m.owner); !claim.Ours {
+		return nil, notOurs(obj, m.owner, claim)
+	}
+	return current, nil
 }
 
 // Correct applies obj as its task rendered it, though the cluster carries
-// its applied hash: someone else changed what kudo-ng applied.
+// its applied hash: someone else changed what kudo-ng applied. An object
+// made again by another owner since is left to it.
 func (m *Manager) Correct(ctx context.Context, obj *unstructured.Unstructured) (Change, error) {
 	if _, err := withHash(obj); err != nil {
+		return Change{}, err
+	}
+	if _, err := m.ours(ctx, obj); err != nil {
 		return Change{}, err
 	}
 	return m.force(ctx, obj)

@@ -2,6 +2,7 @@ package objects
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,17 +17,20 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
 
+// configMap is the ConfigMap "settings" as instanceA's task renders it.
 func configMap(data string) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
+	cm := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "settings", "namespace": "ns"},
 		"data": map[string]any{"mode": data},
 	}}
+	cm.SetOwnerReferences(owned("", "uid-a").OwnerReferences)
+	return cm
 }
 
 func TestApplyWritesOnlyWhatChangedSinceItLastApplied(t *testing.T) {
 	ctx := context.Background()
 	writes := &Writes{}
-	m := NewManager(fake.NewClientBuilder().WithScheme(scheme.Scheme).Build(), nil, nil, writes)
+	m := NewManager(instanceA, fake.NewClientBuilder().WithScheme(scheme.Scheme).Build(), nil, nil, writes)
 	for _, step := range []struct {
 		name string
 		data string
@@ -64,24 +68,71 @@ func owned(annotation string, uid string) *corev1.ConfigMap {
 	return cm
 }
 
+// withOwner is cm owned by instanceA's owner reference.
+func withOwner(cm *corev1.ConfigMap) *corev1.ConfigMap {
+	cm = cm.DeepCopy()
+	cm.OwnerReferences = owned("", "uid-a").OwnerReferences
+	return cm
+}
+
 func labelled(instance string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "ns", Labels: map[string]string{kudov1beta1.InstanceLabel: instance}}}
 }
 
-// TestApplyRefusesAnotherInstancesObject: two Instances whose packages
-// render the same cluster-scoped name do not take each other's object.
-func TestApplyRefusesAnotherInstancesObject(t *testing.T) {
-	ctx := context.Background()
-	m := NewManager(fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(owned("ns/b", "")).Build(), nil, nil, &Writes{})
-	ours := configMap("fast")
-	ours.SetAnnotations(map[string]string{kudov1beta1.OwnerAnnotation: "ns/a"})
-	_, err := m.Apply(ctx, ours)
-	if err == nil || err.Error() != "ConfigMap settings is Instance ns/b's: two Instances render it; uninstall one, or rename it in one's package" {
-		t.Fatalf("Apply: %v", err)
-	}
-	unclaimed := NewManager(fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(owned("", "")).Build(), nil, nil, &Writes{})
-	if _, err := unclaimed.Apply(ctx, ours); err != nil {
-		t.Fatalf("Apply over an object no Instance claims: %v", err)
+// TestApplyTakesOverNothingItDidNotMake: an Instance applies over its own
+// objects only; another owner's object, or nobody's (a user's, an admin's),
+// is a conflict that names it, unless handed over with kudo.dev/adopt.
+func TestApplyTakesOverNothingItDidNotMake(t *testing.T) {
+	inventoried := instanceA.DeepCopy()
+	inventoried.Status.Inventory = []kudov1beta1.TaskInventory{{Objects: []kudov1beta1.InventoryObject{
+		{ObjectRef: kudov1beta1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "settings"}}}}}
+	adopted := owned("", "")
+	adopted.Annotations = map[string]string{kudov1beta1.AdoptAnnotation: "ns/a"}
+	handedToAnother := owned("", "")
+	handedToAnother.Annotations = map[string]string{kudov1beta1.AdoptAnnotation: "ns/b"}
+	for _, tt := range []struct {
+		name     string
+		live     *corev1.ConfigMap
+		instance *kudov1beta1.Instance
+		wantErr  string
+	}{
+		{name: "nothing there", instance: instanceA},
+		{name: "ours by owner reference", live: owned("", "uid-a"), instance: instanceA},
+		{name: "ours by kudo.dev/owner", live: owned("ns/a", ""), instance: instanceA},
+		{name: "ours by our inventory", live: owned("", ""), instance: inventoried},
+		{name: "handed to us with kudo.dev/adopt", live: adopted, instance: instanceA},
+		{name: "another Instance's by kudo.dev/owner", live: owned("ns/b", ""), instance: instanceA,
+			wantErr: "ConfigMap ns/settings is Instance ns/b's, not Instance ns/a's: two owners render it; uninstall one, or rename it in one's package"},
+		{name: "another Instance's by owner reference", live: owned("", "uid-b"), instance: instanceA,
+			wantErr: "ConfigMap ns/settings is Instance x's, not Instance ns/a's"},
+		{name: "nobody's", live: owned("", ""), instance: instanceA,
+			wantErr: "ConfigMap ns/settings exists and is not Instance ns/a's: an Instance takes over nothing it did not make; " +
+				"to hand it over, annotate it kudo.dev/adopt=ns/a"},
+		{name: "labelled with our name only", live: labelled("a"), instance: instanceA, wantErr: "exists and is not Instance ns/a's"},
+		{name: "handed to another", live: handedToAnother, instance: instanceA, wantErr: "exists and is not Instance ns/a's"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := fake.NewClientBuilder().WithScheme(scheme.Scheme)
+			if tt.live != nil {
+				tt.live.Data = map[string]string{"mode": "theirs"}
+				b = b.WithObjects(tt.live)
+			}
+			c := b.Build()
+			_, err := NewManager(tt.instance, c, nil, nil, &Writes{}).Apply(context.Background(), configMap("fast"))
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Apply: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Apply: %v, want an error with %q", err, tt.wantErr)
+			}
+			live := &corev1.ConfigMap{}
+			if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "settings"}, live); err != nil || live.Data["mode"] != "theirs" {
+				t.Errorf("the refused apply changed the object: %v, %v", live.Data, err)
+			}
+		})
 	}
 }
 
@@ -89,31 +140,34 @@ func TestDelete(t *testing.T) {
 	kept := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "ns",
 		Annotations: map[string]string{kudov1beta1.PruneAnnotation: kudov1beta1.Disabled}}}
 	ref := kudov1beta1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "settings"}
+	inventoried := instanceA.DeepCopy()
+	inventoried.Status.Inventory = []kudov1beta1.TaskInventory{{Objects: []kudov1beta1.InventoryObject{{ObjectRef: ref}}}}
 	tests := []struct {
-		name    string
-		objs    []client.Object
-		opts    DeleteOptions
-		want    Action
-		remains bool
+		name     string
+		objs     []client.Object
+		instance *kudov1beta1.Instance
+		opts     DeleteOptions
+		want     Action
+		remains  bool
 	}{
-		{"an object annotated kudo.dev/prune: disabled is kept when guarded", []client.Object{kept}, DeleteOptions{Guarded: true}, KeptByAnnotation, true},
-		{"a Delete task's object goes, annotated or not", []client.Object{kept}, DeleteOptions{}, Deleting, false},
-		{"an object already gone", nil, DeleteOptions{Guarded: true}, Gone, false},
-		{"another Instance's object is kept", []client.Object{owned("ns/b", "")}, DeleteOptions{Guarded: true, Owner: instanceA}, KeptNotOurs, true},
-		{"our object goes", []client.Object{owned("ns/a", "")}, DeleteOptions{Guarded: true, Owner: instanceA}, Deleting, false},
+		{"an object annotated kudo.dev/prune: disabled is kept when guarded", []client.Object{withOwner(kept)}, instanceA, DeleteOptions{Guarded: true}, KeptByAnnotation, true},
+		{"a Delete task's object goes, annotated or not", []client.Object{withOwner(kept)}, instanceA, DeleteOptions{}, Deleting, false},
+		{"an object already gone", nil, instanceA, DeleteOptions{Guarded: true}, Gone, false},
+		{"another Instance's object is kept", []client.Object{owned("ns/b", "")}, instanceA, DeleteOptions{Guarded: true}, KeptNotOurs, true},
+		{"another Instance's object is kept from a Delete task too", []client.Object{owned("ns/b", "")}, instanceA, DeleteOptions{}, KeptNotOurs, true},
+		{"our object goes", []client.Object{owned("ns/a", "")}, instanceA, DeleteOptions{Guarded: true}, Deleting, false},
 		{"an object whose controller is another Instance is kept",
-			[]client.Object{owned("", "uid-b")}, DeleteOptions{Guarded: true, Owner: instanceA}, KeptNotOurs, true},
-		{"an object of ours by owner reference goes", []client.Object{owned("", "uid-a")}, DeleteOptions{Guarded: true, Owner: instanceA}, Deleting, false},
-		{"an object from before owners were recorded goes by its instance label",
-			[]client.Object{labelled("a")}, DeleteOptions{Guarded: true, Owner: instanceA}, Deleting, false},
-		{"an object from before owners were recorded, labelled another's, is kept",
-			[]client.Object{labelled("b")}, DeleteOptions{Guarded: true, Owner: instanceA}, KeptNotOurs, true},
+			[]client.Object{owned("", "uid-b")}, instanceA, DeleteOptions{Guarded: true}, KeptNotOurs, true},
+		{"an object of ours by owner reference goes", []client.Object{owned("", "uid-a")}, instanceA, DeleteOptions{Guarded: true}, Deleting, false},
+		{"an object from before owners were recorded goes by the inventory",
+			[]client.Object{labelled("a")}, inventoried, DeleteOptions{Guarded: true}, Deleting, false},
+		{"nobody's object is kept, whatever its labels say", []client.Object{labelled("a")}, instanceA, DeleteOptions{}, KeptNotOurs, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			c := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(tt.objs...).Build()
-			got, err := NewManager(c, c, nil, nil).Delete(ctx, ref, tt.opts)
+			got, err := NewManager(tt.instance, c, c, nil, nil).Delete(ctx, ref, tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -25,25 +25,48 @@ func TestAMaskIsNotTheHMACOfTheInstancesUID(t *testing.T) {
 	mac := hmac.New(sha256.New, []byte("uid-1"))
 	mac.Write([]byte("123456"))
 	byUID := "<sensitive sha256:" + hex.EncodeToString(mac.Sum(nil))[:16] + ">"
-	got := keys.Mask("123456")
+	got := keys.Mask("PIN", "123456")
 	if got == byUID {
 		t.Fatalf("Mask = %q, the HMAC of the value keyed with the Instance's uid", got)
 	}
 	if !IsMasked(got) || strings.Contains(got, "123456") {
 		t.Errorf("Mask = %q", got)
 	}
-	if !keys.Verify(byUID, "123456") {
+	if !keys.Verify("PIN", byUID, "123456") {
 		t.Error("a mask recorded with the uid before the manager had a key does not verify")
 	}
 }
 
-func TestMasksDifferByKeyAndValue(t *testing.T) {
-	m := keys.Mask("hunter2-long")
-	if keys.Mask("hunter2-long") != m {
-		t.Error("a mask differs for one value and key")
+// scopedMask is a mask as Mask makes it: keyed for the Instance and the
+// parameter.
+func scopedMask(key []byte, instance, name, value string) string {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte("mask\x00" + instance + "\x00" + name))
+	return mask(mac.Sum(nil), value)
+}
+
+// TestMasksDifferByKeyValueInstanceAndParameter: the attack of issue 45,
+// equal masks showing a shared password, and an Instance of one's own
+// masking guesses to compare with another's masks.
+func TestMasksDifferByKeyValueInstanceAndParameter(t *testing.T) {
+	m := keys.Mask("PASSWORD", "hunter2-long")
+	if keys.Mask("PASSWORD", "hunter2-long") != m || m != scopedMask(currentKey, "uid-1", "PASSWORD", "hunter2-long") {
+		t.Error("a mask differs for one value, key, Instance and parameter")
 	}
-	if mask(previousKey, "hunter2-long") == m || keys.Mask("hunter3-long") == m {
-		t.Error("masks of other keys or values are equal")
+	other := MaskKeys{Current: currentKey}.ForInstance("uid-2")
+	for what, o := range map[string]string{
+		"another key":                 scopedMask(previousKey, "uid-1", "PASSWORD", "hunter2-long"),
+		"another value":               keys.Mask("PASSWORD", "hunter3-long"),
+		"another parameter":           keys.Mask("ADMIN_PASSWORD", "hunter2-long"),
+		"another Instance":            other.Mask("PASSWORD", "hunter2-long"),
+		"the unscoped mask of before": mask(currentKey, "hunter2-long"),
+	} {
+		if o == m {
+			t.Errorf("the mask of %s is equal", what)
+		}
+	}
+	if other.Verify("PASSWORD", m, "hunter2-long") {
+		t.Error("another Instance verifies this Instance's mask: it could test guesses against it")
 	}
 	if IsMasked("<sensitive PASSWORD>") || IsMasked("plain") {
 		t.Error("IsMasked takes other text for a mask")
@@ -56,7 +79,10 @@ func TestAMaskVerifiesWithTheKeysTheManagerKnows(t *testing.T) {
 		mask string
 		want bool
 	}{
-		{"made with the current key", mask(currentKey, "hunter2-long"), true},
+		{"made with the current key", scopedMask(currentKey, "uid-1", "PASSWORD", "hunter2-long"), true},
+		{"made with the current key, before masks were scoped", mask(currentKey, "hunter2-long"), true},
+		{"made with the current key for another parameter", scopedMask(currentKey, "uid-1", "PIN", "hunter2-long"), false},
+		{"made with the current key for another Instance", scopedMask(currentKey, "uid-2", "PASSWORD", "hunter2-long"), false},
 		{"made with the key before the rotation", mask(previousKey, "hunter2-long"), true},
 		{"made with the Instance's uid, before the manager had a key", mask([]byte("uid-1"), "hunter2-long"), true},
 		{"made with a key dropped since", mask(droppedKey, "hunter2-long"), false},
@@ -66,7 +92,7 @@ func TestAMaskVerifiesWithTheKeysTheManagerKnows(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := keys.Verify(tt.mask, "hunter2-long"); got != tt.want {
+			if got := keys.Verify("PASSWORD", tt.mask, "hunter2-long"); got != tt.want {
 				t.Errorf("Verify = %t, want %t", got, tt.want)
 			}
 		})
@@ -76,7 +102,7 @@ func TestAMaskVerifiesWithTheKeysTheManagerKnows(t *testing.T) {
 func TestMaskedAndUnmask(t *testing.T) {
 	values := map[string]string{"USER": "admin", "PASSWORD": "hunter2-long"}
 	recorded := Masked(values, map[string]bool{"PASSWORD": true}, keys)
-	if recorded["USER"] != "admin" || recorded["PASSWORD"] != mask(currentKey, "hunter2-long") || values["PASSWORD"] != "hunter2-long" {
+	if recorded["USER"] != "admin" || recorded["PASSWORD"] != scopedMask(currentKey, "uid-1", "PASSWORD", "hunter2-long") || values["PASSWORD"] != "hunter2-long" {
 		t.Fatalf("Masked = %v (input now %v)", recorded, values)
 	}
 	for _, key := range [][]byte{currentKey, previousKey, []byte("uid-1")} {
@@ -98,14 +124,16 @@ func TestMaskedAndUnmask(t *testing.T) {
 
 func TestRekeyMakesTheMasksOfKnownValuesWithTheCurrentKey(t *testing.T) {
 	values := map[string]string{"PASSWORD": "hunter2-long", "PIN": "123456", "USER": "admin"}
+	current := scopedMask(currentKey, "uid-1", "PASSWORD", "hunter2-long")
 	tests := []struct {
 		name     string
 		recorded string
 		want     string
 	}{
-		{"a mask made with the current key stays", mask(currentKey, "hunter2-long"), mask(currentKey, "hunter2-long")},
-		{"a mask made with the previous key is made again", mask(previousKey, "hunter2-long"), mask(currentKey, "hunter2-long")},
-		{"a mask made with the uid is made again", mask([]byte("uid-1"), "hunter2-long"), mask(currentKey, "hunter2-long")},
+		{"a mask made with the current key stays", current, current},
+		{"a mask made with the current key, before masks were scoped, is made again", mask(currentKey, "hunter2-long"), current},
+		{"a mask made with the previous key is made again", scopedMask(previousKey, "uid-1", "PASSWORD", "hunter2-long"), current},
+		{"a mask made with the uid is made again", mask([]byte("uid-1"), "hunter2-long"), current},
 		{"a mask of another value stays, whatever its key", mask([]byte("uid-1"), "older-value"), mask([]byte("uid-1"), "older-value")},
 		{"a mask made with a dropped key stays", mask(droppedKey, "hunter2-long"), mask(droppedKey, "hunter2-long")},
 		{"a value recorded as it is stays", "hunter2-long", "hunter2-long"},

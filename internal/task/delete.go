@@ -30,34 +30,40 @@ func (deletion) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 	return renderObjects(ActionDelete, t.Spec.Resources, in)
 }
 
-// Run deletes what still exists and reports what is not gone yet.
+// Run deletes what still exists and reports what is not gone yet. An object
+// that is not the Instance's is kept, as KUDO's Delete by name would not
+// have: the step notes it and goes on.
 func (d deletion) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, error) {
 	intent, err := env.build(ctx, d, t)
 	if err != nil {
 		return Result{}, err
 	}
-	var waiting []string
+	var waiting, kept []string
+	var deleted []*unstructured.Unstructured
 	for _, obj := range intent.Objects {
-		gone, err := deleteOne(ctx, env, obj)
+		change, err := deleteOne(ctx, env, obj)
 		if err != nil {
 			return Result{}, err
 		}
-		if !gone {
+		switch change.Action {
+		case objects.Gone:
+			deleted = append(deleted, obj)
+		case objects.KeptNotOurs:
+			kept = append(kept, fmt.Sprintf("kept %s: %s", inventory.Describe(inventory.RefOf(obj)), change.Note))
+		default:
 			waiting = append(waiting, fmt.Sprintf("waiting for %s %s to be deleted", obj.GetKind(), obj.GetName()))
 		}
 	}
 	if len(waiting) > 0 {
 		return Result{Message: strings.Join(waiting, "; "), Migrations: intent.Migrations}, nil
 	}
-	return Result{Done: true, Migrations: intent.Migrations, Deleted: intent.Objects}, nil
+	return Result{Done: true, Message: strings.Join(kept, "; "), Migrations: intent.Migrations, Deleted: deleted}, nil
 }
 
-// deleteOne asks for obj's deletion, in the foreground, and reports whether
-// it is gone.
-func deleteOne(ctx context.Context, env *Env, obj *unstructured.Unstructured) (bool, error) {
+// deleteOne asks for obj's deletion, in the foreground.
+func deleteOne(ctx context.Context, env *Env, obj *unstructured.Unstructured) (objects.Change, error) {
 	if !env.Served(obj.GroupVersionKind()) {
-		return true, nil
+		return objects.Change{Action: objects.Gone}, nil
 	}
-	deleted, err := env.Objects.Delete(ctx, inventory.RefOf(obj), objects.DeleteOptions{Propagation: metav1.DeletePropagationForeground})
-	return deleted.Action == objects.Gone, err
+	return env.Objects.Delete(ctx, inventory.RefOf(obj), objects.DeleteOptions{Propagation: metav1.DeletePropagationForeground})
 }

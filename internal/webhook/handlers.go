@@ -6,8 +6,7 @@ import (
 	"fmt"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,7 +20,7 @@ import (
 // +kubebuilder:webhook:path=/validate-kudo-dev-v1beta1-instance,mutating=false,failurePolicy=fail,sideEffects=None,groups=kudo.dev,resources=instances,verbs=create;update,versions=v1beta1,name=vinstance.kudo.dev,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-kudo-dev-v1beta1-operatorversion,mutating=false,failurePolicy=fail,sideEffects=None,groups=kudo.dev,resources=operatorversions,verbs=create;update,versions=v1beta1,name=voperatorversion.kudo.dev,admissionReviewVersions=v1
 
-// Whether a request's user may read an OperatorVersion of another namespace.
+// Whether a request's user may reach what an Instance names (reach.go).
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 // Instances is the Instance webhook: it schedules plans and refuses
@@ -47,7 +46,8 @@ func SetupWithManager(mgr ctrl.Manager, requireServiceAccount bool) error {
 		WithDefaulter(instances).WithValidator(instances).Complete(); err != nil {
 		return err
 	}
-	return ctrl.NewWebhookManagedBy(mgr).For(&kudov1beta1.OperatorVersion{}).WithValidator(operatorVersions{}).Complete()
+	return ctrl.NewWebhookManagedBy(mgr).For(&kudov1beta1.OperatorVersion{}).
+		WithValidator(&operatorVersions{instances: mgr.GetAPIReader()}).Complete()
 }
 
 // checkServiceAccount refuses an Instance without a service account where
@@ -112,7 +112,7 @@ func (w *Instances) ValidateCreate(ctx context.Context, obj runtime.Object) (adm
 		return nil, fmt.Errorf("OperatorVersion %q not found in namespace %s: install the package first (kubectl kudo install)",
 			i.Spec.OperatorVersion.Name, i.OperatorVersionNamespace())
 	}
-	if err := w.checkOperatorVersionAccess(ctx, i); err != nil {
+	if err := w.checkReach(ctx, nil, i); err != nil {
 		return nil, err
 	}
 	return nil, ValidateCreate(i, ov)
@@ -139,49 +139,10 @@ func (w *Instances) ValidateUpdate(ctx context.Context, oldObj, newObj runtime.O
 		}
 		return nil, nil
 	}
-	if i.OperatorVersionKey() != old.OperatorVersionKey() {
-		if err := w.checkOperatorVersionAccess(ctx, i); err != nil {
-			return nil, err
-		}
+	if err := w.checkReach(ctx, old, i); err != nil {
+		return nil, err
 	}
 	return nil, ValidateUpdate(old, i, ov)
-}
-
-// checkOperatorVersionAccess refuses an Instance that names an
-// OperatorVersion of another namespace its user may not read: the
-// OperatorVersion is code the Instance runs, and only its user's own reach
-// may choose it.
-func (w *Instances) checkOperatorVersionAccess(ctx context.Context, i *kudov1beta1.Instance) error {
-	key := i.OperatorVersionKey()
-	if key.Namespace == i.Namespace {
-		return nil
-	}
-	req, err := admission.RequestFromContext(ctx)
-	if err != nil {
-		return err
-	}
-	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User: req.UserInfo.Username, Groups: req.UserInfo.Groups, UID: req.UserInfo.UID, Extra: extra(req.UserInfo.Extra),
-		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Namespace: key.Namespace, Verb: "get", Group: kudov1beta1.GroupVersion.Group, Resource: "operatorversions", Name: key.Name,
-		},
-	}}
-	if err := w.Access.Create(ctx, review); err != nil {
-		return fmt.Errorf("checking that %s may read OperatorVersion %s: %w", req.UserInfo.Username, key, err)
-	}
-	if !review.Status.Allowed {
-		return fmt.Errorf("spec.operatorVersion: %s may not get OperatorVersion %s/%s, so no Instance of it may run it",
-			req.UserInfo.Username, key.Namespace, key.Name)
-	}
-	return nil
-}
-
-func extra(in map[string]authenticationv1.ExtraValue) map[string]authorizationv1.ExtraValue {
-	out := make(map[string]authorizationv1.ExtraValue, len(in))
-	for k, v := range in {
-		out[k] = authorizationv1.ExtraValue(v)
-	}
-	return out
 }
 
 // ValidateDelete lets every Instance go; the cleanup plan runs then.
@@ -189,17 +150,61 @@ func (w *Instances) ValidateDelete(context.Context, runtime.Object) (admission.W
 	return nil, nil
 }
 
-type operatorVersions struct{}
+// operatorVersions is the OperatorVersion webhook: it refuses one that
+// could not run, and a change of the code Instances run.
+type operatorVersions struct {
+	// instances lists Instances from the API server: the manager's cache
+	// holds its own shard's only.
+	instances client.Reader
+}
 
-func (operatorVersions) ValidateCreate(_ context.Context, obj runtime.Object) (admission.Warnings, error) {
+func (*operatorVersions) ValidateCreate(_ context.Context, obj runtime.Object) (admission.Warnings, error) {
 	return nil, invalid(obj.(*kudov1beta1.OperatorVersion))
 }
 
-func (operatorVersions) ValidateUpdate(_ context.Context, _, obj runtime.Object) (admission.Warnings, error) {
-	return nil, invalid(obj.(*kudov1beta1.OperatorVersion))
+// ValidateUpdate refuses a change of the spec of an OperatorVersion that
+// Instances use: it is the code they run, its templates and plans, and its
+// author could otherwise change what runs in every namespace using it at
+// their next routine update. A new version is a new OperatorVersion.
+func (w *operatorVersions) ValidateUpdate(ctx context.Context, oldObj, obj runtime.Object) (admission.Warnings, error) {
+	old, ov := oldObj.(*kudov1beta1.OperatorVersion), obj.(*kudov1beta1.OperatorVersion)
+	if err := invalid(ov); err != nil {
+		return nil, err
+	}
+	if equality.Semantic.DeepEqual(old.Spec, ov.Spec) {
+		return nil, nil
+	}
+	users, err := w.usedBy(ctx, ov)
+	if err != nil || len(users) == 0 {
+		return nil, err
+	}
+	return nil, fmt.Errorf("spec: OperatorVersion %s/%s is used by %s, and the code Instances run cannot change under them: "+
+		"install the package as a new version (bump operatorVersion in operator.yaml) and upgrade to it", ov.Namespace, ov.Name, users)
 }
 
-func (operatorVersions) ValidateDelete(context.Context, runtime.Object) (admission.Warnings, error) {
+// usedBy names the Instances that use ov ("Instance a/b and 2 more"), ""
+// when none does.
+func (w *operatorVersions) usedBy(ctx context.Context, ov *kudov1beta1.OperatorVersion) (string, error) {
+	list := &kudov1beta1.InstanceList{}
+	if err := w.instances.List(ctx, list); err != nil {
+		return "", fmt.Errorf("listing the Instances that may use OperatorVersion %s/%s: %w", ov.Namespace, ov.Name, err)
+	}
+	var users []string
+	for _, i := range list.Items {
+		if i.OperatorVersionKey() == client.ObjectKeyFromObject(ov) {
+			users = append(users, i.Namespace+"/"+i.Name)
+		}
+	}
+	switch len(users) {
+	case 0:
+		return "", nil
+	case 1:
+		return "Instance " + users[0], nil
+	}
+	return fmt.Sprintf("Instance %s and %d more", users[0], len(users)-1), nil
+}
+
+func (*operatorVersions) ValidateDelete(context.Context, runtime.Object) (admission.Warnings, error) {
 	return nil, nil
 }
 

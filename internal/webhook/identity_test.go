@@ -47,52 +47,83 @@ func TestAnInstanceBeingDeletedKeepsItsIdentity(t *testing.T) {
 	}
 }
 
-// reviews answers SubjectAccessReviews from a list of who may get what.
+// reviews answers SubjectAccessReviews from a list of who may do what:
+// "user verb resource namespace/name".
 type reviews struct {
 	client.Writer
-	allowed map[string]bool // user + " " + namespace/name
+	allowed map[string]bool
 	asked   []authorizationv1.SubjectAccessReviewSpec
 }
 
 func (r *reviews) Create(_ context.Context, obj client.Object, _ ...client.CreateOption) error {
 	review := obj.(*authorizationv1.SubjectAccessReview)
 	r.asked = append(r.asked, review.Spec)
-	attrs := review.Spec.ResourceAttributes
-	review.Status.Allowed = attrs.Verb == "get" && attrs.Resource == "operatorversions" &&
-		r.allowed[review.Spec.User+" "+attrs.Namespace+"/"+attrs.Name]
+	a := review.Spec.ResourceAttributes
+	review.Status.Allowed = r.allowed[review.Spec.User+" "+a.Verb+" "+a.Resource+" "+a.Namespace+"/"+a.Name]
 	return nil
 }
 
-func TestAnOperatorVersionOfAnotherNamespaceNeedsItsUserToReadIt(t *testing.T) {
-	access := &reviews{allowed: map[string]bool{"alice shared/web-0.1.0": true}}
+func requestBy(user string) context.Context {
+	return admission.NewContextWithRequest(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UserInfo: authenticationv1.UserInfo{Username: user, Groups: []string{"tenants"}},
+	}})
+}
+
+// TestAnInstanceReachesOnlyWhatItsUserMay: the OperatorVersion of another
+// namespace, the service account and the Secrets an Instance names are its
+// user's choice, each asked of the API server as that user, on create and
+// when it changes; an unchanged choice is not asked again.
+func TestAnInstanceReachesOnlyWhatItsUserMay(t *testing.T) {
+	access := &reviews{allowed: map[string]bool{
+		"alice get operatorversions shared/web-0.1.0":   true,
+		"alice impersonate serviceaccounts ns/deployer": true,
+		"alice get secrets ns/db":                       true,
+	}}
 	w := &Instances{Access: access}
-	request := func(user string) context.Context {
-		return admission.NewContextWithRequest(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
-			UserInfo: authenticationv1.UserInfo{Username: user, Groups: []string{"tenants"}},
-		}})
+	shared := func(i *kudov1beta1.Instance) { i.Spec.OperatorVersion.Namespace = sharedNamespace }
+	deployer := func(i *kudov1beta1.Instance) { i.Spec.ServiceAccountName = "deployer" }
+	ci := func(i *kudov1beta1.Instance) { i.Spec.ServiceAccountName = "ci" }
+	db := func(i *kudov1beta1.Instance) {
+		i.Spec.SecretParameters = map[string]kudov1beta1.SecretKeyReference{"PASSWORD": {Name: "db", Key: "password"}}
+	}
+	tokens := func(i *kudov1beta1.Instance) {
+		i.Spec.SecretParameters = map[string]kudov1beta1.SecretKeyReference{"PASSWORD": {Name: "ci-token", Key: "token"}}
 	}
 	for _, tc := range []struct {
 		name     string
 		user     string
-		instance *kudov1beta1.Instance
+		old, new *kudov1beta1.Instance
 		want     string
+		asks     int
 	}{
-		{"its own namespace's, unasked", "bob", instance(), ""},
-		{"another namespace's, which the user may read", "alice", instance(func(i *kudov1beta1.Instance) { i.Spec.OperatorVersion.Namespace = sharedNamespace }), ""},
-		{"another namespace's, which the user may not read", "bob", instance(func(i *kudov1beta1.Instance) { i.Spec.OperatorVersion.Namespace = sharedNamespace }),
-			"spec.operatorVersion: bob may not get OperatorVersion shared/web-0.1.0, so no Instance of it may run it"},
+		{"its own namespace's OperatorVersion, unasked", "bob", nil, instance(), "", 0},
+		{"another namespace's, which the user may read", "alice", nil, instance(shared), "", 1},
+		{"another namespace's, which the user may not read", "bob", nil, instance(shared),
+			"spec.operatorVersion: bob may not get OperatorVersion shared/web-0.1.0, so no Instance of it may run it", 1},
+		{"a service account the user may impersonate", "alice", nil, instance(deployer), "", 1},
+		{"a service account the user may not impersonate", "alice", nil, instance(ci),
+			"spec.serviceAccountName: alice may not impersonate ServiceAccount ns/ci, so no Instance of theirs may act as it", 1},
+		{"changed to one the user may not impersonate", "alice", instance(deployer), instance(ci),
+			"spec.serviceAccountName: alice may not impersonate ServiceAccount ns/ci", 1},
+		{"kept, by a user who may not impersonate it", "bob", instance(ci), instance(ci), "", 0},
+		{"the account itself, naming itself", "system:serviceaccount:ns:ci", nil, instance(ci), "", 0},
+		{"a Secret the user may get", "alice", nil, instance(db), "", 1},
+		{"a Secret the user may not get", "alice", nil, instance(tokens),
+			"spec.secretParameters.PASSWORD: alice may not get Secret ns/ci-token, so no Instance of theirs may read it", 1},
+		{"changed to a Secret the user may not get", "alice", instance(db), instance(tokens), "may not get Secret ns/ci-token", 1},
+		{"kept, by a user who may not get it", "bob", instance(tokens), instance(tokens), "", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			access.asked = nil
-			err := w.checkOperatorVersionAccess(request(tc.user), tc.instance)
+			err := w.checkReach(requestBy(tc.user), tc.old, tc.new)
 			if tc.want == "" && err != nil {
 				t.Fatalf("refused: %v", err)
 			}
-			if tc.want != "" && (err == nil || err.Error() != tc.want) {
+			if tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 				t.Fatalf("got %v, want %q", err, tc.want)
 			}
-			if tc.instance.Spec.OperatorVersion.Namespace == "" && len(access.asked) > 0 {
-				t.Fatalf("asked the API server for an OperatorVersion of the Instance's own namespace: %+v", access.asked)
+			if len(access.asked) != tc.asks {
+				t.Fatalf("asked %d reviews, want %d: %+v", len(access.asked), tc.asks, access.asked)
 			}
 			for _, spec := range access.asked {
 				if spec.User != tc.user || len(spec.Groups) != 1 || spec.Groups[0] != "tenants" {

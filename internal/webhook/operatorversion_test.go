@@ -1,8 +1,13 @@
 package webhook
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
@@ -120,6 +125,46 @@ func TestValidateOperatorVersion(t *testing.T) {
 			}
 			if !ok {
 				t.Errorf("errors = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestAnOperatorVersionInUseCannotChange: the code Instances run changes
+// only as a new OperatorVersion (issue 45: the author of a shared one
+// changed what ran in another namespace). Its metadata may change, and so
+// may one no Instance uses.
+func TestAnOperatorVersionInUseCannotChange(t *testing.T) {
+	ov := operatorVersion()
+	ov.Namespace = sharedNamespace
+	user := instance(func(i *kudov1beta1.Instance) { i.Namespace, i.Spec.OperatorVersion.Namespace = "apps", sharedNamespace })
+	other := instance(func(i *kudov1beta1.Instance) { i.Name = "other" })
+	edited := ov.DeepCopy()
+	edited.Spec.Templates["app.yaml"] += "# changed\n"
+	labelled := ov.DeepCopy()
+	labelled.Labels = map[string]string{"team": "a"}
+	for _, tt := range []struct {
+		name      string
+		instances []client.Object
+		new       *kudov1beta1.OperatorVersion
+		want      string
+	}{
+		{"its spec, used by an Instance of another namespace", []client.Object{user, other}, edited,
+			"spec: OperatorVersion shared/web-0.1.0 is used by Instance apps/web, and the code Instances run cannot change under them: " +
+				"install the package as a new version (bump operatorVersion in operator.yaml) and upgrade to it"},
+		{"its spec, used by none", []client.Object{other}, edited, ""},
+		{"its labels, used", []client.Object{user}, labelled, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			scheme := runtime.NewScheme()
+			_ = kudov1beta1.AddToScheme(scheme)
+			w := &operatorVersions{instances: fake.NewClientBuilder().WithScheme(scheme).WithObjects(tt.instances...).Build()}
+			_, err := w.ValidateUpdate(context.Background(), ov, tt.new)
+			if tt.want == "" && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if tt.want != "" && (err == nil || err.Error() != tt.want) {
+				t.Fatalf("got %v, want %q", err, tt.want)
 			}
 		})
 	}

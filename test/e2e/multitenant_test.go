@@ -126,6 +126,16 @@ var _ = Describe("kudo-ng locked down for tenants (make deploy MULTI_TENANT=true
 			{"create clusterrolebindings", "no"},
 			{"create configmaps -n " + tenant, "no"},
 			{"create pods/exec -n " + tenant, "no"},
+			// kubectl 1.34 execs with a websocket GET: no get on any
+			// subresource that runs or proxies (issue 45).
+			{"get pods/exec -n " + managerNamespace, "no"},
+			{"get pods/attach -n " + tenant, "no"},
+			{"get pods/portforward -n " + tenant, "no"},
+			{"get pods/proxy -n " + tenant, "no"},
+			{"get services/proxy -n " + tenant, "no"},
+			{"get nodes/proxy", "no"},
+			{"create serviceaccounts/token -n " + tenant, "no"},
+			{"get pods -n kube-system", "yes"},
 			{"create secrets -n " + tenant, "no"},
 			// The Secret of its mask key, in its own namespace only.
 			{"create secrets -n " + managerNamespace, "yes"},
@@ -140,6 +150,12 @@ var _ = Describe("kudo-ng locked down for tenants (make deploy MULTI_TENANT=true
 				g.Expect(got).To(HaveSuffix(check.want+"\n"), "can-i %s", check.args)
 			}).Should(Succeed())
 		}
+
+		var pods []corev1.Pod
+		Eventually(func(g Gomega) { pods, _ = managerPods(ctx, g, managerImage) }).Should(Succeed())
+		out, err := cluster.Kubectl("exec", "--as", manager, "-n", managerNamespace, pods[0].Name, "--", "/manager", "--help")
+		Expect(err).To(HaveOccurred(), "kubectl exec as the manager ran: %s", out)
+		Expect(out + err.Error()).To(ContainSubstring("forbidden"))
 	})
 
 	It("runs a tenant's Instance as its namespace's default service account, from install to uninstall and its cleanup plan", func() {

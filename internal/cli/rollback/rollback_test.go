@@ -122,7 +122,7 @@ func db() (*kudov1beta1.Instance, []client.Object) {
 			}},
 		})
 	}
-	applied := map[string]string{"PIN": keys.Mask("4711-new"), "PASSWORD": keys.Mask("new")}
+	applied := map[string]string{"PIN": keys.Mask("PIN", "4711-new"), "PASSWORD": keys.Mask("PASSWORD", "new")}
 	i := &kudov1beta1.Instance{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db", UID: "uid-db", Generation: 5},
 		Spec: kudov1beta1.InstanceSpec{
@@ -134,10 +134,10 @@ func db() (*kudov1beta1.Instance, []client.Object) {
 			AppliedOperatorVersion: "db-0.2.0", AppliedParameters: applied, AppliedGeneration: 5,
 			Revisions: []kudov1beta1.Revision{
 				{Number: 1, Plan: "deploy", Status: complete, OperatorVersion: "db-0.1.0",
-					Parameters:       map[string]string{"PIN": keys.Mask("4711-new"), "PASSWORD": keys.Mask("old")},
+					Parameters:       map[string]string{"PIN": keys.Mask("PIN", "4711-new"), "PASSWORD": keys.Mask("PASSWORD", "old")},
 					SecretParameters: map[string]kudov1beta1.SecretKeyReference{"PASSWORD": {Name: "old-password", Key: "password"}}},
 				{Number: 2, Plan: "deploy", Status: complete, OperatorVersion: "db-0.1.0",
-					Parameters:       map[string]string{"PIN": keys.Mask("1234-old"), "PASSWORD": keys.Mask("old")},
+					Parameters:       map[string]string{"PIN": keys.Mask("PIN", "1234-old"), "PASSWORD": keys.Mask("PASSWORD", "old")},
 					SecretParameters: map[string]kudov1beta1.SecretKeyReference{"PASSWORD": {Name: "old-password", Key: "password"}}},
 				{Number: 3, Plan: "upgrade", Status: complete, OperatorVersion: "db-0.2.0", Parameters: applied,
 					SecretParameters: map[string]kudov1beta1.SecretKeyReference{"PASSWORD": {Name: "new-password", Key: "password"}}},
@@ -156,7 +156,7 @@ func TestRollbackOfSensitiveParameters(t *testing.T) {
 	}{
 		{name: "names the Secret keys again, and keeps a sensitive value the revision ran with", revision: 1,
 			wantOut: "Instance db rolled back to revision 1: OperatorVersion db-0.1.0, " +
-				"parameters PASSWORD=@secret:old-password/password,PIN=" + keys.Mask("4711-new") + "\n"},
+				"parameters PASSWORD=@secret:old-password/password,PIN=" + keys.Mask("PIN", "4711-new") + "\n"},
 		{name: "refuses a sensitive value it does not keep", revision: 2,
 			wantErr: "parameter PIN is sensitive: revision 2 ran with another value than the Instance has, which kudo-ng does not keep"},
 	}
@@ -228,8 +228,8 @@ func TestRestoredValues(t *testing.T) {
 			want:   map[string]string{"PIN": "4711-new"}},
 		{name: "masks the uid keyed, recorded before the manager had a key, compare as well",
 			change: func(i *kudov1beta1.Instance, target *kudov1beta1.Revision) {
-				i.Status.AppliedParameters["PIN"] = byUID.Mask("4711-new")
-				target.Parameters["PIN"] = byUID.Mask("4711-new")
+				i.Status.AppliedParameters["PIN"] = byUID.Mask("PIN", "4711-new")
+				target.Parameters["PIN"] = byUID.Mask("PIN", "4711-new")
 			},
 			want: map[string]string{"PIN": "4711-new"}},
 		{name: "values that are not sensitive are the revision's, and those of its Secret keys are left out",
@@ -239,7 +239,7 @@ func TestRestoredValues(t *testing.T) {
 			want: map[string]string{"PIN": "4711-new", "COLOR": "red"}},
 		{name: "another value than the Instance's is refused",
 			change: func(_ *kudov1beta1.Instance, target *kudov1beta1.Revision) {
-				target.Parameters["PIN"] = keys.Mask("1234-old")
+				target.Parameters["PIN"] = keys.Mask("PIN", "1234-old")
 			},
 			wantErr: "parameter PIN is sensitive: revision 1 ran with another value than the Instance has, which kudo-ng does not keep"},
 		{name: "a value the spec does not set is refused",
