@@ -37,12 +37,12 @@ func TestAMaskIsNotTheHMACOfTheInstancesUID(t *testing.T) {
 	}
 }
 
-// scopedMask is a mask as Mask makes it: keyed for the Instance and the
-// parameter.
-func scopedMask(key []byte, instance, name, value string) string {
+// scopedMask is the mask of hunter2-long as Mask makes it: keyed for the
+// Instance and the parameter.
+func scopedMask(key []byte, instance, name string) string {
 	mac := hmac.New(sha256.New, key)
 	mac.Write([]byte("mask\x00" + instance + "\x00" + name))
-	return mask(mac.Sum(nil), value)
+	return mask(mac.Sum(nil), "hunter2-long")
 }
 
 // TestMasksDifferByKeyValueInstanceAndParameter: the attack of issue 45,
@@ -50,12 +50,12 @@ func scopedMask(key []byte, instance, name, value string) string {
 // masking guesses to compare with another's masks.
 func TestMasksDifferByKeyValueInstanceAndParameter(t *testing.T) {
 	m := keys.Mask("PASSWORD", "hunter2-long")
-	if keys.Mask("PASSWORD", "hunter2-long") != m || m != scopedMask(currentKey, "uid-1", "PASSWORD", "hunter2-long") {
+	if keys.Mask("PASSWORD", "hunter2-long") != m || m != scopedMask(currentKey, "uid-1", "PASSWORD") {
 		t.Error("a mask differs for one value, key, Instance and parameter")
 	}
 	other := MaskKeys{Current: currentKey}.ForInstance("uid-2")
 	for what, o := range map[string]string{
-		"another key":                 scopedMask(previousKey, "uid-1", "PASSWORD", "hunter2-long"),
+		"another key":                 scopedMask(previousKey, "uid-1", "PASSWORD"),
 		"another value":               keys.Mask("PASSWORD", "hunter3-long"),
 		"another parameter":           keys.Mask("ADMIN_PASSWORD", "hunter2-long"),
 		"another Instance":            other.Mask("PASSWORD", "hunter2-long"),
@@ -79,10 +79,10 @@ func TestAMaskVerifiesWithTheKeysTheManagerKnows(t *testing.T) {
 		mask string
 		want bool
 	}{
-		{"made with the current key", scopedMask(currentKey, "uid-1", "PASSWORD", "hunter2-long"), true},
+		{"made with the current key", scopedMask(currentKey, "uid-1", "PASSWORD"), true},
 		{"made with the current key, before masks were scoped", mask(currentKey, "hunter2-long"), true},
-		{"made with the current key for another parameter", scopedMask(currentKey, "uid-1", "PIN", "hunter2-long"), false},
-		{"made with the current key for another Instance", scopedMask(currentKey, "uid-2", "PASSWORD", "hunter2-long"), false},
+		{"made with the current key for another parameter", scopedMask(currentKey, "uid-1", "PIN"), false},
+		{"made with the current key for another Instance", scopedMask(currentKey, "uid-2", "PASSWORD"), false},
 		{"made with the key before the rotation", mask(previousKey, "hunter2-long"), true},
 		{"made with the Instance's uid, before the manager had a key", mask([]byte("uid-1"), "hunter2-long"), true},
 		{"made with a key dropped since", mask(droppedKey, "hunter2-long"), false},
@@ -102,7 +102,7 @@ func TestAMaskVerifiesWithTheKeysTheManagerKnows(t *testing.T) {
 func TestMaskedAndUnmask(t *testing.T) {
 	values := map[string]string{"USER": "admin", "PASSWORD": "hunter2-long"}
 	recorded := Masked(values, map[string]bool{"PASSWORD": true}, keys)
-	if recorded["USER"] != "admin" || recorded["PASSWORD"] != scopedMask(currentKey, "uid-1", "PASSWORD", "hunter2-long") || values["PASSWORD"] != "hunter2-long" {
+	if recorded["USER"] != "admin" || recorded["PASSWORD"] != scopedMask(currentKey, "uid-1", "PASSWORD") || values["PASSWORD"] != "hunter2-long" {
 		t.Fatalf("Masked = %v (input now %v)", recorded, values)
 	}
 	for _, key := range [][]byte{currentKey, previousKey, []byte("uid-1")} {
@@ -124,7 +124,7 @@ func TestMaskedAndUnmask(t *testing.T) {
 
 func TestRekeyMakesTheMasksOfKnownValuesWithTheCurrentKey(t *testing.T) {
 	values := map[string]string{"PASSWORD": "hunter2-long", "PIN": "123456", "USER": "admin"}
-	current := scopedMask(currentKey, "uid-1", "PASSWORD", "hunter2-long")
+	current := scopedMask(currentKey, "uid-1", "PASSWORD")
 	tests := []struct {
 		name     string
 		recorded string
@@ -132,7 +132,7 @@ func TestRekeyMakesTheMasksOfKnownValuesWithTheCurrentKey(t *testing.T) {
 	}{
 		{"a mask made with the current key stays", current, current},
 		{"a mask made with the current key, before masks were scoped, is made again", mask(currentKey, "hunter2-long"), current},
-		{"a mask made with the previous key is made again", scopedMask(previousKey, "uid-1", "PASSWORD", "hunter2-long"), current},
+		{"a mask made with the previous key is made again", scopedMask(previousKey, "uid-1", "PASSWORD"), current},
 		{"a mask made with the uid is made again", mask([]byte("uid-1"), "hunter2-long"), current},
 		{"a mask of another value stays, whatever its key", mask([]byte("uid-1"), "older-value"), mask([]byte("uid-1"), "older-value")},
 		{"a mask made with a dropped key stays", mask(droppedKey, "hunter2-long"), mask(droppedKey, "hunter2-long")},

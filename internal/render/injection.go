@@ -69,7 +69,8 @@ func guarded(name, text string, vars *Variables, parse parser) (string, []*unstr
 		return "", nil, err
 	}
 	objs, err := parse(name, rendered)
-	if refused := checkValues(&check{name: name, text: text, vars: vars, rendered: rendered, parse: parse, objs: objs, parseErr: err}); refused != nil {
+	c := &check{name: name, text: text, vars: vars, rendered: rendered, parse: parse, objs: objs, parseErr: err}
+	if refused := checkValues(c); refused != nil {
 		return "", nil, refused
 	}
 	return rendered, objs, err

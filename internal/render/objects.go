@@ -75,7 +75,8 @@ func isEmpty(doc []byte) bool {
 // limit, as a LimitError: rendering again expands again.
 func expansionError(err error) error {
 	if errors.As(err, new(*yamlbound.ExpansionError)) {
-		return limitErrorf("its aliases (*name) expand it to more than %s, the most a template may render (--render-max-bytes)", bytesize(limits.MaxOutput))
+		return limitErrorf("its aliases (*name) expand it to more than %s, the most a template may render (--render-max-bytes)",
+			bytesize(limits.MaxOutput))
 	}
 	return err
 }

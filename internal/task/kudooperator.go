@@ -75,8 +75,9 @@ func childOf(t *kudov1beta1.Task, site *render.Site, parent *params.Redactor) (*
 		return c, nil
 	}
 	vars := site.Variables()
+	text := site.OperatorVersion.Spec.Templates[spec.ParameterFile]
 	var err error
-	c.parameterText, c.Parameters, err = render.ParameterFile(spec.ParameterFile, site.OperatorVersion.Spec.Templates[spec.ParameterFile], &vars)
+	c.parameterText, c.Parameters, err = render.ParameterFile(spec.ParameterFile, text, &vars)
 	if err != nil {
 		return nil, err
 	}

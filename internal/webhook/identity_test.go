@@ -16,8 +16,10 @@ import (
 
 const sharedNamespace = "shared"
 
+func deployer(i *kudov1beta1.Instance) { i.Spec.ServiceAccountName = "deployer" }
+
 func TestAnInstanceBeingDeletedKeepsItsIdentity(t *testing.T) {
-	deleting := func(i *kudov1beta1.Instance) { i.Spec.ServiceAccountName = "deployer" }
+	deleting := deployer
 	for _, tc := range []struct {
 		name   string
 		change func(*kudov1beta1.Instance)
@@ -81,7 +83,6 @@ func TestAnInstanceReachesOnlyWhatItsUserMay(t *testing.T) {
 	}}
 	w := &Instances{Access: access}
 	shared := func(i *kudov1beta1.Instance) { i.Spec.OperatorVersion.Namespace = sharedNamespace }
-	deployer := func(i *kudov1beta1.Instance) { i.Spec.ServiceAccountName = "deployer" }
 	ci := func(i *kudov1beta1.Instance) { i.Spec.ServiceAccountName = "ci" }
 	db := func(i *kudov1beta1.Instance) {
 		i.Spec.SecretParameters = map[string]kudov1beta1.SecretKeyReference{"PASSWORD": {Name: "db", Key: "password"}}

@@ -32,7 +32,8 @@ func (w *Instances) checkReach(ctx context.Context, old, i *kudov1beta1.Instance
 	if key := i.OperatorVersionKey(); key.Namespace != i.Namespace && (old == nil || key != old.OperatorVersionKey()) {
 		attrs := authorizationv1.ResourceAttributes{Namespace: key.Namespace, Verb: "get", Group: kudov1beta1.GroupVersion.Group,
 			Resource: "operatorversions", Name: key.Name}
-		if err := w.mayDo(ctx, user, attrs, fmt.Sprintf("spec.operatorVersion: %s may not get OperatorVersion %s/%s, so no Instance of it may run it",
+		if err := w.mayDo(ctx, user, attrs, fmt.Sprintf(
+			"spec.operatorVersion: %s may not get OperatorVersion %s/%s, so no Instance of it may run it",
 			user.Username, key.Namespace, key.Name)); err != nil {
 			return err
 		}
@@ -66,7 +67,8 @@ func isAccount(user authenticationv1.UserInfo, namespace, name string) bool {
 
 // mayDo asks the API server whether user may do what attrs say, and refuses
 // with refusal when not.
-func (w *Instances) mayDo(ctx context.Context, user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes, refusal string) error {
+func (w *Instances) mayDo(ctx context.Context, user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes,
+	refusal string) error {
 	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User: user.Username, Groups: user.Groups, UID: user.UID, Extra: extra(user.Extra), ResourceAttributes: &attrs,
 	}}

@@ -317,6 +317,8 @@ var _ = Describe("kudo-ng in the cluster, from its image, on the real node", Ord
 			`Job \S*real-check failed: BackoffLimitExceeded: .* \(pod real-check-\w+: container check: Error, exit code 1: the check failed on purpose\)`))
 	})
 
+	tenantAttacks(false)
+
 	It("rolls the manager to a new image with kubectl kudo init --upgrade while a plan runs, which completes once", func() {
 		ns := newNamespace(ctx)
 		i := install(ctx, ns, filepath.Join("testdata", "realnode"), "slow", map[string]string{"SLEEP": "15"})

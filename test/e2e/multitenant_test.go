@@ -347,4 +347,6 @@ var _ = Describe("kudo-ng locked down for tenants (make deploy MULTI_TENANT=true
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%v", err)
 		}).Should(Succeed())
 	})
+
+	tenantAttacks(true)
 })
