@@ -14,6 +14,8 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kudo-ng/kudo/internal/yamlbound"
+
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
 
@@ -39,9 +41,13 @@ type PackageVersion struct {
 	Digest string `json:"digest"`
 }
 
-// ParseIndex parses an index.yaml.
+// ParseIndex parses an index.yaml, a repository's: its aliases may expand
+// it to MaxTarballSize, the most a download holds.
 func ParseIndex(data []byte) (*Index, error) {
 	index := &Index{}
+	if err := yamlbound.Check(data, MaxTarballSize); err != nil {
+		return nil, fmt.Errorf("%s: %w", IndexFileName, err)
+	}
 	if err := yaml.UnmarshalStrict(data, index); err != nil {
 		return nil, fmt.Errorf("%s: %w", IndexFileName, err)
 	}

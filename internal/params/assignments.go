@@ -34,7 +34,7 @@ func ParseAssignment(arg string) (string, any, error) {
 func parseFlow(s string) (any, error) {
 	var v any
 	if err := unmarshal(s, &v); err != nil {
-		return nil, fmt.Errorf("%q is neither [a,b] nor {k1:v1,k2:v2}: %s", s, yamlError(err))
+		return nil, fmt.Errorf("%s is neither [a,b] nor {k1:v1,k2:v2}: %s", quoteShort(s), yamlError(err))
 	}
 	return splitBareKeys(v), nil
 }

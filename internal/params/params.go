@@ -67,13 +67,13 @@ func Unwrap(s string, t kudov1beta1.ParameterType) (any, error) {
 	case kudov1beta1.ArrayValueType:
 		var v []any
 		if err := unmarshal(s, &v); err != nil {
-			return nil, fmt.Errorf("%q is not an array: %s", s, yamlError(err))
+			return nil, fmt.Errorf("%s is not an array: %s", quoteShort(s), yamlError(err))
 		}
 		return v, nil
 	case kudov1beta1.MapValueType:
 		var v map[string]any
 		if err := unmarshal(s, &v); err != nil {
-			return nil, fmt.Errorf("%q is not a map: %s", s, yamlError(err))
+			return nil, fmt.Errorf("%s is not a map: %s", quoteShort(s), yamlError(err))
 		}
 		return v, nil
 	default:
@@ -85,6 +85,15 @@ func Unwrap(s string, t kudov1beta1.ParameterType) (any, error) {
 // status holds them again, and the Instance must stay storable. A value's
 // YAML aliases may expand it to MaxBytes too, no more.
 const MaxBytes = 128 << 10
+
+// quoteShort quotes a value for an error, cut to its first 64 characters:
+// an error must not repeat a value as large as spec.parameters may hold.
+func quoteShort(s string) string {
+	if r := []rune(s); len(r) > 64 {
+		return strconv.Quote(string(r[:64])) + "..."
+	}
+	return strconv.Quote(s)
+}
 
 // unmarshal parses a value a user wrote, refusing aliases that would expand
 // it past MaxBytes before they do.

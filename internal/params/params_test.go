@@ -194,12 +194,15 @@ func TestRequiredAtTheAPILevel(t *testing.T) {
 // whose aliases expand it past what spec.parameters may hold is refused.
 func TestAnAliasBombValueIsRefusedBeforeItExpands(t *testing.T) {
 	bomb := "[&a " + strings.Repeat("x", 40000) + ", " + strings.Repeat("*a, ", 9999) + "*a]"
-	want := "its aliases (*name) expand it to more than 128 KiB"
+	want := `"[&a xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"... is `
 	if _, err := Unwrap(bomb, kudov1beta1.ArrayValueType); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Unwrap: %v, want an error with %q", err, want)
 	}
 	if _, _, err := ParseAssignment("LIST=" + bomb); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("ParseAssignment: %v, want an error with %q", err, want)
+	}
+	if _, _, err := ParseAssignment("LIST=" + bomb); err == nil || !strings.HasSuffix(err.Error(), "its aliases (*name) expand it to more than 160010 bytes") {
+		t.Errorf("ParseAssignment: %v, want it to say the value expands past its bound", err)
 	}
 	if got, err := Unwrap("[&a x, *a]", kudov1beta1.ArrayValueType); err != nil || !reflect.DeepEqual(got, []any{"x", "x"}) {
 		t.Errorf("a small alias: %v, %v", got, err)

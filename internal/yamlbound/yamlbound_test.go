@@ -79,3 +79,12 @@ func FuzzCheck(f *testing.F) {
 		_ = Check([]byte(doc), 1<<16) // Errors are fine; panics and hangs are not.
 	})
 }
+
+// TestADenseDocumentIsNoBomb: a document of many small items measures more
+// than its length; without aliases that expand, it passes at its own size.
+func TestADenseDocumentIsNoBomb(t *testing.T) {
+	doc := []byte("a: &a x\nb: *a\nc: [" + strings.Repeat("1,", 5000) + "1]\n")
+	if err := Check(doc, len(doc)); err != nil {
+		t.Fatalf("a dense document of %d bytes: %v", len(doc), err)
+	}
+}
