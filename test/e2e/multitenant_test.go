@@ -125,16 +125,17 @@ var _ = Describe("kudo-ng locked down for tenants (make deploy MULTI_TENANT=true
 		for _, check := range []struct{ args, want string }{
 			{"create clusterrolebindings", "no"},
 			{"create configmaps -n " + tenant, "no"},
-			{"create pods/exec -n " + tenant, "no"},
 			// kubectl 1.34 execs with a websocket GET: no get on any
-			// subresource that runs or proxies (issue 45).
-			{"get pods/exec -n " + managerNamespace, "no"},
-			{"get pods/attach -n " + tenant, "no"},
-			{"get pods/portforward -n " + tenant, "no"},
-			{"get pods/proxy -n " + tenant, "no"},
-			{"get services/proxy -n " + tenant, "no"},
-			{"get nodes/proxy", "no"},
-			{"create serviceaccounts/token -n " + tenant, "no"},
+			// subresource that runs or proxies (issue 45). TYPE/NAME would
+			// name a pod: subresources are asked with --subresource.
+			{"create pods --subresource=exec -n " + tenant, "no"},
+			{"get pods --subresource=exec -n " + managerNamespace, "no"},
+			{"get pods --subresource=attach -n " + tenant, "no"},
+			{"get pods --subresource=portforward -n " + tenant, "no"},
+			{"get pods --subresource=proxy -n " + tenant, "no"},
+			{"get services --subresource=proxy -n " + tenant, "no"},
+			{"get nodes --subresource=proxy", "no"},
+			{"create serviceaccounts --subresource=token -n " + tenant, "no"},
 			{"get pods -n kube-system", "yes"},
 			{"create secrets -n " + tenant, "no"},
 			// The Secret of its mask key, in its own namespace only.
