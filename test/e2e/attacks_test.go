@@ -61,12 +61,13 @@ func attack(ctx context.Context, ns string, ov *kudov1beta1.OperatorVersion, nam
 }
 
 // colleagues makes what another user of ns made, named name: a ConfigMap
-// and a Service, no Instance's.
+// and a Service, no Instance's, on the port the attacker package's has, so
+// that once handed over the two applies merge into a valid Service.
 func colleagues(ctx context.Context, ns, name string) (*corev1.ConfigMap, *corev1.Service) {
 	GinkgoHelper()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string]string{"owner": "colleague"}}
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 8080}}}}
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
 	Expect(k8sClient.Create(ctx, cm)).To(Succeed())
 	Expect(k8sClient.Create(ctx, svc)).To(Succeed())
 	return cm, svc
