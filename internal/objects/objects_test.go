@@ -102,9 +102,9 @@ func TestApplyTakesOverNothingItDidNotMake(t *testing.T) {
 		{name: "ours by our inventory", live: owned("", ""), instance: inventoried},
 		{name: "handed to us with kudo.dev/adopt", live: adopted, instance: instanceA},
 		{name: "another Instance's by kudo.dev/owner", live: owned("ns/b", ""), instance: instanceA,
-			wantErr: "ConfigMap ns/settings is Instance ns/b's, not Instance ns/a's: two owners render it; uninstall one, or rename it in one's package"},
+			wantErr: "ConfigMap ns/settings is Instance ns/b's: two Instances render it; uninstall one, or rename it in one's package"},
 		{name: "another Instance's by owner reference", live: owned("", "uid-b"), instance: instanceA,
-			wantErr: "ConfigMap ns/settings is Instance x's, not Instance ns/a's"},
+			wantErr: "ConfigMap ns/settings is Instance x's: two Instances render it"},
 		{name: "nobody's", live: owned("", ""), instance: instanceA,
 			wantErr: "ConfigMap ns/settings exists and is not Instance ns/a's: an Instance takes over nothing it did not make; " +
 				"to hand it over, annotate it kudo.dev/adopt=ns/a"},

@@ -2,6 +2,8 @@ package objects
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -61,13 +63,10 @@ func MadeByKUDOFor(live *unstructured.Unstructured, i *kudov1beta1.Instance) boo
 		labels[kudov1beta1.HeritageLabel] == "kudo" && labels[kudov1beta1.InstanceLabel] == i.Name
 }
 
+// recorded says whether i's inventory holds ref, stale or not. Only objects
+// with no owner of kudo-ng's are looked up here: few.
 func recorded(i *kudov1beta1.Instance, ref kudov1beta1.ObjectRef) bool {
-	for _, r := range inventory.All(i.Status.Inventory) {
-		if r == ref {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(inventory.All(i.Status.Inventory), ref)
 }
 
 // notOurs is the error of writing an object that is not the Instance's.
@@ -76,9 +75,12 @@ func notOurs(obj *unstructured.Unstructured, i *kudov1beta1.Instance, c Claim) e
 	if ns := obj.GetNamespace(); ns != "" {
 		what = fmt.Sprintf("%s %s/%s", obj.GetKind(), ns, obj.GetName())
 	}
-	if c.Holder != "" {
-		return fmt.Errorf("%s is %s's, not Instance %s/%s's: two owners render it; uninstall one, or rename it in one's package",
-			what, c.Holder, i.Namespace, i.Name)
+	switch {
+	case strings.HasPrefix(c.Holder, "Instance "):
+		return fmt.Errorf("%s is %s's: two Instances render it; uninstall one, or rename it in one's package", what, c.Holder)
+	case c.Holder != "":
+		return fmt.Errorf("%s is %s's, which controls it: an Instance takes over nothing another owner holds; rename it in the package",
+			what, c.Holder)
 	}
 	return fmt.Errorf("%s exists and is not Instance %s/%s's: an Instance takes over nothing it did not make; "+
 		"to hand it over, annotate it %s=%s/%s", what, i.Namespace, i.Name, kudov1beta1.AdoptAnnotation, i.Namespace, i.Name)
