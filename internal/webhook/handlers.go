@@ -128,6 +128,11 @@ func (w *Instances) ValidateUpdate(ctx context.Context, oldObj, newObj runtime.O
 	if err := w.checkServiceAccount(i); err != nil {
 		return nil, err
 	}
+	// Before anything else passes the update: an Instance whose
+	// OperatorVersion is gone may still take a new identity.
+	if err := w.checkReach(ctx, old, i); err != nil {
+		return nil, err
+	}
 	ov, err := w.operatorVersion(ctx, i)
 	if err != nil {
 		return nil, err
@@ -138,9 +143,6 @@ func (w *Instances) ValidateUpdate(ctx context.Context, oldObj, newObj runtime.O
 				i.Spec.OperatorVersion.Name, i.OperatorVersionNamespace())
 		}
 		return nil, nil
-	}
-	if err := w.checkReach(ctx, old, i); err != nil {
-		return nil, err
 	}
 	return nil, ValidateUpdate(old, i, ov)
 }

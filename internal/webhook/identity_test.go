@@ -8,7 +8,9 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -132,5 +134,19 @@ func TestAnInstanceReachesOnlyWhatItsUserMay(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAnInstanceWhoseOperatorVersionIsGoneTakesNoNewIdentity: the update
+// that finds no OperatorVersion passes the rest of admission, not the
+// identity check.
+func TestAnInstanceWhoseOperatorVersionIsGoneTakesNoNewIdentity(t *testing.T) {
+	scheme := runtime.NewScheme()
+	_ = kudov1beta1.AddToScheme(scheme)
+	none := fake.NewClientBuilder().WithScheme(scheme).Build()
+	w := &Instances{Client: none, Reader: none, Access: &reviews{}}
+	_, err := w.ValidateUpdate(requestBy("bob"), instance(deployer), instance(func(i *kudov1beta1.Instance) { i.Spec.ServiceAccountName = "ci" }))
+	if want := "spec.serviceAccountName: bob may not impersonate ServiceAccount ns/ci"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("ValidateUpdate = %v, want %q", err, want)
 	}
 }

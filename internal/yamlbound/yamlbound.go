@@ -41,9 +41,10 @@ func (e *ExpansionError) Error() string {
 // Check refuses YAML, one document or several, whose aliases expand it to
 // more than limit bytes, or to more than twice its own size if that is
 // larger: a node counts a little more than its text, so that a document
-// dense with small items measures more than its length without expanding. YAML without both an anchor and an alias cannot
-// expand and is not parsed here. YAML with both that this parser cannot
-// read is refused: another parser might read it, and expand it.
+// dense with small items measures more than its length without expanding.
+// YAML without both an anchor and an alias cannot expand and is not parsed
+// here. YAML with both that this parser cannot read is refused: another
+// parser might read it, and expand it.
 func Check(data []byte, limit int) error {
 	if bytes.IndexByte(data, '&') < 0 || bytes.IndexByte(data, '*') < 0 {
 		return nil
