@@ -124,10 +124,11 @@ func Unmask(recorded, current map[string]string, keys MaskKeys) (map[string]stri
 }
 
 // Rekey makes again with the current key, scoped, each mask of recorded that
-// another key, or the unscoped form, made of the value values hold now. A mask of any other value stays as
-// it is: it verifies only while its key is known, and once that key is
-// dropped it tells nothing, not even that a value is the same again. Rekey
-// returns recorded itself when no mask changes.
+// another key, or the unscoped form, made of the value values hold now. A
+// mask of any other value stays as it is: it verifies only while its key is
+// known, and once that key is dropped it tells nothing, not even that a
+// value is the same again. Rekey returns recorded itself when no mask
+// changes.
 func Rekey(recorded, values map[string]string, keys MaskKeys) map[string]string {
 	var out map[string]string
 	for name, m := range recorded {

@@ -10,8 +10,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
-
-	"github.com/kudo-ng/kudo/internal/yamlbound"
 )
 
 // Parameter values are pasted into templates as text, so a value that is
@@ -47,8 +45,8 @@ func ParameterFile(name, text string, vars *Variables) (rendered string, values 
 // parameterValues parses a parameter file as one YAML map, held as the one
 // object the guard compares.
 func parameterValues(name, text string) ([]*unstructured.Unstructured, error) {
-	if err := yamlbound.Check([]byte(text), limits.MaxOutput); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, expansionError(err))
+	if err := bounded([]byte(text)); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	var values map[string]any
 	if err := yaml.Unmarshal([]byte(text), &values); err != nil {

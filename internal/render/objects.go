@@ -35,8 +35,8 @@ func Objects(name, text string) ([]*unstructured.Unstructured, error) {
 		if isEmpty(raw) {
 			continue
 		}
-		if err := yamlbound.Check(raw, limits.MaxOutput); err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", name, doc, expansionError(err))
+		if err := bounded(raw); err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", name, doc, err)
 		}
 		obj := &unstructured.Unstructured{}
 		data, err := yaml.YAMLToJSON(raw)
@@ -71,9 +71,10 @@ func isEmpty(doc []byte) bool {
 	return true
 }
 
-// expansionError says that YAML a render made expands past the render
-// limit, as a LimitError: rendering again expands again.
-func expansionError(err error) error {
+// bounded refuses YAML a render made whose aliases expand it past the
+// render limit, as a LimitError: rendering again expands again.
+func bounded(data []byte) error {
+	err := yamlbound.Check(data, limits.MaxOutput)
 	if errors.As(err, new(*yamlbound.ExpansionError)) {
 		return limitErrorf("its aliases (*name) expand it to more than %s, the most a template may render (--render-max-bytes)",
 			bytesize(limits.MaxOutput))

@@ -31,8 +31,8 @@ func (deletion) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 }
 
 // Run deletes what still exists and reports what is not gone yet. An object
-// that is not the Instance's is kept, as KUDO's Delete by name would not
-// have: the step notes it and goes on.
+// that is not the Instance's is kept (KUDO deleted by name): the step notes
+// it and goes on.
 func (d deletion) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, error) {
 	intent, err := env.build(ctx, d, t)
 	if err != nil {
