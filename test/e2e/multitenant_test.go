@@ -205,17 +205,31 @@ var _ = Describe("kudo-ng locked down for tenants (make deploy MULTI_TENANT=true
 		Expect(err).NotTo(HaveOccurred())
 	}
 
-	for _, pkg := range []struct{ name, dir, instance, update string }{
-		{"the hello example", filepath.Join(corpus.Examples(), "hello", "operator"), "hello", "replicas=3"},
-		{"zookeeper", "zookeeper", "zk", "NODE_COUNT=5"},
+	// canI is kubectl auth can-i's answer for the namespace's default
+	// service account.
+	canI := func(ns, verb, object string) string {
+		GinkgoHelper()
+		out, _ := cluster.Kubectl("auth", "can-i", verb, object, "-n", ns, "--as", "system:serviceaccount:"+ns+":default")
+		return strings.TrimSpace(out)
+	}
+
+	for _, pkg := range []struct{ name, dir, instance, update, object string }{
+		{"the hello example", filepath.Join(corpus.Examples(), "hello", "operator"), "hello", "replicas=3", "deployments/hello"},
+		{"zookeeper", "zookeeper", "zk", "NODE_COUNT=5", "statefulsets/zk-zookeeper"},
 	} {
-		It("grants exactly what kubectl kudo rbac prints for "+pkg.name+": enough to install, update and uninstall; one rule less is not", func() {
+		It("grants exactly what kubectl kudo rbac prints for "+pkg.name+", on the objects it names: enough to install, update "+
+			"and uninstall; one rule less is not", func() {
 			dir := pkg.dir
 			if pkg.name == "zookeeper" {
 				dir = conformancePackage("zookeeper")
 			}
 			ns := tenantNamespace(ctx)
 			grantAsPrinted(ns, dir, pkg.instance, false)
+			resource, _, _ := strings.Cut(pkg.object, "/")
+			Expect(canI(ns, "patch", pkg.object)).To(Equal("yes"))
+			Expect(canI(ns, "patch", resource+"/a-colleagues")).To(Equal("no"))
+			Expect(canI(ns, "delete", resource+"/a-colleagues")).To(Equal("no"))
+			Expect(canI(ns, "list", resource)).To(Equal("no"))
 			mustKudo(ns, "install", dir, "--instance", pkg.instance, "--wait")
 			mustKudo(ns, "update", "--instance", pkg.instance, "-p", pkg.update, "--wait")
 			mustKudo(ns, "uninstall", "--instance", pkg.instance, "--wait")

@@ -13,12 +13,14 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -52,6 +54,9 @@ type Options struct {
 	// Cluster maps the kinds neither built in nor defined by a CRD of the
 	// package; nil offline.
 	Cluster Kinds
+	// Live reads the Instances, if they exist, for the objects they hold;
+	// nil offline.
+	Live client.Reader
 }
 
 // NewCmd returns the rbac command.
@@ -63,8 +68,10 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 		Long: `Print, ready for kubectl apply -f -, the Role and RoleBinding (and, for cluster-scoped objects or
 objects in other namespaces, the ClusterRole or Roles) that the service account of an Instance of the
 package needs when the manager acts as it: every task of every plan, rendered with the parameters
-given and the defaults, as the manager renders them. The cluster is asked only about kinds that are
-neither built in nor defined by a CustomResourceDefinition of the package.`,
+given and the defaults, as the manager renders them. The rules hold on the objects the plans name
+(resourceNames), and on those the Instance holds now if it exists: run it again, and apply, before new
+parameters rename objects. The cluster is asked only about kinds that are neither built in nor defined
+by a CustomResourceDefinition of the package, and for the Instance.`,
 		Example: `  kubectl kudo rbac ./zookeeper/operator --instance zk -n team-a -p NODE_COUNT=5 | kubectl apply -f -
   kubectl kudo rbac mysql --service-account deployer -n team-b`,
 		Args: cobra.ExactArgs(1),
@@ -79,6 +86,9 @@ neither built in nor defined by a CustomResourceDefinition of the package.`,
 				opts.Cluster = mapper
 			} else {
 				opts.Cluster = unreachable{err}
+			}
+			if c, _, err := clientutil.New(flags); err == nil {
+				opts.Live = c
 			}
 			return Run(cmd.Context(), streams, opts)
 		},
@@ -150,10 +160,15 @@ func Run(ctx context.Context, streams genericiooptions.IOStreams, opts *Options)
 	for _, ref := range assigned.Secrets {
 		in.Secrets = append(in.Secrets, ref.Name)
 	}
+	var notes []string
+	if opts.Live != nil {
+		in.Held, notes = held(ctx, opts.Live, opts.Namespace, g.instances)
+	}
 	grants, err := Derive(in, opts.Cluster)
 	if err != nil {
 		return err
 	}
+	grants.Notes = append(grants.Notes, notes...)
 	if names := slices.Sorted(maps.Keys(assigned.Secrets)); len(names) > 0 {
 		grants.Notes = append(grants.Notes, fmt.Sprintf("secret parameters %s are rendered with their defaults, "+
 			"or a placeholder: their Secrets are not read", strings.Join(names, ", ")))
@@ -174,6 +189,30 @@ func withSecrets(ov *kudov1beta1.OperatorVersion, assigned params.Assigned) map[
 	return values
 }
 
+// held are the objects the Instances that exist hold, by their inventories,
+// and notes on those that could not be read.
+func held(ctx context.Context, c client.Reader, ns string, names []string) ([]kudov1beta1.ObjectRef, []string) {
+	var refs []kudov1beta1.ObjectRef
+	var notes []string
+	for _, name := range names {
+		i := &kudov1beta1.Instance{}
+		switch err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, i); {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			notes = append(notes, fmt.Sprintf("Instance %s could not be read (%v): what it holds now is not granted, "+
+				"and new parameters that rename it cannot prune it", name, err))
+			continue
+		}
+		for _, t := range i.Status.Inventory {
+			for _, obj := range t.Objects {
+				refs = append(refs, obj.ObjectRef)
+			}
+		}
+	}
+	return refs, notes
+}
+
 // gatherer renders every plan of an Instance and of its children.
 type gatherer struct {
 	namespace    string
@@ -182,15 +221,19 @@ type gatherer struct {
 	tasks        []Task
 	// rendered say which Instances of which packages were rendered.
 	rendered []string
+	// instances are the names of those Instances.
+	instances []string
 	// seen are the children rendered, by name and values.
 	seen map[string]bool
 }
 
 func (g *gatherer) instance(ov *kudov1beta1.OperatorVersion, name string, values map[string]string, prefix string) error {
 	plans := engine.PlanNames(ov.Spec.Plans)
+	g.instances = append(g.instances, name)
 	g.rendered = append(g.rendered, fmt.Sprintf("Instance %s of package %s %s (plans %s)",
 		name, ov.Spec.Operator.Name, ov.Spec.Version, strings.Join(plans, ", ")))
 	specs := ov.Spec.TasksByName()
+	pipes := render.PipeNames(ov, name)
 	for _, plan := range plans {
 		tasks, err := preview.Plan(&preview.Input{
 			OperatorVersion: ov, InstanceName: name, Namespace: g.namespace, Parameters: values, PlanName: plan,
@@ -207,7 +250,7 @@ func (g *gatherer) instance(ov *kudov1beta1.OperatorVersion, name string, values
 			switch t.Kind {
 			case kudov1beta1.PipeTaskKind:
 				for _, p := range specs[t.Name].Spec.Pipe {
-					out.Pipes = append(out.Pipes, p.Kind)
+					out.Pipes = append(out.Pipes, Pipe{Kind: p.Kind, Name: pipes[p.Key]})
 				}
 			case kudov1beta1.KudoOperatorTaskKind:
 				out.Child = t.Child.Name
@@ -257,7 +300,8 @@ func header(s Subject, rendered []string) []string {
 	for _, r := range rendered {
 		lines = append(lines, "  "+r)
 	}
-	return append(lines, "from every task of those plans, rendered with the parameters given. Apply with kubectl apply -f -.")
+	return append(lines, "from every task of those plans, rendered with the parameters given, on the objects they name. "+
+		"Apply with kubectl apply -f -.")
 }
 
 func write(out io.Writer, header, notes []string, objs []runtime.Object) error {

@@ -2,6 +2,7 @@ package rbaccmd
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -11,9 +12,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/yaml"
 
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/test/corpus"
 )
@@ -91,14 +98,16 @@ func TestExamples(t *testing.T) {
 	}{
 		"hello": {
 			opts: &Options{Package: filepath.Join(corpus.Examples(), "hello", "operator"), Namespace: "default"},
-			want: []string{"deployments", "instances/finalizers[hello-instance]", "services"},
+			want: []string{"deployments[hello-instance]", "instances/finalizers[hello-instance]", "services[hello-instance]"},
 		},
 		// Every task kind; the child hello Instance runs as the same account.
 		"all-tasks": {
 			opts: &Options{Package: filepath.Join(corpus.Examples(), "all-tasks", "operator"), Namespace: "team-a", Instance: "web",
 				ServiceAccount: "deployer", Parameters: []string{"expose=false"}},
-			want: []string{"configmaps", "deployments", "instances", "instances/finalizers[web,web-hello]", "jobs",
-				"pods", "pods/exec", "secrets", "services"},
+			want: []string{"configmaps[web-settings,web.deploy.setup.secrets.generate.identity]", "deployments[web,web-hello]",
+				"instances/finalizers[web,web-hello]", "instances[web-hello]", "jobs[web-farewell,web-migrate]",
+				"pods/exec[web-deploy-setup-secrets-generate]", "pods[web-deploy-setup-secrets-generate]",
+				"secrets[web.deploy.setup.secrets.generate.credentials]", "services[web,web-hello]"},
 		},
 	}
 	for name, tc := range tests {
@@ -150,7 +159,8 @@ func TestZookeeper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"configmaps", "instances/finalizers[zk]", "jobs", "poddisruptionbudgets", "services", "statefulsets"}
+	want := []string{"configmaps[zk-bootstrap,zk-healthcheck]", "instances/finalizers[zk]", "jobs[zk-validation]",
+		"poddisruptionbudgets[zk-pdb]", "services[zk-cs,zk-hs]", "statefulsets[zk-zookeeper]"}
 	if diff := cmp.Diff(want, resources(rules)); diff != "" {
 		t.Errorf("resources (-want +got):\n%s", diff)
 	}
@@ -206,7 +216,7 @@ func TestAnotherNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"kind: Role\nmetadata:\n  name: kudo-team-a-web\n  namespace: monitoring\nrules:\n- apiGroups:\n  - \"\"\n" +
-		"  resources:\n  - configmaps\n", "kind: RoleBinding\nmetadata:\n  name: kudo-team-a-web\n  namespace: monitoring\n"} {
+		"  resourceNames:\n  - dashboards\n  resources:\n  - configmaps\n", "kind: RoleBinding\nmetadata:\n  name: kudo-team-a-web\n  namespace: monitoring\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no\n%s\nin\n%s", want, out)
 		}
@@ -235,5 +245,39 @@ func TestErrorsName(t *testing.T) {
 				t.Errorf("error %v, want %s…", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestHeld: what the Instance holds now, read from the cluster, is granted
+// for pruning; an Instance that cannot be read is a note, not an error.
+func TestHeld(t *testing.T) {
+	hello := filepath.Join(corpus.Examples(), "hello", "operator")
+	i := &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello-instance"}}
+	i.Status.Inventory = []kudov1beta1.TaskInventory{{Objects: []kudov1beta1.InventoryObject{
+		{ObjectRef: kudov1beta1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "hello-renamed"}},
+	}}}
+	live := fake.NewClientBuilder().WithScheme(clientutil.Scheme).WithObjects(i).Build()
+	_, rules, err := run(t, &Options{Package: hello, Namespace: "default", Live: live})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"deployments[hello-instance,hello-renamed]", "deployments[hello-instance]",
+		"instances/finalizers[hello-instance]", "services[hello-instance]"}
+	if diff := cmp.Diff(want, resources(rules)); diff != "" {
+		t.Errorf("resources (-want +got):\n%s", diff)
+	}
+
+	refused := interceptor.NewClient(live, interceptor.Funcs{
+		Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+			return errors.New("connection refused")
+		},
+	})
+	out, _, err := run(t, &Options{Package: hello, Namespace: "default", Live: refused})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if note := "# Note: Instance hello-instance could not be read (connection refused): what it holds now is not granted, " +
+		"and new parameters that rename it cannot prune it\n"; !strings.Contains(out, note) {
+		t.Errorf("no note %q in\n%s", note, out)
 	}
 }

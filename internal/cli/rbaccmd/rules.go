@@ -23,20 +23,24 @@ import (
 )
 
 // The verbs the manager needs, as the Instance's service account, on what a
-// task does.
+// task does. Every object a task writes has a name known when the plans
+// render, so the verbs hold on those names (resourceNames) only: the account
+// cannot touch another object of the kind. Server-side apply is a patch,
+// authorized as create of that name too when the object is missing. Neither
+// list nor watch is granted, as a name cannot restrict them: the manager
+// reads through its own cache.
 var (
 	// applyVerbs, on what Apply and Toggle tasks apply (whatever the
 	// Toggle's value: a change of it needs no new grant), the files of Pipe
-	// tasks and the Instances of KudoOperator tasks: server-side apply is a
-	// patch that creates what is missing; pruning, the cleanup plan and
-	// uninstall delete. The manager reads through its own cache, and writes
-	// no update, but get, list, watch and update let the account's other
+	// tasks and the Instances of KudoOperator tasks: pruning, the cleanup
+	// plan and uninstall delete; get and update let the account's other
 	// users (kubectl, tools) read and edit what it made.
-	applyVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
-	// deleteVerbs, on what Delete tasks delete.
+	applyVerbs = []string{"get", "create", "update", "patch", "delete"}
+	// deleteVerbs, on what Delete tasks delete, and on what the Instance
+	// holds now, which pruning deletes when new parameters rename it.
 	deleteVerbs = []string{"get", "delete"}
 	// pipePodVerbs, on a Pipe task's pod, server-side applied then deleted.
-	pipePodVerbs = []string{"get", "list", "watch", "create", "patch", "delete"}
+	pipePodVerbs = []string{"get", "create", "patch", "delete"}
 	// execVerbs, on pods/exec: the files are copied out of the Pipe pod
 	// with exec, as kubectl cp does, as the account; exec over WebSocket
 	// asks for get.
@@ -69,12 +73,18 @@ type Task struct {
 	// Template is the one template Objects come from, if known.
 	Template string
 	Objects  []*unstructured.Unstructured
-	// Pipes are the kinds, ConfigMap or Secret, a Pipe task stores its files in.
-	Pipes []string
+	// Pipes are the objects, ConfigMaps or Secrets, a Pipe task stores its
+	// files in.
+	Pipes []Pipe
 	// Child is the Instance a KudoOperator task makes; ChildSecret says
 	// that the task applies a Secret of the child's sensitive values.
 	Child       string
 	ChildSecret bool
+}
+
+// Pipe is an object a Pipe task stores a file in.
+type Pipe struct {
+	Kind, Name string
 }
 
 // Input is what an Instance does: the tasks of all its plans, and its
@@ -85,6 +95,9 @@ type Input struct {
 	// Secrets are those the values of its secret parameters are read from.
 	Secrets []string
 	Tasks   []Task
+	// Held are the objects the Instance and its children hold now, read
+	// from the cluster: a change of parameters that renames one prunes it.
+	Held []kudov1beta1.ObjectRef
 }
 
 // Grants are the rules a service account needs, by where they hold.
@@ -130,6 +143,7 @@ func Derive(in *Input, cluster Kinds) (*Grants, error) {
 	// on its finalizers.
 	d.access.name(in.Namespace, instanceFinalizers, "update", owners...)
 	d.access.name(in.Namespace, secrets, "get", in.Secrets...)
+	d.held(in.Held)
 	for _, ns := range sets.List(d.namespaces) {
 		if _, used := d.access.scopes[ns]; used && ns != in.Namespace {
 			d.note("namespace %s is made by the package: the Role in it can be applied once it exists", ns)
@@ -178,23 +192,26 @@ func (d *deriver) task(t *Task) error {
 	case kudov1beta1.PipeTaskKind:
 		for _, pod := range t.Objects {
 			ns := d.namespaceOf(pod)
-			d.access.grant(ns, pods, pipePodVerbs...)
-			d.access.grant(ns, podsExec, execVerbs...)
+			d.access.nameVerbs(ns, pods, pod.GetName(), pipePodVerbs...)
+			d.access.nameVerbs(ns, podsExec, pod.GetName(), execVerbs...)
 		}
-		for _, kind := range t.Pipes {
-			m, err := d.kinds.mapping(schema.GroupKind{Kind: kind})
+		for _, p := range t.Pipes {
+			m, err := d.kinds.mapping(schema.GroupKind{Kind: p.Kind})
 			if err != nil {
-				return fmt.Errorf("%s: pipe kind %s: %w", t.Where, kind, err)
+				return fmt.Errorf("%s: pipe kind %s: %w", t.Where, p.Kind, err)
 			}
-			d.access.grant(d.in.Namespace, m.resource, applyVerbs...)
+			d.access.nameVerbs(d.in.Namespace, m.resource, p.Name, applyVerbs...)
 		}
 	case kudov1beta1.KudoOperatorTaskKind:
 		// The child's OperatorVersion and the parents the cycle check
 		// walks are read from the manager's cache.
-		d.access.grant(d.in.Namespace, instances, applyVerbs...)
+		d.access.nameVerbs(d.in.Namespace, instances, t.Child, applyVerbs...)
 		if t.ChildSecret {
 			// Applied as the parent, read as the child: the same account.
+			// Its name is the plan run's, unknown until it runs.
 			d.access.grant(d.in.Namespace, secrets, applyVerbs...)
+			d.note("%s: the Secret of the child's sensitive values is named after the plan run: "+
+				"the account may read and write every Secret it knows the name of", t.Where)
 		}
 	}
 	return nil
@@ -218,8 +235,28 @@ func (d *deriver) object(t *Task, obj *unstructured.Unstructured, verbs []string
 	if m.namespaced {
 		ns = d.namespaceOf(obj)
 	}
-	d.access.grant(ns, m.resource, verbs...)
+	d.access.nameVerbs(ns, m.resource, obj.GetName(), verbs...)
 	return nil
+}
+
+// held grants what pruning needs on the objects the Instance holds; those
+// of a kind the cluster no longer serves are gone already.
+func (d *deriver) held(refs []kudov1beta1.ObjectRef) {
+	for _, ref := range refs {
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil {
+			continue
+		}
+		m, err := d.kinds.mapping(gv.WithKind(ref.Kind).GroupKind())
+		if err != nil {
+			continue
+		}
+		ns := ""
+		if m.namespaced {
+			ns = ref.Namespace
+		}
+		d.access.nameVerbs(ns, m.resource, ref.Name, deleteVerbs...)
+	}
 }
 
 func (d *deriver) namespaceOf(obj *unstructured.Unstructured) string {
@@ -437,6 +474,13 @@ func (a *access) name(ns string, r schema.GroupResource, verb string, names ...s
 		s.named[r][verb] = sets.New[string]()
 	}
 	s.named[r][verb].Insert(names...)
+}
+
+// nameVerbs grants verbs on the object of that name.
+func (a *access) nameVerbs(ns string, r schema.GroupResource, name string, verbs ...string) {
+	for _, verb := range verbs {
+		a.name(ns, r, verb, name)
+	}
 }
 
 // hold grants the rules of a role the package makes.

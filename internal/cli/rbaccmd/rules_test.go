@@ -50,7 +50,7 @@ spec:
 )
 
 // apply is the verbs of applied objects, as the summaries write them.
-const apply = "get,list,watch,create,update,patch,delete"
+const apply = "get,create,update,patch,delete"
 
 // finalizers is the rule every Instance "demo" of namespace "ns" has.
 const finalizers = "ns kudo.dev/instances/finalizers [demo]: update"
@@ -60,6 +60,7 @@ func TestDerive(t *testing.T) {
 		name    string
 		tasks   func(t *testing.T) []Task
 		secrets []string
+		held    []kudov1beta1.ObjectRef
 		want    []string
 		notes   []string
 	}{{
@@ -67,7 +68,7 @@ func TestDerive(t *testing.T) {
 		tasks: func(t *testing.T) []Task {
 			return []Task{{Kind: kudov1beta1.ApplyTaskKind, Objects: objects(t, deployment, service, configMap)}}
 		},
-		want: []string{"ns /configmaps,services: " + apply, "ns apps/deployments: " + apply, finalizers},
+		want: []string{"ns /configmaps,services [web]: " + apply, "ns apps/deployments [web]: " + apply, finalizers},
 	}, {
 		name: "a CRD and its custom resource: the CRD in the ClusterRole, the resource by the CRD's plural in the Role",
 		tasks: func(t *testing.T) []Task {
@@ -77,20 +78,23 @@ func TestDerive(t *testing.T) {
 			}
 		},
 		want: []string{
-			"cluster apiextensions.k8s.io/customresourcedefinitions: " + apply,
-			"cluster example.com/stores: " + apply,
-			"ns example.com/bkps: " + apply,
+			"cluster apiextensions.k8s.io/customresourcedefinitions [bkps.example.com,stores.example.com]: " + apply,
+			"cluster example.com/stores [shared]: " + apply,
+			"ns example.com/bkps [nightly]: " + apply,
 			finalizers,
 		},
 	}, {
 		name: "a Pipe task: its pod, exec into it, and the ConfigMap and Secret of its files",
 		tasks: func(t *testing.T) []Task {
-			return []Task{{Kind: kudov1beta1.PipeTaskKind, Objects: objects(t, pod), Pipes: []string{"ConfigMap", "Secret"}}}
+			return []Task{{Kind: kudov1beta1.PipeTaskKind, Objects: objects(t, pod), Pipes: []Pipe{
+				{Kind: "ConfigMap", Name: "demo.deploy.main.gen.gen.conf"}, {Kind: "Secret", Name: "demo.deploy.main.gen.gen.key"},
+			}}}
 		},
 		want: []string{
-			"ns /configmaps,secrets: " + apply,
-			"ns /pods: get,list,watch,create,patch,delete",
-			"ns /pods/exec: get,create",
+			"ns /configmaps [demo.deploy.main.gen.gen.conf]: " + apply,
+			"ns /pods [demo-deploy-main-gen-gen]: get,create,patch,delete",
+			"ns /pods/exec [demo-deploy-main-gen-gen]: get,create",
+			"ns /secrets [demo.deploy.main.gen.gen.key]: " + apply,
 			finalizers,
 		},
 	}, {
@@ -101,7 +105,7 @@ func TestDerive(t *testing.T) {
 				{Kind: kudov1beta1.ToggleTaskKind, Objects: objects(t, deployment)},
 			}
 		},
-		want: []string{"ns apps/deployments: " + apply, "ns batch/jobs: get,delete", finalizers},
+		want: []string{"ns apps/deployments [web]: " + apply, "ns batch/jobs [migrate]: get,delete", finalizers},
 	}, {
 		name: "a KudoOperator task: the child Instance, which its objects name their owner",
 		tasks: func(t *testing.T) []Task {
@@ -111,20 +115,22 @@ func TestDerive(t *testing.T) {
 			}
 		},
 		want: []string{
-			"ns apps/statefulsets: " + apply,
-			"ns kudo.dev/instances: " + apply,
+			"ns apps/statefulsets [zk]: " + apply,
+			"ns kudo.dev/instances [demo-zookeeper]: " + apply,
 			"ns kudo.dev/instances/finalizers [demo,demo-zookeeper]: update",
 		},
 	}, {
 		name: "a KudoOperator task whose child gets sensitive values: the Secret it applies, and the child reads",
 		tasks: func(t *testing.T) []Task {
-			return []Task{{Kind: kudov1beta1.KudoOperatorTaskKind, Child: "demo-zookeeper", ChildSecret: true}}
+			return []Task{{Where: "plan deploy", Kind: kudov1beta1.KudoOperatorTaskKind, Child: "demo-zookeeper", ChildSecret: true}}
 		},
 		want: []string{
 			"ns /secrets: " + apply,
-			"ns kudo.dev/instances: " + apply,
+			"ns kudo.dev/instances [demo-zookeeper]: " + apply,
 			"ns kudo.dev/instances/finalizers [demo,demo-zookeeper]: update",
 		},
+		notes: []string{"plan deploy: the Secret of the child's sensitive values is named after the plan run: " +
+			"the account may read and write every Secret it knows the name of"},
 	}, {
 		name: "objects in another namespace, which the package makes: a Role there",
 		tasks: func(t *testing.T) []Task {
@@ -133,9 +139,9 @@ func TestDerive(t *testing.T) {
 				"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dashboards, namespace: monitoring}", service)}}
 		},
 		want: []string{
-			"cluster /namespaces: " + apply,
-			"monitoring /configmaps: " + apply,
-			"ns /services: " + apply,
+			"cluster /namespaces [monitoring]: " + apply,
+			"monitoring /configmaps [dashboards]: " + apply,
+			"ns /services [web]: " + apply,
 			finalizers,
 		},
 		notes: []string{"namespace monitoring is made by the package: the Role in it can be applied once it exists"},
@@ -156,8 +162,8 @@ subjects: [{kind: ServiceAccount, name: app, namespace: ns}]`)}}
 		},
 		want: []string{
 			"cluster /nodes: get,list",
-			"cluster rbac.authorization.k8s.io/clusterrolebindings,clusterroles: " + apply,
 			"cluster /configmaps [settings]: get",
+			"cluster rbac.authorization.k8s.io/clusterrolebindings,clusterroles [reader]: " + apply,
 			"cluster /metrics: get",
 			finalizers,
 		},
@@ -178,9 +184,10 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}`)}
 		},
 		want: []string{
 			"ns /endpoints: get",
-			"ns rbac.authorization.k8s.io/rolebindings,roles: " + apply,
 			finalizers,
 			"ns rbac.authorization.k8s.io/clusterroles [view]: bind",
+			"ns rbac.authorization.k8s.io/rolebindings [peers,view]: " + apply,
+			"ns rbac.authorization.k8s.io/roles [peers]: " + apply,
 		},
 		notes: []string{
 			"Role peers (plan deploy): the account holds the rules it grants, as RBAC requires of who writes it",
@@ -192,18 +199,36 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}`)}
 			return []Task{{Kind: kudov1beta1.ApplyTaskKind, Objects: objects(t, service)}}
 		},
 		secrets: []string{"db-creds", "api-token"},
-		want:    []string{"ns /services: " + apply, "ns /secrets [api-token,db-creds]: get", finalizers},
+		want:    []string{"ns /secrets [api-token,db-creds]: get", "ns /services [web]: " + apply, finalizers},
 	}, {
-		name: "secret parameters of a package that applies Secrets: no rule of their own",
+		name: "secret parameters of a package that applies Secrets: get on each, beside what it applies",
 		tasks: func(t *testing.T) []Task {
 			return []Task{{Kind: kudov1beta1.ApplyTaskKind, Objects: objects(t, "apiVersion: v1\nkind: Secret\nmetadata: {name: tls}")}}
 		},
 		secrets: []string{"db-creds"},
-		want:    []string{"ns /secrets: " + apply, finalizers},
+		want:    []string{"ns /secrets [db-creds,tls]: get", "ns /secrets [tls]: create,update,patch,delete", finalizers},
+	}, {
+		name: "what the Instance holds under names the plans no longer render: get and delete, for pruning",
+		tasks: func(t *testing.T) []Task {
+			return []Task{{Kind: kudov1beta1.ApplyTaskKind, Objects: objects(t, deployment)}}
+		},
+		held: []kudov1beta1.ObjectRef{
+			{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "web"},
+			{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "web-old"},
+			{APIVersion: "v1", Kind: "Namespace", Name: "monitoring"},
+			{APIVersion: "example.com/v1", Kind: "Gone", Namespace: "ns", Name: "x"},
+		},
+		want: []string{
+			"cluster /namespaces [monitoring]: get,delete",
+			"ns apps/deployments [web]: create,update,patch",
+			"ns apps/deployments [web,web-old]: get,delete",
+			finalizers,
+		},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			g, err := Derive(&Input{Namespace: "ns", Instance: "demo", Secrets: tc.secrets, Tasks: tc.tasks(t)}, nil)
+			in := &Input{Namespace: "ns", Instance: "demo", Secrets: tc.secrets, Tasks: tc.tasks(t), Held: tc.held}
+			g, err := Derive(in, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -274,7 +299,7 @@ func TestDeriveUnknownKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"ns monitoring.coreos.com/servicemonitors: " + apply, finalizers}, summary(g)); diff != "" {
+	if diff := cmp.Diff([]string{finalizers, "ns monitoring.coreos.com/servicemonitors [web]: " + apply}, summary(g)); diff != "" {
 		t.Errorf("a cluster that serves it (-want +got):\n%s", diff)
 	}
 }
