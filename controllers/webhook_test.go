@@ -256,9 +256,6 @@ var _ = Describe("OperatorVersion admission", func() {
 		Entry("a plan naming an undefined task", func(ov *kudov1beta1.OperatorVersion) {
 			ov.Spec.Plans["deploy"].Phases[0].Steps[0].Tasks = []string{"ghost"}
 		}, `spec.plans[deploy].phases[0].steps[0].tasks[0]: Not found: "ghost"`),
-		Entry("a trigger naming a missing plan", func(ov *kudov1beta1.OperatorVersion) {
-			ov.Spec.Parameters[0].Trigger = "scale"
-		}, `spec.parameters[0].trigger: Not found: "scale"`),
 		Entry("a Toggle without its parameter", func(ov *kudov1beta1.OperatorVersion) {
 			ov.Spec.Tasks[0].Kind = kudov1beta1.ToggleTaskKind
 		}, "spec.tasks[0].spec.parameter: Required value: a Toggle task needs the boolean parameter that switches it"),
@@ -271,5 +268,18 @@ var _ = Describe("OperatorVersion admission", func() {
 			Spec:       kudov1beta1.OperatorVersionSpec{Operator: corev1.ObjectReference{Name: "empty"}, Plans: map[string]kudov1beta1.Plan{"deploy": {}}},
 		}
 		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+	})
+
+	It("accepts a trigger naming a missing plan, as KUDO did; a change of its parameter is refused", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		ov := webOperator(ns, "web", false)
+		ov.Spec.Parameters = append(ov.Spec.Parameters, kudov1beta1.Parameter{Name: "REPLICAS", Default: ptr.To("1"), Trigger: "scale"})
+		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+		i, err := createInstance(ctx, ns, ov.Name, map[string]string{"TOKEN": "t"})
+		Expect(err).NotTo(HaveOccurred())
+		deployed(ctx, i)
+		Expect(update(ctx, i, func(i *kudov1beta1.Instance) { i.Spec.Parameters["REPLICAS"] = "3" })).To(
+			MatchError(ContainSubstring(`plan "scale", triggered by REPLICAS, is not defined by the OperatorVersion`)))
 	})
 })

@@ -94,6 +94,8 @@ type VerifyOptions struct {
 	// or passed by a parent's KudoOperator task), is a warning: the
 	// Instance gives it one.
 	Values map[string]string
+	// ParamChecks are the rules of package verify --param-checks.
+	ParamChecks ParamChecks
 	// skipMetadata leaves out the rules about operator.yaml's metadata,
 	// which an installed OperatorVersion does not carry.
 	skipMetadata bool
@@ -119,6 +121,7 @@ func Verify(p *Package, opts VerifyOptions) *Report {
 	v.plans(!opts.SkipDeployPlan)
 	v.templates(opts)
 	v.unused()
+	v.paramChecks(opts.ParamChecks)
 	return r
 }
 

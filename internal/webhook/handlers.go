@@ -161,7 +161,11 @@ type operatorVersions struct {
 }
 
 func (*operatorVersions) ValidateCreate(_ context.Context, obj runtime.Object) (admission.Warnings, error) {
-	return nil, invalid(obj.(*kudov1beta1.OperatorVersion))
+	ov := obj.(*kudov1beta1.OperatorVersion)
+	if err := invalid(ov); err != nil {
+		return nil, err
+	}
+	return OperatorVersionWarnings(ov), nil
 }
 
 // ValidateUpdate refuses a change of the spec of an OperatorVersion that
@@ -177,8 +181,11 @@ func (w *operatorVersions) ValidateUpdate(ctx context.Context, oldObj, obj runti
 		return nil, nil
 	}
 	users, err := w.usedBy(ctx, ov)
-	if err != nil || len(users) == 0 {
+	if err != nil {
 		return nil, err
+	}
+	if len(users) == 0 {
+		return OperatorVersionWarnings(ov), nil
 	}
 	return nil, fmt.Errorf("spec: OperatorVersion %s/%s is used by %s, and the code Instances run cannot change under them: "+
 		"install the package as a new version (bump operatorVersion in operator.yaml) and upgrade to it", ov.Namespace, ov.Name, users)

@@ -2,6 +2,8 @@ package webhook
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,9 +63,8 @@ func TestValidateOperatorVersion(t *testing.T) {
 			want: []string{`spec.plans[mood].phases[1].steps[1].tasks[1]: Not found: "ghost"`},
 		},
 		{
-			name:   "refuses a trigger naming a missing plan",
+			name:   "accepts a trigger naming a missing plan, as KUDO did: it is a warning (TestTheRulesOfGoodPackagingAreWarnings)",
 			change: func(ov *kudov1beta1.OperatorVersion) { ov.Spec.Parameters[1].Trigger = "scale" },
-			want:   []string{`spec.parameters[1].trigger: Not found: "scale"`},
 		},
 		{
 			name:   "refuses an Apply task without templates",
@@ -97,7 +98,7 @@ func TestValidateOperatorVersion(t *testing.T) {
 			want:   []string{"spec.tasks[0].spec.package: Required value: a KudoOperator task needs the package it installs"},
 		},
 		{
-			name: "reports every error, tasks first, then plans by name, then parameters",
+			name: "reports every error, tasks first, then plans by name",
 			change: func(ov *kudov1beta1.OperatorVersion) {
 				ov.Spec.Tasks[0].Spec.Resources = nil
 				ov.Spec.Plans["update"] = kudov1beta1.Plan{Phases: []kudov1beta1.Phase{{Name: "main", Steps: []kudov1beta1.Step{{Name: "a", Tasks: []string{"u"}}}}}}
@@ -108,7 +109,6 @@ func TestValidateOperatorVersion(t *testing.T) {
 				"spec.tasks[0].spec.resources: Required value: an Apply task needs the templates it renders",
 				`spec.plans[deploy].phases[0].steps[0].tasks[0]: Not found: "d"`,
 				`spec.plans[update].phases[0].steps[0].tasks[0]: Not found: "u"`,
-				`spec.parameters[0].trigger: Not found: "scale"`,
 			},
 		},
 	}
@@ -127,6 +127,37 @@ func TestValidateOperatorVersion(t *testing.T) {
 				t.Errorf("errors = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestTheRulesOfGoodPackagingAreWarnings: admission takes what KUDO took
+// (KUDO's upgrade-with-dependencies upgrades to a package whose trigger names
+// no plan) and says what install would warn about.
+func TestTheRulesOfGoodPackagingAreWarnings(t *testing.T) {
+	const missing = "scale"
+	ov := operatorVersion(func(ov *kudov1beta1.OperatorVersion) { ov.Spec.Parameters[1].Trigger = missing })
+	scheme := runtime.NewScheme()
+	_ = kudov1beta1.AddToScheme(scheme)
+	w := &operatorVersions{instances: fake.NewClientBuilder().WithScheme(scheme).Build()}
+	warnings, err := w.ValidateCreate(context.Background(), ov)
+	if err != nil {
+		t.Fatalf("refused: %v", err)
+	}
+	want := fmt.Sprintf(`OperatorVersion: spec.parameters[1] %s: trigger %q names no plan of operator.yaml`, ov.Spec.Parameters[1].Name, missing)
+	if !slices.Contains(warnings, want) {
+		t.Errorf("warnings %q, want %q among them", warnings, want)
+	}
+
+	changed := ov.DeepCopy()
+	changed.Spec.Parameters[1].Trigger = "tune"
+	warnings, err = w.ValidateUpdate(context.Background(), ov, changed)
+	if err != nil || len(warnings) == 0 {
+		t.Errorf("update of an unused OperatorVersion: warnings %q, error %v", warnings, err)
+	}
+
+	warnings, err = w.ValidateCreate(context.Background(), operatorVersion())
+	if err != nil || slices.Contains(warnings, want) {
+		t.Errorf("its trigger fixed: warnings %q, error %v", warnings, err)
 	}
 }
 

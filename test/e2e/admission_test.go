@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -10,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
@@ -46,6 +49,39 @@ var _ = Describe("Admission on the local control plane", func() {
 		_, err = cluster.Kubectl("-n", ns, "patch", "instance", "adm", "--type", "merge", "-p", `{"spec":{"parameters":{"RESTORE_FROM":"sunday"}}}`)
 		Expect(err).NotTo(HaveOccurred())
 		planStatus(ctx, i, "restore", kudov1beta1.ExecutionComplete)
+	})
+
+	It("upgrades to a package whose trigger names no plan with a warning, as KUDO's upgrade-with-dependencies suite", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		dir := filepath.Join("testdata", "upgrade-with-dependencies")
+		mustKudo(ns, "install", "--instance", "operator-instance", filepath.Join(dir, "operator-1.0"))
+		i := &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "operator-instance"}}
+		planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
+		dependency := client.ObjectKey{Namespace: ns, Name: "dependency-1.0"}
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, dependency, &kudov1beta1.OperatorVersion{}))).To(BeTrue())
+
+		out := mustKudo(ns, "upgrade", "--instance", "operator-instance", filepath.Join(dir, "operator-2.0"))
+		Expect(strings.Count(out, `trigger "deploy" names no plan`)).To(Equal(1), out)
+		Expect(out).To(ContainSubstring(`Warning: package operator: params.yaml: parameters[0] deploy: trigger "deploy" names no plan of operator.yaml`))
+		got := planStatus(ctx, i, "upgrade", kudov1beta1.ExecutionComplete)
+		Expect(got.Spec.OperatorVersion.Name).To(Equal("operator-2.0"))
+		Expect(k8sClient.Get(ctx, dependency, &kudov1beta1.OperatorVersion{})).To(Succeed())
+
+		// Applied as it is, the OperatorVersion gets the warning from admission.
+		ov := &kudov1beta1.OperatorVersion{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "operator-2.0"}, ov)).To(Succeed())
+		copied := &kudov1beta1.OperatorVersion{
+			TypeMeta:   metav1.TypeMeta{APIVersion: kudov1beta1.GroupVersion.String(), Kind: "OperatorVersion"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "operator-2.0-copy"}, Spec: ov.Spec,
+		}
+		data, err := yaml.Marshal(copied)
+		Expect(err).NotTo(HaveOccurred())
+		file := filepath.Join(GinkgoT().TempDir(), "ov.yaml")
+		Expect(os.WriteFile(file, data, 0o600)).To(Succeed())
+		out, err = cluster.Kubectl("create", "-f", file)
+		Expect(err).NotTo(HaveOccurred(), out)
+		Expect(out).To(ContainSubstring(`Warning: OperatorVersion: spec.parameters[0] deploy: trigger "deploy" names no plan of operator.yaml`))
 	})
 })
 

@@ -40,6 +40,7 @@ func New(flags *genericclioptions.ConfigFlags) (client.Client, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	cfg.WarningHandlerWithContext = newWarnings(os.Stderr)
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: Scheme})
 	if err != nil {
 		return nil, "", err

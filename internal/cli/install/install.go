@@ -339,13 +339,13 @@ func (v *Version) Write(ctx context.Context, c client.Client, out io.Writer) err
 	if v.installed != nil {
 		replaced := v.installed.DeepCopy()
 		replaced.Spec = v.ov.Spec
-		if err := c.Update(ctx, replaced); err != nil {
+		if err := c.Update(clientutil.Warned(ctx), replaced); err != nil {
 			return fmt.Errorf("replacing OperatorVersion %s: %w", v.ov.Name, err)
 		}
 		_, _ = fmt.Fprintf(out, "operatorversion.kudo.dev/%s replaced\n", v.ov.Name)
 		return nil
 	}
-	if err := c.Create(ctx, v.ov); apierrors.IsAlreadyExists(err) {
+	if err := c.Create(clientutil.Warned(ctx), v.ov); apierrors.IsAlreadyExists(err) {
 		// Checked by PrepareVersion to be the package's.
 		_, _ = fmt.Fprintf(out, "operatorversion.kudo.dev/%s unchanged\n", v.ov.Name)
 	} else if err != nil {

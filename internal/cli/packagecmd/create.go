@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kudo-ng/kudo/internal/cli/output"
 	"github.com/kudo-ng/kudo/internal/packages"
 )
 
@@ -17,6 +18,7 @@ type CreateOptions struct {
 	Path        string
 	Destination string
 	Overwrite   bool
+	Output      output.Format
 }
 
 func newCreateCmd(streams genericiooptions.IOStreams) *cobra.Command {
@@ -32,18 +34,22 @@ func newCreateCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&opts.Destination, "destination", "d", ".", "Directory to write the tarball to")
 	cmd.Flags().BoolVarP(&opts.Overwrite, "overwrite", "w", false, "Overwrite an existing tarball")
+	output.Flag(cmd.Flags(), &opts.Output, "Output format for command results, NOT the package format: json or yaml")
 	return cmd
 }
 
-// RunCreate verifies the package and writes <name>-<appVersion>_<operatorVersion>.tgz.
+// RunCreate verifies the package, printing what package verify prints, and
+// writes <name>-<appVersion>_<operatorVersion>.tgz, as KUDO did.
 func RunCreate(_ context.Context, streams genericiooptions.IOStreams, opts *CreateOptions) error {
+	if err := opts.Output.Validate(); err != nil {
+		return err
+	}
 	p, err := packages.Read(opts.Path)
 	if err != nil {
 		return err
 	}
-	if report := packages.Verify(p, packages.VerifyOptions{}); len(report.Errors) > 0 {
-		return fmt.Errorf("package %s is not valid: %s (run `kubectl kudo package verify %s` for all errors)",
-			opts.Path, report.Errors[0], opts.Path)
+	if err := writeReport(streams.Out, opts.Output, packages.Verify(p, packages.VerifyOptions{})); err != nil {
+		return err
 	}
 	target := filepath.Join(opts.Destination, p.TarballName())
 	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
@@ -64,6 +70,8 @@ func RunCreate(_ context.Context, streams genericiooptions.IOStreams, opts *Crea
 	if err := f.Close(); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(streams.Out, "package created: %s\n", target)
+	if opts.Output == "" {
+		_, err = fmt.Fprintf(streams.Out, "Package created: %s\n", target)
+	}
 	return err
 }

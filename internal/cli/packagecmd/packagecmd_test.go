@@ -2,11 +2,13 @@ package packagecmd
 
 import (
 	"context"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -17,23 +19,64 @@ import (
 // hello is the project's own first package.
 var hello = filepath.Join(corpus.Examples(), "hello", "operator")
 
-func TestVerify(t *testing.T) {
-	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	if err := RunVerify(context.Background(), streams, &VerifyOptions{Path: hello}); err != nil {
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// golden compares out with testdata/name (go test -update rewrites it).
+func golden(t *testing.T, name, out string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "package hello 0.1.0 is valid (0 warning(s))\n"; out.String() != want {
-		t.Errorf("output %q, want %q", out, want)
+	if out != string(want) {
+		t.Errorf("output (-%s +got):\n%s", path, cmp.Diff(string(want), out))
+	}
+}
+
+// TestVerifyWritesKUDOsResult: package verify prints KUDO's Warnings and
+// Errors sections and "package is valid", or with -o KUDO's result object,
+// and fails as KUDO did.
+func TestVerifyWritesKUDOsResult(t *testing.T) {
+	bad := filepath.Join("..", "..", "packages", "testdata", "bad", "undefined-task")
+	for _, tt := range []struct {
+		golden string
+		opts   VerifyOptions
+		err    string
+	}{
+		{golden: "verify-valid.golden", opts: VerifyOptions{Path: hello}},
+		{golden: "verify-param-checks.golden", opts: VerifyOptions{Path: hello, ParamChecks: []string{"hint", "type"}}},
+		{golden: "verify-errors.golden", opts: VerifyOptions{Path: bad}, err: "found 1 package verification errors"},
+		{golden: "verify-errors.json.golden", opts: VerifyOptions{Path: bad, Output: "json"}, err: "found 1 package verification errors"},
+		{golden: "verify-valid.yaml.golden", opts: VerifyOptions{Path: hello, Output: "yaml"}},
+		{golden: "verify-param-checks.json.golden", opts: VerifyOptions{Path: hello, Output: "json", ParamChecks: []string{"all"}}},
+	} {
+		t.Run(tt.golden, func(t *testing.T) {
+			streams, _, out, _ := genericiooptions.NewTestIOStreams()
+			err := RunVerify(context.Background(), streams, &tt.opts)
+			if (err == nil) != (tt.err == "") || err != nil && err.Error() != tt.err {
+				t.Errorf("error %v, want %q", err, tt.err)
+			}
+			golden(t, tt.golden, out.String())
+		})
 	}
 
-	streams, _, out, _ = genericiooptions.NewTestIOStreams()
-	bad := filepath.Join("..", "..", "packages", "testdata", "bad", "undefined-task")
-	err := RunVerify(context.Background(), streams, &VerifyOptions{Path: bad})
-	if err == nil || err.Error() != "package "+bad+" has 1 error(s)" {
-		t.Errorf("error = %v", err)
+	streams, _, _, _ := genericiooptions.NewTestIOStreams()
+	err := RunVerify(context.Background(), streams, &VerifyOptions{Path: hello, Output: "table"})
+	if err == nil || err.Error() != "invalid output format, only support 'yaml' or 'json' or empty" {
+		t.Errorf("-o table: %v", err)
 	}
-	if want := "Error: operator.yaml: plans.deploy.phases[0].steps[0].tasks[1]: task \"ghost\" is not defined in tasks\n"; out.String() != want {
-		t.Errorf("output %q, want %q", out, want)
+	err = RunVerify(context.Background(), streams, &VerifyOptions{Path: hello, ParamChecks: []string{"spelling"}})
+	if err == nil || err.Error() != "unknown parameter check: spelling, must be one of [display hint desc type hasgroup groups all]" {
+		t.Errorf("--param-checks spelling: %v", err)
 	}
 }
 
@@ -44,9 +87,9 @@ func TestVerifyWarnsOfARemovedAPIVersionItMigrates(t *testing.T) {
 	if err := RunVerify(context.Background(), streams, &VerifyOptions{Path: corpus.Package(t, "zookeeper")}); err != nil {
 		t.Fatal(err)
 	}
-	want := `Warning: templates/pdb.yaml: PodDisruptionBudget "zookeeper-instance-pdb": policy/v1beta1 → policy/v1, ` +
+	want := "Warnings\n" + `templates/pdb.yaml: PodDisruptionBudget "zookeeper-instance-pdb": policy/v1beta1 → policy/v1, ` +
 		"which Kubernetes 1.34 no longer serves: kudo-ng migrates it when it applies it\n" +
-		"package zookeeper 0.3.3 is valid (1 warning(s))\n"
+		"package is valid\n"
 	if out.String() != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
@@ -147,7 +190,7 @@ func TestCreate(t *testing.T) {
 		t.Fatal(err)
 	}
 	target := filepath.Join(dir, "hello-1.27.0_0.1.0.tgz")
-	if out.String() != "package created: "+target+"\n" {
+	if out.String() != "package is valid\nPackage created: "+target+"\n" {
 		t.Errorf("output %q", out)
 	}
 	if err := RunCreate(context.Background(), streams, opts); err == nil || !strings.Contains(err.Error(), "exists; use --overwrite") {
@@ -163,9 +206,13 @@ func TestCreate(t *testing.T) {
 		t.Errorf("rendering the tarball: %v", objs)
 	}
 	bad := filepath.Join("..", "..", "packages", "testdata", "bad", "missing-template")
-	err := RunCreate(context.Background(), streams, &CreateOptions{Path: bad, Destination: dir})
-	if err == nil || !strings.Contains(err.Error(), `template "missing.yaml" is not in templates/`) {
+	streams, _, out, _ = genericiooptions.NewTestIOStreams()
+	err := RunCreate(context.Background(), streams, &CreateOptions{Path: bad, Destination: dir, Output: "json"})
+	if err == nil || err.Error() != "found 1 package verification errors" {
 		t.Errorf("creating a bad package: %v", err)
+	}
+	if !strings.Contains(out.String(), `template \"missing.yaml\" is not in templates/`) || strings.Contains(out.String(), "Package created") {
+		t.Errorf("creating a bad package, -o json: %s", out)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("a bad package must write nothing: %v", entries)
@@ -202,7 +249,7 @@ func TestNew(t *testing.T) {
 	if err := RunVerify(context.Background(), streams, &VerifyOptions{Path: dir}); err != nil {
 		t.Fatal(err)
 	}
-	if out.String() != "package web 0.1.0 is valid (0 warning(s))\n" {
+	if out.String() != "package is valid\n" {
 		t.Errorf("a new package must verify clean: %q", out)
 	}
 	if err := RunNew(context.Background(), streams, &NewOptions{Name: "web", Directory: dir}); err == nil {
