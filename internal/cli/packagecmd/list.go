@@ -2,6 +2,8 @@ package packagecmd
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -11,133 +13,261 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+	"github.com/kudo-ng/kudo/internal/cli/repoconfig"
+	"github.com/kudo-ng/kudo/internal/cli/resolve"
+	"github.com/kudo-ng/kudo/internal/cli/tree"
 	"github.com/kudo-ng/kudo/internal/packages"
 )
 
-// ListOptions are the flags of `package list`.
+// ListOptions are the flags of `package list parameters|plans|tasks`.
 type ListOptions struct {
-	What         string
-	Path         string
-	Descriptions bool
+	What string
+	// Package is a directory, a tarball, a URL or a name in the repository.
+	Package         string
+	Repo            string
+	AppVersion      string
+	OperatorVersion string
+	// Descriptions, Names and Required choose the parameters' columns and
+	// rows; one at most.
+	Descriptions, Names, Required bool
+	// WithTasks shows each task of the plans with its kind and templates.
+	WithTasks bool
 }
 
+// newListCmd is KUDO's `package list` and its parameters, plans and tasks.
 func newListCmd(streams genericiooptions.IOStreams) *cobra.Command {
-	opts := &ListOptions{}
 	cmd := &cobra.Command{
-		Use:       "list parameters|plans|tasks <dir|tgz>",
-		Short:     "List a package's parameters, plans or tasks",
-		Args:      cobra.ExactArgs(2),
-		ValidArgs: []string{"parameters", "plans", "tasks"},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.What, opts.Path = args[0], args[1]
-			return RunList(cmd.Context(), streams, opts)
-		},
+		Use:   "list parameters|plans|tasks <dir|tgz|url|name>",
+		Short: "List a package's parameters, plans or tasks",
 	}
-	cmd.Flags().BoolVarP(&opts.Descriptions, "descriptions", "d", false, "Show parameter descriptions")
+	sub := func(what, short string, flags func(*cobra.Command, *ListOptions)) *cobra.Command {
+		opts := &ListOptions{What: what}
+		c := &cobra.Command{
+			Use:   what + " <dir|tgz|url|name>",
+			Short: short,
+			Args:  cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				opts.Package = args[0]
+				return RunList(cmd.Context(), streams, opts)
+			},
+		}
+		f := c.Flags()
+		clientutil.RepoFlag(f, &opts.Repo)
+		f.StringVar(&opts.AppVersion, "app-version", "", "App version of a package looked up by name (default: the most recent)")
+		f.StringVar(&opts.OperatorVersion, "operator-version", "", "Operator version of a package looked up by name (default: the most recent)")
+		if flags != nil {
+			flags(c, opts)
+		}
+		return c
+	}
+	cmd.AddCommand(
+		sub("parameters", "List a package's parameters", func(c *cobra.Command, opts *ListOptions) {
+			c.Aliases = []string{"params"}
+			c.Flags().BoolVarP(&opts.Descriptions, "descriptions", "d", false, "Show the parameters' descriptions")
+			c.Flags().BoolVar(&opts.Names, "names", false, "Show only the parameters' names")
+			c.Flags().BoolVarP(&opts.Required, "required", "r", false, "Show only the parameters that are required and have no default")
+		}),
+		sub("plans", "List a package's plans", func(c *cobra.Command, opts *ListOptions) {
+			c.Flags().BoolVarP(&opts.WithTasks, "with-tasks", "t", false, "Show each task with its kind and the templates it renders")
+		}),
+		sub("tasks", "List a package's tasks", nil),
+	)
 	return cmd
 }
 
-// RunList prints the package's parameters, plans or tasks.
-func RunList(_ context.Context, streams genericiooptions.IOStreams, opts *ListOptions) error {
-	p, err := packages.Read(opts.Path)
+// RunList prints the package's parameters, plans or tasks in KUDO's shape.
+func RunList(ctx context.Context, streams genericiooptions.IOStreams, opts *ListOptions) error {
+	if n := countTrue(opts.Descriptions, opts.Names, opts.Required); n > 1 {
+		return errors.New("only one of the flags 'required', 'names', 'descriptions' can be set")
+	}
+	repo, err := repoconfig.Resolve(opts.Repo)
+	if err != nil {
+		return err
+	}
+	p, err := resolve.Package(ctx, resolve.Request{
+		Ref: opts.Package, Repo: repo, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion,
+	})
 	if err != nil {
 		return err
 	}
 	switch opts.What {
 	case "parameters":
-		return listParameters(streams.Out, p, opts.Descriptions)
+		return listParameters(streams.Out, p, opts)
 	case "plans":
-		return listPlans(streams.Out, p)
+		return listPlans(streams.Out, p, opts.WithTasks)
 	case "tasks":
 		return listTasks(streams.Out, p)
-	default:
-		return fmt.Errorf("cannot list %q: choose parameters, plans or tasks", opts.What)
 	}
+	return fmt.Errorf("cannot list %q: choose parameters, plans or tasks", opts.What)
 }
 
-func listParameters(out io.Writer, p *packages.Package, descriptions bool) error {
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	header := "NAME\tDEFAULT\tREQUIRED\tIMMUTABLE\tTRIGGER"
-	if descriptions {
-		header += "\tDESCRIPTION"
+// defaultText is a parameter's default on one line: its text, or JSON for
+// an array or a map.
+func defaultText(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return oneLine(v)
+	case []any, map[string]any:
+		if b, err := json.Marshal(v); err == nil {
+			return string(b)
+		}
 	}
-	_, _ = fmt.Fprintln(w, header)
+	return oneLine(fmt.Sprint(v))
+}
+
+func countTrue(flags ...bool) int {
+	n := 0
+	for _, f := range flags {
+		if f {
+			n++
+		}
+	}
+	return n
+}
+
+// listParameters is KUDO's table, sorted by name: Name, Default, Required,
+// Immutable (and Descriptions), then the parameter's trigger.
+func listParameters(out io.Writer, p *packages.Package, opts *ListOptions) error {
 	ps := append([]packages.Parameter(nil), p.Params.Parameters...)
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
-	for _, param := range ps {
-		def := "<none>"
-		if param.Default != nil {
-			def = oneLine(fmt.Sprint(param.Default))
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	switch {
+	case opts.Names:
+		_, _ = fmt.Fprintln(w, "Name")
+		for _, param := range ps {
+			_, _ = fmt.Fprintln(w, param.Name)
 		}
-		row := fmt.Sprintf("%s\t%s\t%t\t%t\t%s", param.Name, def, param.IsRequired(), param.IsImmutable(), param.Trigger)
-		if descriptions {
+		return w.Flush()
+	case opts.Required:
+		var required []string
+		for _, param := range ps {
+			if param.Default == nil && param.IsRequired() {
+				required = append(required, param.Name)
+			}
+		}
+		if len(required) == 0 {
+			_, err := fmt.Fprintln(out, "no required parameters without default values found")
+			return err
+		}
+		_, _ = fmt.Fprintln(w, "Name")
+		for _, name := range required {
+			_, _ = fmt.Fprintln(w, name)
+		}
+		return w.Flush()
+	}
+	header := "Name\tDefault\tRequired\tImmutable"
+	if opts.Descriptions {
+		header += "\tDescriptions"
+	}
+	_, _ = fmt.Fprintln(w, header+"\tTrigger")
+	for _, param := range ps {
+		def := defaultText(param.Default)
+		row := fmt.Sprintf("%s\t%s\t%t\t%t", param.Name, def, param.IsRequired(), param.IsImmutable())
+		if opts.Descriptions {
 			row += "\t" + oneLine(param.Description)
 		}
-		_, _ = fmt.Fprintln(w, row)
+		_, _ = fmt.Fprintln(w, row+"\t"+param.Trigger)
 	}
 	return w.Flush()
 }
 
-func listPlans(out io.Writer, p *packages.Package) error {
-	names := make([]string, 0, len(p.Operator.Plans))
-	for n := range p.Operator.Plans {
-		names = append(names, n)
+// listPlans is KUDO's tree of plans, phases, steps and tasks; withTasks
+// shows each task's kind and templates.
+func listPlans(out io.Writer, p *packages.Package, withTasks bool) error {
+	if len(p.Operator.Plans) == 0 {
+		_, err := fmt.Fprintln(out, "no plans found")
+		return err
 	}
-	sort.Strings(names)
-	_, _ = fmt.Fprintln(out, "plans")
-	for i, name := range names {
+	tasks := map[string]kudov1beta1.Task{}
+	for _, t := range p.Operator.Tasks {
+		tasks[t.Name] = t
+	}
+	root := tree.New("plans")
+	for _, name := range sortedKeys(p.Operator.Plans) {
 		plan := p.Operator.Plans[name]
-		last := i == len(names)-1
-		_, _ = fmt.Fprintf(out, "%s%s (%s)\n", branch(last), name, strategy(string(plan.Strategy)))
-		indent := continuation(last)
-		for j, phase := range plan.Phases {
-			lastPhase := j == len(plan.Phases)-1
-			_, _ = fmt.Fprintf(out, "%s%sphase %s (%s)\n", indent, branch(lastPhase), phase.Name, strategy(string(phase.Strategy)))
-			stepIndent := indent + continuation(lastPhase)
-			for k, step := range phase.Steps {
-				lastStep := k == len(phase.Steps)-1
-				_, _ = fmt.Fprintf(out, "%s%sstep %s: %s\n", stepIndent, branch(lastStep), step.Name, strings.Join(step.Tasks, ", "))
+		planNode := root.Add(fmt.Sprintf("%s (%s)", name, strategy(plan.Strategy)))
+		for _, phase := range plan.Phases {
+			phaseNode := planNode.AddMeta("phase", fmt.Sprintf("%s (%s)", phase.Name, strategy(phase.Strategy)))
+			for _, step := range phase.Steps {
+				stepNode := phaseNode.AddMeta("step", step.Name)
+				for _, name := range step.Tasks {
+					if withTasks {
+						addTask(stepNode, name, tasks[name])
+					} else {
+						stepNode.Add(name)
+					}
+				}
 			}
 		}
 	}
-	return nil
+	_, err := io.WriteString(out, root.String())
+	return err
 }
 
-func listTasks(out io.Writer, p *packages.Package) error {
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	_, _ = fmt.Fprintln(w, "NAME\tKIND\tRESOURCES")
-	for _, t := range p.Operator.Tasks {
-		resources := t.Spec.Resources
-		switch {
-		case t.Spec.Pod != "":
-			resources = []string{t.Spec.Pod}
-		case t.Spec.Package != "":
-			resources = []string{"package " + t.Spec.Package}
+// addTask is a task under its step, as KUDO's --with-tasks: its kind as the
+// meta, and the templates, toggle parameter, pipe pod or package below it.
+func addTask(step *tree.Node, name string, t kudov1beta1.Task) {
+	switch t.Kind {
+	case kudov1beta1.ApplyTaskKind, kudov1beta1.DeleteTaskKind, kudov1beta1.ToggleTaskKind:
+		node := step.AddMeta(strings.ToLower(string(t.Kind)), name)
+		if t.Kind == kudov1beta1.ToggleTaskKind {
+			node.AddMeta("parameter", t.Spec.Parameter)
 		}
-		_, _ = fmt.Fprintf(w, "%s\t%s\t%s\n", t.Name, t.Kind, strings.Join(resources, ", "))
+		for _, r := range t.Spec.Resources {
+			node.Add(r)
+		}
+	case kudov1beta1.PipeTaskKind:
+		step.AddMeta("pipe", name).Add(t.Spec.Pod)
+	case kudov1beta1.KudoOperatorTaskKind:
+		step.AddMeta("kudooperator", name).AddMeta("package", t.Spec.Package)
+	case kudov1beta1.DummyTaskKind:
+		step.AddMeta("dummy", name)
+	default:
+		step.AddMeta("unknown", name)
+	}
+}
+
+// listTasks is KUDO's table: Name, Kind, and the templates as KUDO printed
+// the list ([a.yaml b.yaml]), or the Pipe task's pod, or the KudoOperator
+// task's package.
+func listTasks(out io.Writer, p *packages.Package) error {
+	if len(p.Operator.Tasks) == 0 {
+		_, err := fmt.Fprintln(out, "no tasks found")
+		return err
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	_, _ = fmt.Fprintln(w, "Name\tKind\tResources")
+	for _, t := range p.Operator.Tasks {
+		resources := fmt.Sprint(t.Spec.Resources)
+		switch t.Kind {
+		case kudov1beta1.PipeTaskKind:
+			resources = t.Spec.Pod
+		case kudov1beta1.KudoOperatorTaskKind:
+			resources = "package " + t.Spec.Package
+		}
+		_, _ = fmt.Fprintf(w, "%s\t%s\t%s\n", t.Name, t.Kind, resources)
 	}
 	return w.Flush()
 }
 
-func strategy(s string) string {
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func strategy(s kudov1beta1.Ordering) string {
 	if s == "" {
-		return "serial"
+		return string(kudov1beta1.Serial)
 	}
-	return s
-}
-
-func branch(last bool) string {
-	if last {
-		return "└── "
-	}
-	return "├── "
-}
-
-func continuation(last bool) string {
-	if last {
-		return "    "
-	}
-	return "│   "
+	return string(s)
 }
 
 func oneLine(s string) string {

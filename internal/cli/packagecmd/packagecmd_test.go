@@ -219,20 +219,34 @@ func TestCreate(t *testing.T) {
 	}
 }
 
-func TestList(t *testing.T) {
-	tests := []struct{ what, want string }{
-		{"parameters", "NAME      DEFAULT     REQUIRED  IMMUTABLE  TRIGGER\nimage     nginx:1.27  true      false      \nreplicas  2           true      false      \n"},
-		{"tasks", "NAME  KIND   RESOURCES\napp   Apply  deployment.yaml, service.yaml\n"},
-		{"plans", "plans\n└── deploy (serial)\n    └── phase main (serial)\n        └── step everything: app\n"},
+// TestListInKUDOsShape: package list parameters|plans|tasks print KUDO's
+// columns and trees, and say more at the end of a row or below a task.
+func TestListInKUDOsShape(t *testing.T) {
+	allTasks := filepath.Join(corpus.Examples(), "all-tasks", "operator")
+	for _, tt := range []struct {
+		golden string
+		opts   ListOptions
+	}{
+		{"list-parameters.golden", ListOptions{What: "parameters", Package: allTasks}},
+		{"list-parameters-descriptions.golden", ListOptions{What: "parameters", Package: hello, Descriptions: true}},
+		{"list-parameters-names.golden", ListOptions{What: "parameters", Package: allTasks, Names: true}},
+		{"list-parameters-required.golden", ListOptions{What: "parameters", Package: hello, Required: true}},
+		{"list-plans.golden", ListOptions{What: "plans", Package: allTasks}},
+		{"list-plans-with-tasks.golden", ListOptions{What: "plans", Package: allTasks, WithTasks: true}},
+		{"list-tasks.golden", ListOptions{What: "tasks", Package: allTasks}},
+	} {
+		t.Run(tt.golden, func(t *testing.T) {
+			streams, _, out, _ := genericiooptions.NewTestIOStreams()
+			if err := RunList(context.Background(), streams, &tt.opts); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.golden, out.String())
+		})
 	}
-	for _, tt := range tests {
-		streams, _, out, _ := genericiooptions.NewTestIOStreams()
-		if err := RunList(context.Background(), streams, &ListOptions{What: tt.what, Path: hello}); err != nil {
-			t.Fatal(err)
-		}
-		if out.String() != tt.want {
-			t.Errorf("list %s:\n%q\nwant\n%q", tt.what, out, tt.want)
-		}
+	streams, _, _, _ := genericiooptions.NewTestIOStreams()
+	err := RunList(context.Background(), streams, &ListOptions{What: "parameters", Package: hello, Names: true, Required: true})
+	if err == nil || err.Error() != "only one of the flags 'required', 'names', 'descriptions' can be set" {
+		t.Errorf("--names --required: %v", err)
 	}
 }
 

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -17,10 +16,10 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+	"github.com/kudo-ng/kudo/internal/cli/output"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/params"
 )
@@ -29,7 +28,7 @@ import (
 type Options struct {
 	Instance string
 	Name     string
-	Output   string
+	Output   output.Format
 	Wait     bool
 	WaitTime time.Duration
 	// Poll is how often --wait looks again.
@@ -62,7 +61,7 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 		return c, opts
 	}
 	status, statusOpts := sub("status", "Show the plans of an Instance as a tree", Status, true)
-	status.Flags().StringVarP(&statusOpts.Output, "output", "o", "", "Output format: json or yaml (default: the tree)")
+	output.Flag(status.Flags(), &statusOpts.Output, "Output format: json or yaml, the Instance's status (default: the tree)")
 	trigger, triggerOpts := sub("trigger", "Run a plan of an Instance", Trigger, true)
 	trigger.Flags().StringVar(&triggerOpts.Name, "name", "", "The plan to run")
 	_ = trigger.MarkFlagRequired("name")
@@ -75,28 +74,15 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 // Status prints the plan tree of the Instance; with Wait, it prints it again
 // on every change until the running plan ends.
 func Status(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
+	if err := opts.Output.Validate(); err != nil {
+		return err
+	}
 	i, ov, err := get(ctx, c, ns, opts.Instance)
 	if err != nil {
 		return err
 	}
-	switch opts.Output {
-	case "json":
-		b, err := json.MarshalIndent(i.Status, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(streams.Out, string(b))
-		return err
-	case "yaml":
-		b, err := yaml.Marshal(i.Status)
-		if err != nil {
-			return err
-		}
-		_, err = streams.Out.Write(b)
-		return err
-	case "":
-	default:
-		return fmt.Errorf("output %q is not supported: use json or yaml", opts.Output)
+	if opts.Output != "" {
+		return output.Object(streams.Out, opts.Output, i.Status)
 	}
 	if !opts.Wait {
 		return WriteStatus(streams.Out, i, ov)

@@ -83,15 +83,15 @@ func TestUpgrade(t *testing.T) {
 	}
 
 	out.Reset()
-	if err := get.Run(ctx, c, "default", out, "operatorversions"); err != nil {
+	if err := get.Run(ctx, c, "default", out, "operatorversions", ""); err != nil {
 		t.Fatal(err)
 	}
-	want := "OPERATOR VERSION    OPERATOR  VERSION  APP VERSION\n" +
-		"hello-1.27.0-0.1.0  hello     0.1.0    1.27.0\nhello-1.27.0-0.3.0  hello     0.3.0    1.27.0\n"
+	want := "List of current installed operatorversions in namespace \"default\":\n.\n" +
+		"├── hello-1.27.0-0.1.0 (hello 0.1.0, app 1.27.0)\n└── hello-1.27.0-0.3.0 (hello 0.3.0, app 1.27.0)\n"
 	if out.String() != want {
 		t.Errorf("get operatorversions:\n%q\nwant\n%q", out, want)
 	}
-	if err := get.Run(ctx, c, "default", out, "pods"); err == nil {
+	if err := get.Run(ctx, c, "default", out, "pods", ""); err == nil {
 		t.Error("get pods must be refused")
 	}
 }

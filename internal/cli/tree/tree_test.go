@@ -1,0 +1,24 @@
+package tree
+
+import "testing"
+
+func TestString(t *testing.T) {
+	root := New("plans")
+	deploy := root.Add("deploy (serial)")
+	step := deploy.AddMeta("phase", "main (parallel)").AddMeta("step", "everything")
+	step.AddMeta("apply", "app").Add("deployment.yaml")
+	step.Add("check")
+	root.Add("update (serial)")
+	want := `plans
+├── deploy (serial)
+│   └── [phase]  main (parallel)
+│       └── [step]  everything
+│           ├── [apply]  app
+│           │   └── deployment.yaml
+│           └── check
+└── update (serial)
+`
+	if got := root.String(); got != want {
+		t.Errorf("tree:\n%s\nwant:\n%s", got, want)
+	}
+}
