@@ -117,7 +117,7 @@ func (all *installed) list(ctx context.Context, c client.Client, ns, kind string
 // objects are the objects listed with their kinds, which a typed list's
 // items lack.
 func (all *installed) objects() ([]client.Object, error) {
-	var objs []client.Object
+	objs := make([]client.Object, 0, len(all.operators)+len(all.versions)+len(all.instances))
 	for k := range all.operators {
 		objs = append(objs, &all.operators[k])
 	}
