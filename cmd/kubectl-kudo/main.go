@@ -2,12 +2,15 @@
 package main
 
 import (
+	goflag "flag"
 	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
 
 	"github.com/kudo-ng/kudo/internal/cli/diagnostics"
 	"github.com/kudo-ng/kudo/internal/cli/get"
@@ -24,6 +27,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/cli/update"
 	"github.com/kudo-ng/kudo/internal/cli/upgrade"
 	"github.com/kudo-ng/kudo/internal/cli/version"
+	kudoversion "github.com/kudo-ng/kudo/internal/version"
 )
 
 func main() {
@@ -37,12 +41,14 @@ func newRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "kubectl-kudo",
 		Short:         "Install and run KUDO operator packages",
+		Version:       kudoversion.Get(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	// The cluster flags every verb shares: --kubeconfig, -n, --context, ...
 	flags := genericclioptions.NewConfigFlags(true)
 	flags.AddFlags(root.PersistentFlags())
+	kudoFlags(root)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	root.AddCommand(
@@ -63,4 +69,24 @@ func newRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
 		version.NewCmd(streams),
 	)
 	return root
+}
+
+// kudoFlags are the root flags of KUDO's kubectl kudo that are not
+// kubectl's: --home, -v and --validate-install.
+func kudoFlags(root *cobra.Command) {
+	f := root.PersistentFlags()
+	home := f.String("home", "", "Location of your KUDO config, its repositories (default $KUDO_HOME, else ~/.kudo)")
+	klogFlags := goflag.NewFlagSet("klog", goflag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	verbosity := pflag.PFlagFromGoFlag(klogFlags.Lookup("v"))
+	verbosity.Shorthand = "v"
+	verbosity.Usage = "Log level for V logs"
+	f.AddFlag(verbosity)
+	f.Bool("validate-install", true, "Accepted for KUDO's scripts: each verb checks what it needs of the cluster when it needs it")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if *home != "" {
+			return os.Setenv("KUDO_HOME", *home)
+		}
+		return nil
+	}
 }

@@ -243,8 +243,8 @@ func FuzzParseIndex(f *testing.F) {
 
 // older reports whether a is an older version of its package than b.
 func older(a, b *PackageVersion) bool {
-	if c := compareVersions(a.OperatorVersion, b.OperatorVersion); c != 0 {
+	if c := CompareVersions(a.OperatorVersion, b.OperatorVersion); c != 0 {
 		return c < 0
 	}
-	return compareVersions(a.AppVersion, b.AppVersion) < 0
+	return CompareVersions(a.AppVersion, b.AppVersion) < 0
 }

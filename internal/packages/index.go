@@ -90,6 +90,17 @@ func (i *Index) Add(pv *PackageVersion) {
 	sortVersions(i.Entries[pv.Name])
 }
 
+// Has says whether the index has the package version: the same name,
+// operator version and app version.
+func (i *Index) Has(pv *PackageVersion) bool {
+	for _, existing := range i.Entries[pv.Name] {
+		if existing.OperatorVersion == pv.OperatorVersion && existing.AppVersion == pv.AppVersion {
+			return true
+		}
+	}
+	return false
+}
+
 // IndexDirectory indexes the package tarballs (*.tgz) of a directory; each
 // URL is baseURL joined with the file name.
 func IndexDirectory(dir, baseURL string, now time.Time) (*Index, error) {
@@ -142,14 +153,16 @@ func indexTarball(tarball, baseURL string) (*PackageVersion, error) {
 // could sort last.
 func sortVersions(versions []*PackageVersion) {
 	sort.SliceStable(versions, func(a, b int) bool {
-		if c := compareVersions(versions[a].OperatorVersion, versions[b].OperatorVersion); c != 0 {
+		if c := CompareVersions(versions[a].OperatorVersion, versions[b].OperatorVersion); c != 0 {
 			return c > 0
 		}
-		return compareVersions(versions[a].AppVersion, versions[b].AppVersion) > 0
+		return CompareVersions(versions[a].AppVersion, versions[b].AppVersion) > 0
 	})
 }
 
-func compareVersions(a, b string) int {
+// CompareVersions orders versions: semver ones by semver and above the
+// others, which are compared as text.
+func CompareVersions(a, b string) int {
 	va, errA := semver.NewVersion(a)
 	vb, errB := semver.NewVersion(b)
 	switch {

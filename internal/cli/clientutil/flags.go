@@ -1,6 +1,8 @@
 package clientutil
 
 import (
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -33,5 +35,26 @@ func RepoFlag(f *pflag.FlagSet, repo *string) {
 // --wait-time.
 func WaitFlags(f *pflag.FlagSet, wait *bool, waitTime *time.Duration, help string) {
 	f.BoolVar(wait, "wait", false, help)
-	f.DurationVar(waitTime, "wait-time", 5*time.Minute, "How long --wait waits")
+	*waitTime = 5 * time.Minute
+	f.Var((*seconds)(waitTime), "wait-time", "How long --wait waits: seconds, as KUDO took them (300), or a duration (5m)")
 }
+
+// seconds is a duration flag that takes KUDO's whole seconds too.
+type seconds time.Duration
+
+func (s *seconds) String() string { return time.Duration(*s).String() }
+
+func (s *seconds) Set(value string) error {
+	if n, err := strconv.ParseInt(value, 10, 64); err == nil {
+		*s = seconds(time.Duration(n) * time.Second)
+		return nil
+	}
+	d, err := time.ParseDuration(value)
+	if err != nil {
+		return fmt.Errorf("%q is neither seconds (300) nor a duration (5m)", value)
+	}
+	*s = seconds(d)
+	return nil
+}
+
+func (*seconds) Type() string { return "duration" }

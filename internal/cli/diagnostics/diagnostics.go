@@ -20,6 +20,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -32,6 +33,8 @@ import (
 type Options struct {
 	Instance  string
 	Directory string
+	// LogSince keeps only the logs newer than it; all when zero.
+	LogSince time.Duration
 }
 
 // ownedKinds are the kinds looked for by the Instance's label.
@@ -68,7 +71,9 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 		},
 	}
 	clientutil.InstanceFlag(collect, &opts.Instance, flags)
-	collect.Flags().StringVar(&opts.Directory, "output-directory", "", "Where to write (default diag/<instance>-<time>)")
+	collect.Flags().StringVarP(&opts.Directory, "output-directory", "O", "", "Where to write (default diag/<instance>-<time>)")
+	collect.Flags().DurationVar(&opts.LogSince, "log-since", 0,
+		"Only return logs newer than a relative duration like 5s, 2m, or 3h. Defaults to all logs.")
 	cmd.AddCommand(collect)
 	return cmd
 }
@@ -117,7 +122,7 @@ func Run(
 	if err := c.List(ctx, events, client.InNamespace(ns)); err == nil {
 		w.write("events.yaml", events.Items)
 	}
-	w.managerLogs(ctx, clientset)
+	w.managerLogs(ctx, clientset, opts.LogSince)
 	if w.err != nil {
 		return w.err
 	}
@@ -172,7 +177,7 @@ func (w *writer) writeBytes(name string, data []byte) error {
 
 // managerLogs saves the logs of the manager pods, when the manager runs in
 // the cluster (config/default's labels).
-func (w *writer) managerLogs(ctx context.Context, clientset kubernetes.Interface) {
+func (w *writer) managerLogs(ctx context.Context, clientset kubernetes.Interface, since time.Duration) {
 	pods, err := clientset.CoreV1().Pods("").List(ctx, metav1.ListOptions{
 		LabelSelector: "control-plane=controller-manager,app.kubernetes.io/name=kudo-ng",
 	})
@@ -181,8 +186,12 @@ func (w *writer) managerLogs(ctx context.Context, clientset kubernetes.Interface
 			"a manager run outside it (make run) logs to its own terminal\n"))
 		return
 	}
+	logOptions := &corev1.PodLogOptions{Container: "manager"}
+	if since > 0 {
+		logOptions.SinceSeconds = ptr.To(int64(since.Seconds()))
+	}
 	for _, pod := range pods.Items {
-		stream, err := clientset.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Container: "manager"}).Stream(ctx)
+		stream, err := clientset.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, logOptions).Stream(ctx)
 		var logs []byte
 		if err == nil {
 			logs, err = io.ReadAll(stream)

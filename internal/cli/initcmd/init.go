@@ -44,6 +44,7 @@ const (
 	webhookSecret  = "webhook-server-cert"
 	managerName    = "manager"
 	fieldOwner     = "kubectl-kudo"
+	deploymentKind = "Deployment"
 )
 
 // Options are the flags of init.
@@ -51,9 +52,17 @@ type Options struct {
 	DryRun  bool
 	Output  string
 	CRDOnly bool
-	// Image and ImagePullPolicy replace the manager container's.
+	// Image and ImagePullPolicy replace the manager container's; Version
+	// replaces only its tag.
 	Image           string
+	Version         string
 	ImagePullPolicy string
+	// ServiceAccount is the manager's service account, instead of
+	// kudo-controller-manager.
+	ServiceAccount string
+	// ClientOnly only configures $KUDO_HOME; Verify only checks an
+	// installed kudo-ng.
+	ClientOnly, Verify bool
 	// Replicas replaces the manager Deployment's replicas when set.
 	Replicas *int32
 	// SelfSignedCA makes the webhooks trust a CA of init's own rather than
@@ -94,6 +103,17 @@ each Instance as KUDO left it, without running a plan.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.WaitTimeout = time.Duration(waitSeconds) * time.Second
 			opts.Replicas = &replicas
+			if err := checkKUDOFlags(opts); err != nil {
+				return err
+			}
+			if opts.Output == "" {
+				if err := configureHome(streams.Out); err != nil {
+					return err
+				}
+			}
+			if opts.ClientOnly {
+				return nil
+			}
 			var c client.Client
 			// --upgrade --dry-run looks for KUDO, to say what it would delete.
 			if !opts.DryRun || opts.Upgrade {
@@ -102,6 +122,9 @@ each Instance as KUDO left it, without running a plan.`,
 					return err
 				}
 			}
+			if opts.Verify {
+				return verifyInstallation(cmd.Context(), c, streams.Out)
+			}
 			return Run(cmd.Context(), c, streams, opts)
 		},
 	}
@@ -109,7 +132,11 @@ each Instance as KUDO left it, without running a plan.`,
 	f.BoolVar(&opts.DryRun, "dry-run", false, "Print the manifests instead of applying them (with -o yaml)")
 	f.StringVarP(&opts.Output, "output", "o", "", "Output format of --dry-run: yaml")
 	f.BoolVar(&opts.CRDOnly, "crd-only", false, "Only the CustomResourceDefinitions")
-	f.StringVar(&opts.Image, "kudo-image", "", "Override the manager's image")
+	f.StringVarP(&opts.Image, "kudo-image", "i", "", "Override the manager's image")
+	f.StringVar(&opts.Version, "version", "", "Override the version (the tag) of the manager's image")
+	f.StringVar(&opts.ServiceAccount, "service-account", "", "Override the manager's service account, "+defaultServiceAccount)
+	f.BoolVarP(&opts.ClientOnly, "client-only", "c", false, "Only configure $KUDO_HOME; install nothing in the cluster")
+	f.BoolVar(&opts.Verify, "verify", false, "Verify an installed kudo-ng: its CRDs, its webhooks, its manager")
 	f.StringVar(&opts.ImagePullPolicy, "kudo-image-pull-policy", string(corev1.PullAlways),
 		"Override the manager image's pull policy: Always, IfNotPresent or Never")
 	f.BoolVar(&opts.SelfSignedCA, "unsafe-self-signed-webhook-ca", false,
@@ -118,7 +145,7 @@ each Instance as KUDO left it, without running a plan.`,
 		"all serve the webhooks; with 2 or more, Instances can still be changed while one restarts")
 	f.BoolVar(&opts.Upgrade, "upgrade", false,
 		"Upgrade an installed manager, to the image of --kudo-image; or replace KUDO's, adopting its Instances without running a plan")
-	f.BoolVar(&opts.Wait, "wait", false, "Wait until the manager is rolled out and ready")
+	f.BoolVarP(&opts.Wait, "wait", "w", false, "Wait until the manager is rolled out and ready")
 	f.Int64Var(&waitSeconds, "wait-timeout", 300, "How many seconds --wait waits")
 	return cmd
 }
@@ -201,10 +228,20 @@ func prepare(ctx context.Context, c client.Client, objs []*unstructured.Unstruct
 		if image, err = setImage(obj, opts.Image, opts.ImagePullPolicy); err != nil {
 			return nil, err
 		}
+		if opts.Version != "" {
+			if image, err = setImage(obj, imageOfVersion(image, opts.Version), ""); err != nil {
+				return nil, err
+			}
+		}
 		if opts.Replicas != nil {
 			if err := unstructured.SetNestedField(obj.Object, int64(*opts.Replicas), "spec", "replicas"); err != nil {
 				return nil, err
 			}
+		}
+	}
+	if opts.ServiceAccount != "" {
+		if err := renameServiceAccount(objs, opts.ServiceAccount); err != nil {
+			return nil, err
 		}
 	}
 	if c != nil && !opts.Upgrade {

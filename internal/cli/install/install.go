@@ -48,6 +48,9 @@ type Options struct {
 	// ReplaceOperatorVersion replaces an installed OperatorVersion of the
 	// package's name that differs from it, if no Instance uses it.
 	ReplaceOperatorVersion bool
+	// InCluster installs an Instance of an OperatorVersion already in the
+	// namespace, named by its operator, rather than of a package.
+	InCluster bool
 }
 
 // NewCmd returns the install command.
@@ -78,6 +81,8 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	f.BoolVar(&opts.CreateNamespace, "create-namespace", false, "Create the namespace if it does not exist")
 	clientutil.WaitFlags(f, &opts.Wait, &opts.WaitTime, "Wait until the deploy plan has finished")
 	ReplaceFlag(f, &opts.ReplaceOperatorVersion)
+	f.BoolVar(&opts.InCluster, "in-cluster", false, "Install an Instance of an OperatorVersion already in the namespace, "+
+		"named by its operator (the newest, or --operator-version and --app-version), reading no package")
 	return cmd
 }
 
@@ -85,6 +90,9 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 // Instance. Everything is checked before anything is written: a bad
 // parameter or package changes nothing in the cluster.
 func Run(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
+	if opts.InCluster {
+		return runInCluster(ctx, c, ns, streams, opts)
+	}
 	repo, err := repoconfig.Resolve(opts.Repo)
 	if err != nil {
 		return err
@@ -121,10 +129,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	}
 	if !opts.SkipInstance {
 		clientutil.WarnPlainSensitive(streams.ErrOut, assigned, ov.Spec.Parameters)
-		existing := &kudov1beta1.Instance{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, existing); err == nil {
-			return fmt.Errorf("instance %s already exists in namespace %s: change it with kubectl kudo update or upgrade", name, ns)
-		} else if !apierrors.IsNotFound(err) {
+		if err := refuseExisting(ctx, c, ns, name); err != nil {
 			return err
 		}
 	}
@@ -140,9 +145,29 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if opts.SkipInstance {
 		return nil
 	}
+	return createInstance(ctx, c, streams, opts, ov, name, assigned)
+}
+
+// refuseExisting refuses to install over an Instance of the name.
+func refuseExisting(ctx context.Context, c client.Reader, ns, name string) error {
+	err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &kudov1beta1.Instance{})
+	switch {
+	case err == nil:
+		return fmt.Errorf("instance %s already exists in namespace %s: change it with kubectl kudo update or upgrade", name, ns)
+	case apierrors.IsNotFound(err):
+		return nil
+	}
+	return err
+}
+
+// createInstance creates the Instance of ov, and with --wait waits for its
+// deploy plan.
+func createInstance(ctx context.Context, c client.Client, streams genericiooptions.IOStreams, opts *Options,
+	ov *kudov1beta1.OperatorVersion, name string, assigned params.Assigned) error {
 	i := &kudov1beta1.Instance{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{kudov1beta1.OperatorLabel: p.Operator.Name}},
-		Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: ov.Name}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ov.Namespace,
+			Labels: map[string]string{kudov1beta1.OperatorLabel: ov.Spec.Operator.Name}},
+		Spec: kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: ov.Name}},
 	}
 	assigned.ApplyTo(&i.Spec)
 	if err := c.Create(ctx, i); err != nil {
@@ -152,10 +177,10 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if !opts.Wait {
 		return nil
 	}
-	if err := plan.Wait(ctx, c, ns, streams.Out, i.Name, opts.WaitTime); err != nil {
+	if err := plan.Wait(ctx, c, i.Namespace, streams.Out, i.Name, opts.WaitTime); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(streams.Out, "instance %s is deployed\n", name)
+	_, err := fmt.Fprintf(streams.Out, "instance %s is deployed\n", name)
 	return err
 }
 

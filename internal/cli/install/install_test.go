@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -359,5 +360,45 @@ func TestInstallWaitPrintsThePlansProgressAndWhyAStepFailed(t *testing.T) {
 		"Plan deploy [FATAL_ERROR]\n"
 	if out.String() != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+// TestInstallInCluster: as KUDO's install --in-cluster, an Instance of an
+// OperatorVersion the namespace holds, the newest unless versions are
+// asked for; no package is read.
+func TestInstallInCluster(t *testing.T) {
+	ctx := context.Background()
+	version := func(name, v string) *kudov1beta1.OperatorVersion {
+		ov := &kudov1beta1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+			Spec: kudov1beta1.OperatorVersionSpec{Version: v, Parameters: []kudov1beta1.Parameter{{Name: "replicas", Default: ptr.To("1")}}}}
+		ov.Spec.Operator.Name = "web"
+		return ov
+	}
+	c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).
+		WithObjects(version("web-0.9.0", "0.9.0"), version("web-0.10.0", "0.10.0")).Build()
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	if err := Run(ctx, c, "default", streams, &Options{Package: "web", InCluster: true, Parameters: []string{"replicas=3"}}); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "instance.kudo.dev/web-instance created\n" {
+		t.Errorf("output %q", out)
+	}
+	i := &kudov1beta1.Instance{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web-instance"}, i); err != nil {
+		t.Fatal(err)
+	}
+	if i.Spec.OperatorVersion.Name != "web-0.10.0" || i.Spec.Parameters["replicas"] != "3" {
+		t.Errorf("Instance spec %+v", i.Spec)
+	}
+
+	if err := Run(ctx, c, "default", streams, &Options{Package: "web", Instance: "old", InCluster: true, OperatorVersion: "0.9.0"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "old"}, i); err != nil || i.Spec.OperatorVersion.Name != "web-0.9.0" {
+		t.Errorf("--operator-version 0.9.0: %v %+v", err, i.Spec)
+	}
+	err := Run(ctx, c, "default", streams, &Options{Package: "db", InCluster: true})
+	if err == nil || !strings.HasPrefix(err.Error(), "no OperatorVersion of operator db in namespace default") {
+		t.Errorf("an operator not installed: %v", err)
 	}
 }

@@ -2,6 +2,8 @@ package repo
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,6 +65,65 @@ func TestIndex(t *testing.T) {
 	if !strings.Contains(string(data), "generated: \"2026-11-21T10:00:00Z\"") {
 		t.Errorf("index.yaml:\n%s", data)
 	}
+
+	// As KUDO's: an index is not overwritten unless asked, and another
+	// index's packages the directory has not are merged in.
+	opts := &IndexOptions{Dir: dir, URL: "http://127.0.0.1:8080", Now: now}
+	if err := RunIndex(context.Background(), streams, opts); err == nil || !strings.HasSuffix(err.Error(), "exists: pass --overwrite to replace it") {
+		t.Errorf("a second index: %v", err)
+	}
+	other := filepath.Join(t.TempDir(), "index.yaml")
+	otherIndex := "apiVersion: v1\nentries:\n  hello:\n  - {name: hello, operatorVersion: 0.1.0, appVersion: 1.27.0, urls: [http://elsewhere/h.tgz], digest: x}\n" +
+		"  kafka:\n  - {name: kafka, operatorVersion: 1.3.0, urls: [http://elsewhere/k.tgz], digest: y}\n"
+	if err := os.WriteFile(other, []byte(otherIndex), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts.Overwrite, opts.Merge = true, other
+	if err := RunIndex(context.Background(), streams, opts); err != nil {
+		t.Fatal(err)
+	}
+	data, err = os.ReadFile(filepath.Join(dir, "index.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if index, err = packages.ParseIndex(data); err != nil {
+		t.Fatal(err)
+	}
+	if len(index.Entries) != 3 || index.Entries["hello"][0].URLs[0] != "http://127.0.0.1:8080/hello-1.27.0_0.1.0.tgz" ||
+		index.Entries["kafka"][0].URLs[0] != "http://elsewhere/k.tgz" {
+		t.Errorf("merged index:\n%s", data)
+	}
+	opts.MergeRepo = "community"
+	if err := RunIndex(context.Background(), streams, opts); err == nil || err.Error() != "specify either 'merge' or 'merge-repo', not both" {
+		t.Errorf("--merge and --merge-repo: %v", err)
+	}
+}
+
+// TestAddChecksTheRepository: as KUDO's, repo add reads the repository's
+// index first, unless --skip-check.
+func TestAddChecksTheRepository(t *testing.T) {
+	t.Setenv("KUDO_HOME", t.TempDir())
+	served := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/index.yaml" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte("apiVersion: v1\nentries: {}\n"))
+	}))
+	defer served.Close()
+	streams, _, _, _ := genericiooptions.NewTestIOStreams()
+	run := func(args ...string) error {
+		cmd := NewCmd(streams)
+		cmd.SetArgs(args)
+		cmd.SilenceUsage, cmd.SilenceErrors = true, true
+		return cmd.Execute()
+	}
+	if err := run("add", "served", served.URL); err != nil {
+		t.Errorf("a served repository: %v", err)
+	}
+	if err := run("add", "missing", served.URL+"/missing"); err == nil || !strings.HasSuffix(err.Error(), "(--skip-check adds it unchecked)") {
+		t.Errorf("a repository without an index: %v", err)
+	}
 }
 
 func TestRepositoryConfig(t *testing.T) {
@@ -75,7 +136,7 @@ func TestRepositoryConfig(t *testing.T) {
 		return cmd.Execute()
 	}
 	for _, args := range [][]string{
-		{"add", "local", "http://127.0.0.1:8080"}, {"add", "other", "http://127.0.0.1:9090"}, {"context", "other"}, {"list"},
+		{"add", "local", "http://127.0.0.1:8080", "--skip-check"}, {"add", "other", "http://127.0.0.1:9090", "-f"}, {"context", "other"}, {"list"},
 	} {
 		if err := run(args...); err != nil {
 			t.Fatalf("repo %v: %v", args, err)
@@ -93,7 +154,7 @@ func TestRepositoryConfig(t *testing.T) {
 		err.Error() != `repository "ghost" is not configured: add it with kubectl kudo repo add ghost URL` {
 		t.Errorf("context of an unknown repository: %v", err)
 	}
-	if err := run("remove", "other"); err != nil {
+	if err := run("rm", "other"); err != nil {
 		t.Fatal(err)
 	}
 	if err := run("remove", "other"); err == nil || err.Error() != "repository other is not configured" {

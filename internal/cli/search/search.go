@@ -19,6 +19,7 @@ import (
 // NewCmd returns the search command.
 func NewCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	var repo string
+	var allVersions bool
 	cmd := &cobra.Command{
 		Use:   "search [TEXT]",
 		Short: "List the packages of a repository whose name contains TEXT",
@@ -32,15 +33,17 @@ func NewCmd(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return Run(cmd.Context(), streams.Out, url, text)
+			return Run(cmd.Context(), streams.Out, url, text, allVersions)
 		},
 	}
 	cmd.Flags().StringVar(&repo, "repo", "", "Repository (URL or name; default: the one in use)")
+	cmd.Flags().BoolVarP(&allVersions, "all-versions", "a", false, "Every version of the packages found, not only the newest")
 	return cmd
 }
 
-// Run prints every version of the matching packages, newest first.
-func Run(ctx context.Context, out io.Writer, url, text string) error {
+// Run prints the newest version of the matching packages, or with
+// allVersions every version, newest first.
+func Run(ctx context.Context, out io.Writer, url, text string, allVersions bool) error {
 	if url == "" {
 		return fmt.Errorf("no repository is configured: add one with kubectl kudo repo add NAME URL, or pass --repo URL")
 	}
@@ -58,7 +61,11 @@ func Run(ctx context.Context, out io.Writer, url, text string) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	_, _ = fmt.Fprintln(w, "NAME\tOPERATOR VERSION\tAPP VERSION\tDESCRIPTION")
 	for _, name := range names {
-		for _, pv := range index.Entries[name] {
+		versions := index.Entries[name]
+		if !allVersions && len(versions) > 1 {
+			versions = versions[:1]
+		}
+		for _, pv := range versions {
 			_, _ = fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", pv.Name, pv.OperatorVersion, pv.AppVersion, pv.Description)
 		}
 	}
