@@ -13,6 +13,7 @@ func NewCmd(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:   "package",
 		Short: "Verify, create, list and render operator packages",
 	}
-	cmd.AddCommand(newVerifyCmd(streams), newCreateCmd(streams), newListCmd(streams), newRenderCmd(streams), newNewCmd(streams))
+	cmd.AddCommand(newVerifyCmd(streams), newCreateCmd(streams), newListCmd(streams), newRenderCmd(streams), newNewCmd(streams),
+		newAddCmd(streams))
 	return cmd
 }
