@@ -43,7 +43,7 @@ var _ = Describe("kubectl kudo", func() {
 		status := mustKudo(ns, "plan", "status", "--instance", "zk")
 		Expect(status).To(ContainSubstring(`└── zk (Operator-Version: "zookeeper-3.6.2-0.3.3" Active-Plan: "deploy")`))
 		Expect(status).To(MatchRegexp(`Plan deploy \(serial strategy\) \[COMPLETE\], last updated`))
-		Expect(mustKudo(ns, "plan", "history", "--instance", "zk")).To(MatchRegexp(`- deploy \[COMPLETE\] last updated .* \(uid [0-9a-f-]+\)`))
+		Expect(mustKudo(ns, "plan", "history", "--instance", "zk")).To(MatchRegexp(`── deploy \(last finished run at \S+ \(COMPLETE\)\) uid [0-9a-f-]+`))
 
 		// Shell completion knows the Instances and their parameters.
 		Expect(mustKudo(ns, "__complete", "plan", "status", "--instance", "")).To(ContainSubstring("zk\n"))

@@ -6,7 +6,6 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,6 +19,7 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/cli/output"
+	"github.com/kudo-ng/kudo/internal/cli/tree"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/params"
 )
@@ -202,21 +202,25 @@ func History(ctx context.Context, c client.Client, ns string, streams genericioo
 	if err != nil {
 		return err
 	}
-	var runs []kudov1beta1.PlanStatus
-	for _, ps := range i.Status.PlanStatus {
-		if ps.LastUpdatedTimestamp != nil {
-			runs = append(runs, ps)
+	root := tree.New(".")
+	for _, name := range slices.Sorted(maps.Keys(i.Status.PlanStatus)) {
+		ps := i.Status.PlanStatus[name]
+		run := "never run"
+		switch {
+		case ps.LastUpdatedTimestamp != nil && !ps.LastUpdatedTimestamp.IsZero():
+			run = fmt.Sprintf("last finished run at %s (%s)", ps.LastUpdatedTimestamp.UTC().Format("2006-01-02T15:04:05"), ps.Status)
+		case ps.Status.IsRunning():
+			run = "is running"
+		case ps.Status != "":
+			run = string(ps.Status)
 		}
+		line := fmt.Sprintf("%s (%s)", name, run)
+		if ps.UID != "" {
+			line += " uid " + string(ps.UID)
+		}
+		root.Add(line)
 	}
-	sort.Slice(runs, func(a, b int) bool { return runs[b].LastUpdatedTimestamp.Before(runs[a].LastUpdatedTimestamp) })
-	_, _ = fmt.Fprintf(streams.Out, "History of plan executions for %q in namespace %q:\n", i.Name, i.Namespace)
-	for _, ps := range runs {
-		_, _ = fmt.Fprintf(streams.Out, "- %s [%s] last updated %s (uid %s)\n",
-			ps.Name, ps.Status, ps.LastUpdatedTimestamp.UTC().Format(time.DateTime), ps.UID)
-	}
-	if len(runs) == 0 {
-		_, _ = fmt.Fprintln(streams.Out, "No plan ran yet.")
-	}
+	_, _ = io.WriteString(streams.Out, root.String())
 	return writeRevisions(streams.Out, i)
 }
 

@@ -42,8 +42,9 @@ func TestHistoryTriggerCancel(t *testing.T) {
 	if err := History(ctx, c, "ns", streams, &Options{Instance: "web"}); err != nil {
 		t.Fatal(err)
 	}
-	want := "History of plan executions for \"web\" in namespace \"ns\":\n" +
-		"- backup [COMPLETE] last updated 2026-11-21 11:00:00 (uid u2)\n- deploy [COMPLETE] last updated 2026-11-21 10:00:00 (uid u1)\n"
+	// KUDO's tree, each plan's uid after it.
+	want := ".\n├── backup (last finished run at 2026-11-21T11:00:00 (COMPLETE)) uid u2\n" +
+		"└── deploy (last finished run at 2026-11-21T10:00:00 (COMPLETE)) uid u1\n"
 	if out.String() != want {
 		t.Errorf("history:\n%s\nwant:\n%s", out, want)
 	}

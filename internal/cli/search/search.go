@@ -58,15 +58,25 @@ func Run(ctx context.Context, out io.Writer, url, text string, allVersions bool)
 		}
 	}
 	sort.Strings(names)
+	if len(names) == 0 {
+		_, err := fmt.Fprintln(out, "no operators found")
+		return err
+	}
+	// KUDO's columns, the name on the first version of a package only, and
+	// the description after them.
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	_, _ = fmt.Fprintln(w, "NAME\tOPERATOR VERSION\tAPP VERSION\tDESCRIPTION")
+	_, _ = fmt.Fprintln(w, "Name\tOperator Version\tApp Version\tDescription")
 	for _, name := range names {
 		versions := index.Entries[name]
 		if !allVersions && len(versions) > 1 {
 			versions = versions[:1]
 		}
-		for _, pv := range versions {
-			_, _ = fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", pv.Name, pv.OperatorVersion, pv.AppVersion, pv.Description)
+		for k, pv := range versions {
+			shown := pv.Name
+			if k > 0 {
+				shown = ""
+			}
+			_, _ = fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", shown, pv.OperatorVersion, pv.AppVersion, pv.Description)
 		}
 	}
 	return w.Flush()

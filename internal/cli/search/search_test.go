@@ -23,9 +23,9 @@ entries:
 	}))
 	defer served.Close()
 	for allVersions, want := range map[bool]string{
-		false: "NAME       OPERATOR VERSION  APP VERSION  DESCRIPTION\nzookeeper  0.3.10            3.4.14       \n",
-		true: "NAME       OPERATOR VERSION  APP VERSION  DESCRIPTION\nzookeeper  0.3.10            3.4.14       \n" +
-			"zookeeper  0.3.2             3.4.14       \n",
+		false: "Name       Operator Version  App Version  Description\nzookeeper  0.3.10            3.4.14       \n",
+		true: "Name       Operator Version  App Version  Description\nzookeeper  0.3.10            3.4.14       \n" +
+			"           0.3.2             3.4.14       \n",
 	} {
 		var out bytes.Buffer
 		if err := Run(context.Background(), &out, served.URL, "zoo", allVersions); err != nil {
