@@ -1,7 +1,6 @@
 // Package maskkey keeps the keys the manager masks sensitive values with
 // (params.MaskKeys) in a Secret of its own namespace: made at the manager's
-// first start, read at every start, rotated by hand (README, "Secret
-// parameters").
+// first start, read at every start, rotated by hand (docs/secrets.md).
 package maskkey
 
 import (
@@ -85,7 +84,7 @@ func FromData(data map[string][]byte) (params.MaskKeys, error) {
 	keys := params.MaskKeys{Current: data[Current]}
 	if len(keys.Current) < Size {
 		return params.MaskKeys{}, fmt.Errorf("data key %q holds %d bytes, a mask key needs %d or more: "+
-			"put %d random bytes there (README, \"Secret parameters\")", Current, len(keys.Current), Size, Size)
+			"put %d random bytes there (docs/secrets.md)", Current, len(keys.Current), Size, Size)
 	}
 	if previous, ok := data[Previous]; ok {
 		if len(previous) < Size {

@@ -22,7 +22,7 @@ import (
 // by a user who may only create and edit Instances in one namespace. Each
 // asserts the cluster afterwards: nothing of anyone else's deleted or taken
 // over, the manager's pods not restarted, another tenant deploying
-// meanwhile. README's "Security model" lists them.
+// meanwhile. docs/security.md lists them.
 
 const attacker = "e2e-mallory"
 

@@ -147,6 +147,8 @@ func clusterFlags(given *pflag.FlagSet, flags *genericclioptions.ConfigFlags, op
 			opts.As = f.Value.String()
 		case "context":
 			kubeContext = f.Value.String()
+		case "home", "v", "validate-install":
+			// kubectl kudo's own: they mean nothing to kuttl.
 		default:
 			unsupported = append(unsupported, "--"+f.Name)
 		}
