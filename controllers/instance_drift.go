@@ -111,7 +111,7 @@ func (r *InstanceReconciler) act(ctx context.Context, run *planRun, v drift.Verd
 			return err
 		}
 		inventory.Update(i.Status.Inventory, seen)
-		r.Recorder.Eventf(i, corev1.EventTypeNormal, "DriftCorrected", "%s applied again as plan %s rendered it: %s",
+		r.Recorder.Eventf(i, corev1.EventTypeNormal, kudov1beta1.DriftCorrectedEvent, "%s applied again as plan %s rendered it: %s",
 			inventory.Describe(c.Entry.ObjectRef), c.Entry.Task.Plan, c.Problem)
 		planmetrics.DriftCorrected(run.ov.Spec.Operator.Name)
 	}

@@ -106,7 +106,7 @@ func (p *planRun) adoptTask(ctx context.Context, def *kudov1beta1.Task, site inv
 			if claim.Holder != "" {
 				holder = claim.Holder
 			}
-			p.r.Recorder.Eventf(p.instance, corev1.EventTypeWarning, "NotAdopted", "Did not adopt %s: it is %s's",
+			p.r.Recorder.Eventf(p.instance, corev1.EventTypeWarning, kudov1beta1.NotAdoptedEvent, "Did not adopt %s: it is %s's",
 				inventory.Describe(inventory.RefOf(obj)), holder)
 			continue
 		}
@@ -144,7 +144,7 @@ func (r *InstanceReconciler) prune(ctx context.Context, run *planRun) error {
 					ps.Pruned = append(ps.Pruned, ref)
 					i.Status.PlanStatus[plan] = ps
 				}
-				r.Recorder.Eventf(i, corev1.EventTypeNormal, "Pruned", "Pruned %s: task %s of plan %s no longer renders it",
+				r.Recorder.Eventf(i, corev1.EventTypeNormal, kudov1beta1.PrunedEvent, "Pruned %s: task %s of plan %s no longer renders it",
 					inventory.Describe(ref), name, plan)
 			}
 		}
@@ -186,11 +186,11 @@ func (r *InstanceReconciler) removeInventory(ctx context.Context, run *planRun) 
 func (r *InstanceReconciler) reportKept(i *kudov1beta1.Instance, ref kudov1beta1.ObjectRef, why string, c objects.Change) {
 	switch c.Action {
 	case objects.KeptByAnnotation:
-		r.Recorder.Eventf(i, corev1.EventTypeNormal, "Kept", "Kept %s (%s): %s", inventory.Describe(ref), why, c.Note)
+		r.Recorder.Eventf(i, corev1.EventTypeNormal, kudov1beta1.KeptEvent, "Kept %s (%s): %s", inventory.Describe(ref), why, c.Note)
 	case objects.KeptNotOurs:
-		r.Recorder.Eventf(i, corev1.EventTypeWarning, "Kept", "Kept %s (%s): %s", inventory.Describe(ref), why, c.Note)
+		r.Recorder.Eventf(i, corev1.EventTypeWarning, kudov1beta1.KeptEvent, "Kept %s (%s): %s", inventory.Describe(ref), why, c.Note)
 	case objects.KeptForCustomResources:
-		r.Recorder.Eventf(i, corev1.EventTypeWarning, "CustomResourceDefinitionKept",
+		r.Recorder.Eventf(i, corev1.EventTypeWarning, kudov1beta1.CustomResourceDefinitionKeptEvent,
 			"Kept %s (%s): %s; delete them, then the CustomResourceDefinition", inventory.Describe(ref), why, c.Note)
 	}
 }

@@ -145,14 +145,14 @@ func (p *planRun) adoptFromKUDO() {
 	case status == kudov1beta1.ExecutionFatalError:
 		next = "it stays so until it is retried or the Instance is updated"
 	}
-	p.r.Recorder.Eventf(p.instance, corev1.EventTypeNormal, "Adopted",
+	p.r.Recorder.Eventf(p.instance, corev1.EventTypeNormal, kudov1beta1.AdoptedEvent,
 		"Adopted from KUDO as it was, with OperatorVersion %s and its current parameters: plan %s is %s, and %s", p.ov.Name, name, status, next)
 }
 
 // start starts a run of the plan, and says so as KUDO did.
 func (p *planRun) start(name string, uid types.UID) {
 	engine.StartPlan(p.instance, p.ov, name, uid, p.r.Clock.Now(), p.params.recorded)
-	p.r.Recorder.Eventf(p.instance, corev1.EventTypeNormal, "PlanStarted", "Execution of plan %s started", name)
+	p.r.Recorder.Eventf(p.instance, corev1.EventTypeNormal, kudov1beta1.PlanStartedEvent, "Execution of plan %s started", name)
 	planmetrics.PlanStarted(p.ov.Spec.Operator.Name, name)
 }
 
@@ -165,7 +165,7 @@ func (p *planRun) retry(ctx context.Context, name string) error {
 	i.Status.PlanStatus[name] = ps
 	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
 	engine.UpdateRevision(i, &ps)
-	p.r.Recorder.Eventf(i, corev1.EventTypeNormal, "PlanRetried", "Plan %s resumed from its failed steps", name)
+	p.r.Recorder.Eventf(i, corev1.EventTypeNormal, kudov1beta1.PlanRetriedEvent, "Plan %s resumed from its failed steps", name)
 	return p.patchPlanExecution(ctx, engine.AcknowledgeRetry(i.Spec.PlanExecution, ps.UID))
 }
 
@@ -178,7 +178,7 @@ func (p *planRun) cancel(ctx context.Context, name string) error {
 	engine.UpdateRevision(i, &ps)
 	i.Status.PlanStatus[name] = ps
 	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
-	p.r.Recorder.Eventf(i, corev1.EventTypeNormal, "PlanCancelled", "Plan %s cancelled", name)
+	p.r.Recorder.Eventf(i, corev1.EventTypeNormal, kudov1beta1.PlanCancelledEvent, "Plan %s cancelled", name)
 	return p.clearPlanExecution(ctx, ps.UID)
 }
 
@@ -248,11 +248,12 @@ func (p *planRun) advance(ctx context.Context, name string) (bool, error) {
 		return false, nil
 	}
 	// KUDO's event, which users' scripts and tests match, for either end.
-	p.r.Recorder.Eventf(i, corev1.EventTypeNormal, "PlanFinished", "Execution of plan %s finished with status %s", name, ps.Status)
+	p.r.Recorder.Eventf(i, corev1.EventTypeNormal, kudov1beta1.PlanFinishedEvent,
+		"Execution of plan %s finished with status %s", name, ps.Status)
 	planmetrics.PlanFinished(p.ov.Spec.Operator.Name, &ps, p.r.Clock.Now())
 	engine.UpdateRevision(i, &ps)
 	if ps.Status == kudov1beta1.ExecutionFatalError {
-		p.r.Recorder.Eventf(i, corev1.EventTypeWarning, "PlanFailed", "Plan %s failed: %s", name, ps.Message)
+		p.r.Recorder.Eventf(i, corev1.EventTypeWarning, kudov1beta1.PlanFailedEvent, "Plan %s failed: %s", name, ps.Message)
 	}
 	return true, p.clearPlanExecution(ctx, ps.UID)
 }

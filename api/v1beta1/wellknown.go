@@ -114,3 +114,29 @@ const (
 	DriftedReason    = "Drifted"
 	DriftFightReason = "DriftFight"
 )
+
+// Reasons of the events on an Instance, which users' scripts match. A
+// readiness change is an event of its condition's reason; a drift fight,
+// of DriftFightReason.
+const (
+	// KUDO's: a plan run started, and ended with its status.
+	PlanStartedEvent  = "PlanStarted"
+	PlanFinishedEvent = "PlanFinished"
+	// A plan run failed, with its message.
+	PlanFailedEvent = "PlanFailed"
+	// A failed plan run resumed from its failed steps; a run cancelled.
+	PlanRetriedEvent   = "PlanRetried"
+	PlanCancelledEvent = "PlanCancelled"
+	// An Instance KUDO ran taken over without running a plan, or an object
+	// not taken over because another Instance holds it.
+	AdoptedEvent    = "Adopted"
+	NotAdoptedEvent = "NotAdopted"
+	// An object no task renders any more deleted; an object kept rather
+	// than deleted, and why; a CustomResourceDefinition kept while its
+	// custom resources remain.
+	PrunedEvent                       = "Pruned"
+	KeptEvent                         = "Kept"
+	CustomResourceDefinitionKeptEvent = "CustomResourceDefinitionKept"
+	// An object someone else changed applied again as the plan rendered it.
+	DriftCorrectedEvent = "DriftCorrected"
+)
