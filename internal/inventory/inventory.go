@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/crd"
 )
 
 // Site is where a task ran: its plan run, phase and step.
@@ -175,8 +176,7 @@ func OwnersCannotCover(inv []kudov1beta1.TaskInventory, namespace string) bool {
 
 // IsCustomResourceDefinition reports whether the reference is to a CRD.
 func IsCustomResourceDefinition(r kudov1beta1.ObjectRef) bool {
-	return schema.FromAPIVersionAndKind(r.APIVersion, r.Kind).GroupKind() ==
-		schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
+	return schema.FromAPIVersionAndKind(r.APIVersion, r.Kind).GroupKind() == crd.GroupKind
 }
 
 // RemovalTiers splits what uninstall deletes into the order it goes in:

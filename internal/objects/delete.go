@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/crd"
 	"github.com/kudo-ng/kudo/internal/inventory"
 )
 
@@ -66,32 +67,26 @@ func (m *Manager) Delete(ctx context.Context, ref kudov1beta1.ObjectRef, opts De
 
 // customResources says which custom resources of the CRD remain, in any
 // namespace, if any; read from the API server, not to start an informer.
-func (m *Manager) customResources(ctx context.Context, crd *unstructured.Unstructured) (string, error) {
-	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
-	kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
-	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
-	for _, v := range versions {
-		version, _, _ := unstructured.NestedString(v.(map[string]any), "name")
-		served, _, _ := unstructured.NestedBool(v.(map[string]any), "served")
-		if !served {
-			continue
-		}
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(schema.GroupVersionKind{Group: group, Version: version, Kind: kind + "List"})
-		switch err := m.apiReader.List(ctx, list, client.Limit(1)); {
-		case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
-			return "", nil
-		case apierrors.IsForbidden(err):
-			// What cannot be counted may be someone's data: keep it.
-			return "the manager may not list its custom resources, which may remain", nil
-		case err != nil:
-			return "", fmt.Errorf("listing the custom resources of %s: %w", crd.GetName(), err)
-		}
-		if len(list.Items) > 0 {
-			first := inventory.DescribeNamed(kind, list.Items[0].Namespace, list.Items[0].Name)
-			return "custom resources of it remain, " + first + " among them", nil
-		}
+// Every served version lists them all: the first is asked.
+func (m *Manager) customResources(ctx context.Context, definition *unstructured.Unstructured) (string, error) {
+	defined := crd.DefinedBy(definition)
+	if len(defined.Served) == 0 {
 		return "", nil
+	}
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(schema.GroupVersionKind{Group: defined.Group, Version: defined.Served[0], Kind: defined.Kind + "List"})
+	switch err := m.apiReader.List(ctx, list, client.Limit(1)); {
+	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
+		return "", nil
+	case apierrors.IsForbidden(err):
+		// What cannot be counted may be someone's data: keep it.
+		return "the manager may not list its custom resources, which may remain", nil
+	case err != nil:
+		return "", fmt.Errorf("listing the custom resources of %s: %w", definition.GetName(), err)
+	}
+	if len(list.Items) > 0 {
+		first := inventory.DescribeNamed(defined.Kind, list.Items[0].Namespace, list.Items[0].Name)
+		return "custom resources of it remain, " + first + " among them", nil
 	}
 	return "", nil
 }

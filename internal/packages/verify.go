@@ -15,6 +15,7 @@ import (
 	fieldpath "k8s.io/apimachinery/pkg/util/validation/field"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/crd"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/inventory"
 	"github.com/kudo-ng/kudo/internal/params"
@@ -521,8 +522,8 @@ func (v *verifier) objects(name string, in *task.Input, k8sVersion string, fail 
 // define fixes (<plural>.<group>, <version>.<group>): no package can name
 // them after the Instance, so sharedClusterObjects leaves them out.
 var namedByTheirAPI = map[schema.GroupKind]bool{
-	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}: true,
-	{Group: "apiregistration.k8s.io", Kind: "APIService"}:             true,
+	crd.GroupKind: true,
+	{Group: "apiregistration.k8s.io", Kind: "APIService"}: true,
 }
 
 // sharedClusterObjects warns of the cluster-scoped objects a template

@@ -1,6 +1,10 @@
 package render
 
-import "k8s.io/apimachinery/pkg/runtime/schema"
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kudo-ng/kudo/internal/crd"
+)
 
 // clusterScoped are Kubernetes' built-in cluster-scoped kinds (and those of
 // cert-manager and the Prometheus operator that packages commonly create).
@@ -9,9 +13,9 @@ var clusterScoped = map[schema.GroupKind]bool{
 	{Kind: "Node"}:             true,
 	{Kind: "PersistentVolume"}: true,
 	{Kind: "ComponentStatus"}:  true,
-	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:                         true,
-	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}:                  true,
-	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}:                 true,
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:        true,
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}: true,
+	crd.GroupKind: true,
 	{Group: "apiregistration.k8s.io", Kind: "APIService"}:                             true,
 	{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"}:   true,
 	{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration"}:     true,

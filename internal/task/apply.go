@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/crd"
 	"github.com/kudo-ng/kudo/internal/objects"
 )
 
@@ -89,7 +90,7 @@ func (a apply) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, 
 
 func isFoundation(obj *unstructured.Unstructured) bool {
 	gk := obj.GroupVersionKind().GroupKind()
-	return gk == schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"} || gk == schema.GroupKind{Kind: "Namespace"}
+	return gk == crd.GroupKind || gk == schema.GroupKind{Kind: "Namespace"}
 }
 
 // healthOf judges the applied objects; it returns what is not healthy yet

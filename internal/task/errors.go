@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/crd"
 )
 
 // What ends a plan in FATAL_ERROR and what is retried (ERROR), as KUDO
@@ -103,12 +104,7 @@ func appliesCRDFor(t *kudov1beta1.Task, in *Input, gk schema.GroupKind) bool {
 		return false
 	}
 	for _, obj := range intent.Objects {
-		if obj.GroupVersionKind().GroupKind() != (schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}) {
-			continue
-		}
-		group, _, _ := unstructured.NestedString(obj.Object, "spec", "group")
-		kind, _, _ := unstructured.NestedString(obj.Object, "spec", "names", "kind")
-		if group == gk.Group && kind == gk.Kind {
+		if crd.Is(obj) && crd.DefinedBy(obj).GroupKind == gk {
 			return true
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/crd"
 	"github.com/kudo-ng/kudo/internal/render"
 )
 
@@ -56,7 +57,6 @@ var (
 	roles              = schema.GroupResource{Group: rbacv1.GroupName, Resource: "roles"}
 	clusterRoles       = schema.GroupResource{Group: rbacv1.GroupName, Resource: "clusterroles"}
 
-	crdKind                = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
 	namespaceKind          = schema.GroupKind{Kind: "Namespace"}
 	roleKind               = schema.GroupKind{Group: rbacv1.GroupName, Kind: "Role"}
 	clusterRoleKind        = schema.GroupKind{Group: rbacv1.GroupName, Kind: "ClusterRole"}
@@ -406,19 +406,14 @@ func definedKinds(tasks []Task) map[schema.GroupKind]mapping {
 	out := map[schema.GroupKind]mapping{}
 	for _, t := range tasks {
 		for _, obj := range t.Objects {
-			if obj.GroupVersionKind().GroupKind() != crdKind {
+			if !crd.Is(obj) {
 				continue
 			}
-			group, _, _ := unstructured.NestedString(obj.Object, "spec", "group")
-			kind, _, _ := unstructured.NestedString(obj.Object, "spec", "names", "kind")
-			plural, _, _ := unstructured.NestedString(obj.Object, "spec", "names", "plural")
-			scope, _, _ := unstructured.NestedString(obj.Object, "spec", "scope")
-			if kind == "" || plural == "" {
+			defined := crd.DefinedBy(obj)
+			if defined.Kind == "" || defined.Plural == "" {
 				continue
 			}
-			out[schema.GroupKind{Group: group, Kind: kind}] = mapping{
-				resource: schema.GroupResource{Group: group, Resource: plural}, namespaced: scope != "Cluster",
-			}
+			out[defined.GroupKind] = mapping{resource: defined.Resource(), namespaced: defined.Namespaced}
 		}
 	}
 	return out

@@ -26,10 +26,10 @@ func objects(t *testing.T, docs ...string) []*unstructured.Unstructured {
 }
 
 const (
-	deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}"
-	service    = "apiVersion: v1\nkind: Service\nmetadata: {name: web}"
-	configMap  = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}"
-	crd        = `apiVersion: apiextensions.k8s.io/v1
+	deployment    = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}"
+	service       = "apiVersion: v1\nkind: Service\nmetadata: {name: web}"
+	configMap     = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}"
+	namespacedCRD = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: bkps.example.com}
 spec:
@@ -73,7 +73,7 @@ func TestDerive(t *testing.T) {
 		name: "a CRD and its custom resource: the CRD in the ClusterRole, the resource by the CRD's plural in the Role",
 		tasks: func(t *testing.T) []Task {
 			return []Task{
-				{Kind: kudov1beta1.ApplyTaskKind, Objects: objects(t, crd, clusterCRD)},
+				{Kind: kudov1beta1.ApplyTaskKind, Objects: objects(t, namespacedCRD, clusterCRD)},
 				{Kind: kudov1beta1.ApplyTaskKind, Objects: objects(t, backup, store)},
 			}
 		},
