@@ -179,7 +179,7 @@ func (p *planRun) intent(ctx context.Context, def *kudov1beta1.Task, t *kudov1be
 	if intent, ok := p.intents[t.Task]; ok {
 		return intent, nil
 	}
-	if !appliesObjects(def) {
+	if !task.Rerenders(def) {
 		return &task.Intent{Action: task.ActionNone}, nil
 	}
 	intent, err := task.Render(ctx, def, p.taskEnv(t))

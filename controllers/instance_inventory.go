@@ -74,7 +74,7 @@ func (r *InstanceReconciler) adopt(ctx context.Context, run *planRun) error {
 		for at, step := range run.ov.Spec.Plans[ps.Name].Steps() {
 			for _, name := range step.Tasks {
 				site := inventory.Site{Task: name, Plan: ps.Name, Phase: at.Phase.Name, Step: step.Name, PlanUID: ps.UID}
-				if def, ok := tasks[name]; ok && appliesObjects(def) {
+				if def, ok := tasks[name]; ok && task.Rerenders(def) {
 					if err := run.adoptTask(ctx, def, site, values); err != nil {
 						return err
 					}
@@ -113,13 +113,6 @@ func (p *planRun) adoptTask(ctx context.Context, def *kudov1beta1.Task, site inv
 		res.Applied = append(res.Applied, objects.Change{Object: live, Action: objects.Unchanged})
 	}
 	return p.record(site, &res)
-}
-
-// appliesObjects: the kinds of task whose objects a rendering says, which
-// drift correction and adoption render again. A Pipe's files, a child
-// Instance, come from a plan's run.
-func appliesObjects(def *kudov1beta1.Task) bool {
-	return def.Kind == kudov1beta1.ApplyTaskKind || def.Kind == kudov1beta1.ToggleTaskKind
 }
 
 // removal is how the inventory's objects go, pruned or uninstalled: in the

@@ -38,6 +38,12 @@ type Kind interface {
 	Build(t *kudov1beta1.Task, in *Input) (*Intent, error)
 	// Run does it against the cluster, and reports whether it is done.
 	Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, error)
+	// Access is what a task needs of the API server as the Instance's
+	// account, as a plan renders it (kubectl kudo rbac).
+	Access(r *Rendered) []Access
+	// Rerenders says whether its objects are what a rendering says, which
+	// drift correction and adoption render again.
+	Rerenders() bool
 }
 
 // kinds is the registry of task kinds: a kind of the API missing here fails

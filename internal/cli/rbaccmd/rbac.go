@@ -14,10 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +30,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/packages"
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/preview"
+	"github.com/kudo-ng/kudo/internal/rbac"
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/render/migrate"
 	"github.com/kudo-ng/kudo/internal/task"
@@ -53,7 +52,7 @@ type Options struct {
 	KubernetesVersion string
 	// Cluster maps the kinds neither built in nor defined by a CRD of the
 	// package; nil offline.
-	Cluster Kinds
+	Cluster rbac.Kinds
 	// Live reads the Instances, if they exist, for the objects they hold;
 	// nil offline.
 	Live client.Reader
@@ -85,7 +84,7 @@ by a CustomResourceDefinition of the package, and for the Instance.`,
 			if mapper, err := flags.ToRESTMapper(); err == nil {
 				opts.Cluster = mapper
 			} else {
-				opts.Cluster = unreachable{err}
+				opts.Cluster = rbac.Unreachable{Err: err}
 			}
 			if c, _, err := clientutil.New(flags); err == nil {
 				opts.Live = c
@@ -103,13 +102,6 @@ by a CustomResourceDefinition of the package, and for the Instance.`,
 	f.StringVar(&opts.KubernetesVersion, "kubernetes-version", packages.DefaultKubernetesVersion,
 		"Kubernetes version whose API versions the objects are migrated to")
 	return cmd
-}
-
-// unreachable is the cluster when the flags name none that can be asked.
-type unreachable struct{ err error }
-
-func (u unreachable) RESTMapping(schema.GroupKind, ...string) (*meta.RESTMapping, error) {
-	return nil, u.err
 }
 
 // Run prints the roles and bindings.
@@ -156,7 +148,7 @@ func Run(ctx context.Context, streams genericiooptions.IOStreams, opts *Options)
 	if err := g.instance(ov, instance, withSecrets(ov, assigned), ""); err != nil {
 		return err
 	}
-	in := &Input{Namespace: opts.Namespace, Instance: instance, Tasks: g.tasks}
+	in := &rbac.Input{Namespace: opts.Namespace, Instance: instance, Tasks: g.tasks}
 	for _, ref := range assigned.Secrets {
 		in.Secrets = append(in.Secrets, ref.Name)
 	}
@@ -164,7 +156,7 @@ func Run(ctx context.Context, streams genericiooptions.IOStreams, opts *Options)
 	if opts.Live != nil {
 		in.Held, notes = held(ctx, opts.Live, opts.Namespace, g.instances)
 	}
-	grants, err := Derive(in, opts.Cluster)
+	grants, err := rbac.Derive(in, opts.Cluster)
 	if err != nil {
 		return err
 	}
@@ -173,8 +165,8 @@ func Run(ctx context.Context, streams genericiooptions.IOStreams, opts *Options)
 		grants.Notes = append(grants.Notes, fmt.Sprintf("secret parameters %s are rendered with their defaults, "+
 			"or a placeholder: their Secrets are not read", strings.Join(names, ", ")))
 	}
-	subject := Subject{Namespace: opts.Namespace, Instance: instance, ServiceAccount: opts.ServiceAccount}
-	return write(streams.Out, header(subject, g.rendered), grants.Notes, Manifests(grants, subject))
+	subject := rbac.Subject{Namespace: opts.Namespace, Instance: instance, ServiceAccount: opts.ServiceAccount}
+	return write(streams.Out, header(subject, g.rendered), grants.Notes, rbac.Manifests(grants, subject))
 }
 
 // withSecrets are the values to render with: the secret parameters, whose
@@ -218,7 +210,7 @@ type gatherer struct {
 	namespace    string
 	served       migrate.Served
 	dependencies []*kudov1beta1.OperatorVersion
-	tasks        []Task
+	tasks        []rbac.Task
 	// rendered say which Instances of which packages were rendered.
 	rendered []string
 	// instances are the names of those Instances.
@@ -243,14 +235,14 @@ func (g *gatherer) instance(ov *kudov1beta1.OperatorVersion, name string, values
 			return fmt.Errorf("%s%w", prefix, err)
 		}
 		for _, t := range tasks {
-			out := Task{
+			out := rbac.Task{
 				Where: fmt.Sprintf("%splan %s, phase %s, step %s, task %s", prefix, plan, t.Phase, t.Step, t.Name),
-				Kind:  t.Kind, Template: t.Template, Objects: t.Objects,
+				Kind:  t.Kind, Template: t.Template, Rendered: task.Rendered{Objects: t.Objects},
 			}
 			switch t.Kind {
 			case kudov1beta1.PipeTaskKind:
 				for _, p := range specs[t.Name].Spec.Pipe {
-					out.Pipes = append(out.Pipes, Pipe{Kind: p.Kind, Name: pipes[p.Key]})
+					out.Pipes = append(out.Pipes, task.PipeFile{Kind: p.Kind, Name: pipes[p.Key]})
 				}
 			case kudov1beta1.KudoOperatorTaskKind:
 				out.Child = t.Child.Name
@@ -293,7 +285,7 @@ func (g *gatherer) child(spec *kudov1beta1.KudoOperatorTaskSpec, c *task.Child, 
 	return secret, g.instance(ov, c.Name, values, fmt.Sprintf("Instance %s (package %s): ", c.Name, spec.Package))
 }
 
-func header(s Subject, rendered []string) []string {
+func header(s rbac.Subject, rendered []string) []string {
 	lines := []string{
 		fmt.Sprintf("The rights service account %s/%s needs when kudo-ng's manager acts as it for", s.Namespace, s.ServiceAccount),
 	}

@@ -1,6 +1,11 @@
-package rbaccmd
+// Package rbac derives the rules an Instance's service account needs when
+// the manager acts as it (multi-tenant clusters), from what each task of
+// every plan needs as the task registry says (task.Kind.Access): pure, and
+// table-tested. kubectl kudo rbac renders the plans and prints the result.
+package rbac
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -21,38 +26,11 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/crd"
 	"github.com/kudo-ng/kudo/internal/render"
-)
-
-// The verbs the manager needs, as the Instance's service account, on what a
-// task does. Every object a task writes has a name known when the plans
-// render, so the verbs hold on those names (resourceNames) only: the account
-// cannot touch another object of the kind. Server-side apply is a patch,
-// authorized as create of that name too when the object is missing. Neither
-// list nor watch is granted, as a name cannot restrict them: the manager
-// reads through its own cache.
-var (
-	// applyVerbs, on what Apply and Toggle tasks apply (whatever the
-	// Toggle's value: a change of it needs no new grant), the files of Pipe
-	// tasks and the Instances of KudoOperator tasks: pruning, the cleanup
-	// plan and uninstall delete; get and update let the account's other
-	// users (kubectl, tools) read and edit what it made.
-	applyVerbs = []string{"get", "create", "update", "patch", "delete"}
-	// deleteVerbs, on what Delete tasks delete, and on what the Instance
-	// holds now, which pruning deletes when new parameters rename it.
-	deleteVerbs = []string{"get", "delete"}
-	// pipePodVerbs, on a Pipe task's pod, server-side applied then deleted.
-	pipePodVerbs = []string{"get", "create", "patch", "delete"}
-	// execVerbs, on pods/exec: the files are copied out of the Pipe pod
-	// with exec, as kubectl cp does, as the account; exec over WebSocket
-	// asks for get.
-	execVerbs = []string{"create", "get"}
+	"github.com/kudo-ng/kudo/internal/task"
 )
 
 var (
 	secrets            = schema.GroupResource{Resource: "secrets"}
-	pods               = schema.GroupResource{Resource: "pods"}
-	podsExec           = schema.GroupResource{Resource: "pods/exec"}
-	instances          = schema.GroupResource{Group: kudov1beta1.GroupVersion.Group, Resource: "instances"}
 	instanceFinalizers = schema.GroupResource{Group: kudov1beta1.GroupVersion.Group, Resource: "instances/finalizers"}
 	roles              = schema.GroupResource{Group: rbacv1.GroupName, Resource: "roles"}
 	clusterRoles       = schema.GroupResource{Group: rbacv1.GroupName, Resource: "clusterroles"}
@@ -64,27 +42,15 @@ var (
 	clusterRoleBindingKind = schema.GroupKind{Group: rbacv1.GroupName, Kind: "ClusterRoleBinding"}
 )
 
-// Task is what one task of a plan does, rendered.
+// Task is one task of a plan, rendered.
 type Task struct {
 	// Where names the task: its plan, phase, step and name, and the
 	// Instance when it is a child's.
 	Where string
 	Kind  kudov1beta1.TaskKind
-	// Template is the one template Objects come from, if known.
+	// Template is the one template the objects come from, if known.
 	Template string
-	Objects  []*unstructured.Unstructured
-	// Pipes are the objects, ConfigMaps or Secrets, a Pipe task stores its
-	// files in.
-	Pipes []Pipe
-	// Child is the Instance a KudoOperator task makes; ChildSecret says
-	// that the task applies a Secret of the child's sensitive values.
-	Child       string
-	ChildSecret bool
-}
-
-// Pipe is an object a Pipe task stores a file in.
-type Pipe struct {
-	Kind, Name string
+	task.Rendered
 }
 
 // Input is what an Instance does: the tasks of all its plans, and its
@@ -173,58 +139,32 @@ type deriver struct {
 }
 
 func (d *deriver) task(t *Task) error {
-	switch t.Kind {
-	case kudov1beta1.ApplyTaskKind, kudov1beta1.ToggleTaskKind:
-		for _, obj := range t.Objects {
-			if err := d.object(t, obj, applyVerbs); err != nil {
+	kind, err := task.For(t.Kind)
+	if err != nil {
+		return fmt.Errorf("%s: %w", t.Where, err)
+	}
+	for _, acc := range kind.Access(&t.Rendered) {
+		if err := d.grant(t, acc); err != nil {
+			return err
+		}
+		if acc.Object != nil {
+			if err := d.escalation(t, acc.Object); err != nil {
 				return err
 			}
-			if err := d.escalation(t, obj); err != nil {
-				return err
-			}
-		}
-	case kudov1beta1.DeleteTaskKind:
-		for _, obj := range t.Objects {
-			if err := d.object(t, obj, deleteVerbs); err != nil {
-				return err
-			}
-		}
-	case kudov1beta1.PipeTaskKind:
-		for _, pod := range t.Objects {
-			ns := d.namespaceOf(pod)
-			d.access.nameVerbs(ns, pods, pod.GetName(), pipePodVerbs...)
-			d.access.nameVerbs(ns, podsExec, pod.GetName(), execVerbs...)
-		}
-		for _, p := range t.Pipes {
-			m, err := d.kinds.mapping(schema.GroupKind{Kind: p.Kind})
-			if err != nil {
-				return fmt.Errorf("%s: pipe kind %s: %w", t.Where, p.Kind, err)
-			}
-			d.access.nameVerbs(d.in.Namespace, m.resource, p.Name, applyVerbs...)
-		}
-	case kudov1beta1.KudoOperatorTaskKind:
-		// The child's OperatorVersion and the parents the cycle check
-		// walks are read from the manager's cache.
-		d.access.nameVerbs(d.in.Namespace, instances, t.Child, applyVerbs...)
-		if t.ChildSecret {
-			// Applied as the parent, read as the child: the same account.
-			// Its name is the plan run's, unknown until it runs.
-			d.access.grant(d.in.Namespace, secrets, applyVerbs...)
-			d.note("%s: the Secret of the child's sensitive values is named after the plan run: "+
-				"the account may read and write every Secret it knows the name of", t.Where)
 		}
 	}
 	return nil
 }
 
-// object grants verbs on obj's resource, where it lives.
-func (d *deriver) object(t *Task, obj *unstructured.Unstructured, verbs []string) error {
-	gvk := obj.GroupVersionKind()
-	m, err := d.kinds.mapping(gvk.GroupKind())
+// grant grants an access on the resource of its kind, where it lives: on
+// the object it names, or on every object of the resource when the name is
+// known only once the plan runs.
+func (d *deriver) grant(t *Task, acc task.Access) error {
+	m, err := d.kinds.mapping(acc.Kind)
 	if err != nil {
-		kind := gvk.Kind
-		if gvk.Group != "" {
-			kind += "." + gvk.Group
+		kind := acc.Kind.Kind
+		if acc.Kind.Group != "" {
+			kind += "." + acc.Kind.Group
 		}
 		if t.Template != "" {
 			kind += " (template " + t.Template + ")"
@@ -233,9 +173,18 @@ func (d *deriver) object(t *Task, obj *unstructured.Unstructured, verbs []string
 	}
 	ns := ""
 	if m.namespaced {
-		ns = d.namespaceOf(obj)
+		ns = cmp.Or(acc.Namespace, d.in.Namespace)
 	}
-	d.access.nameVerbs(ns, m.resource, obj.GetName(), verbs...)
+	resource := m.resource
+	if acc.Subresource != "" {
+		resource.Resource += "/" + acc.Subresource
+	}
+	if acc.Name == "" {
+		d.access.grant(ns, resource, acc.Verbs...)
+		d.note("%s: %s: the account may read and write every %s it knows the name of", t.Where, acc.Why, acc.Kind.Kind)
+		return nil
+	}
+	d.access.nameVerbs(ns, resource, acc.Name, acc.Verbs...)
 	return nil
 }
 
@@ -243,19 +192,16 @@ func (d *deriver) object(t *Task, obj *unstructured.Unstructured, verbs []string
 // of a kind the cluster no longer serves are gone already.
 func (d *deriver) held(refs []kudov1beta1.ObjectRef) {
 	for _, ref := range refs {
-		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err != nil {
-			continue
-		}
-		m, err := d.kinds.mapping(gv.WithKind(ref.Kind).GroupKind())
+		acc := task.Held(ref)
+		m, err := d.kinds.mapping(acc.Kind)
 		if err != nil {
 			continue
 		}
 		ns := ""
 		if m.namespaced {
-			ns = ref.Namespace
+			ns = acc.Namespace
 		}
-		d.access.nameVerbs(ns, m.resource, ref.Name, deleteVerbs...)
+		d.access.nameVerbs(ns, m.resource, acc.Name, acc.Verbs...)
 	}
 }
 
@@ -268,10 +214,15 @@ func (d *deriver) namespaceOf(obj *unstructured.Unstructured) string {
 
 // collectRoles records the roles and namespaces the task applies.
 func (d *deriver) collectRoles(t *Task) {
-	if t.Kind != kudov1beta1.ApplyTaskKind && t.Kind != kudov1beta1.ToggleTaskKind {
+	kind, err := task.For(t.Kind)
+	if err != nil {
 		return
 	}
-	for _, obj := range t.Objects {
+	for _, acc := range kind.Access(&t.Rendered) {
+		obj := acc.Object
+		if obj == nil {
+			continue
+		}
 		switch obj.GroupVersionKind().GroupKind() {
 		case roleKind:
 			d.roles.Insert(d.namespaceOf(obj) + "/" + obj.GetName())
@@ -375,6 +326,15 @@ var builtin = func() map[schema.GroupKind]mapping {
 	}
 	return out
 }()
+
+// Unreachable is the cluster when none can be asked: every mapping fails
+// with Err.
+type Unreachable struct{ Err error }
+
+// RESTMapping fails with u.Err.
+func (u Unreachable) RESTMapping(schema.GroupKind, ...string) (*meta.RESTMapping, error) {
+	return nil, u.Err
+}
 
 // errNotFound is the error of a kind found nowhere offline.
 var errNotFound = errors.New("not a built-in kind and its CRD is not in the package; run against a cluster that serves it")

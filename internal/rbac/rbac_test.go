@@ -1,4 +1,4 @@
-package rbaccmd
+package rbac
 
 import (
 	"fmt"
@@ -13,6 +13,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/render"
+	"github.com/kudo-ng/kudo/internal/task"
 )
 
 // objects parses the YAML documents of a rendered template.
@@ -66,15 +67,15 @@ func TestDerive(t *testing.T) {
 	}{{
 		name: "a Deployment, a Service and a ConfigMap: one Role",
 		tasks: func(t *testing.T) []Task {
-			return []Task{{Kind: kudov1beta1.ApplyTaskKind, Objects: objects(t, deployment, service, configMap)}}
+			return []Task{{Kind: kudov1beta1.ApplyTaskKind, Rendered: task.Rendered{Objects: objects(t, deployment, service, configMap)}}}
 		},
 		want: []string{"ns /configmaps,services [web]: " + apply, "ns apps/deployments [web]: " + apply, finalizers},
 	}, {
 		name: "a CRD and its custom resource: the CRD in the ClusterRole, the resource by the CRD's plural in the Role",
 		tasks: func(t *testing.T) []Task {
 			return []Task{
-				{Kind: kudov1beta1.ApplyTaskKind, Objects: objects(t, namespacedCRD, clusterCRD)},
-				{Kind: kudov1beta1.ApplyTaskKind, Objects: objects(t, backup, store)},
+				{Kind: kudov1beta1.ApplyTaskKind, Rendered: task.Rendered{Objects: objects(t, namespacedCRD, clusterCRD)}},
+				{Kind: kudov1beta1.ApplyTaskKind, Rendered: task.Rendered{Objects: objects(t, backup, store)}},
 			}
 		},
 		want: []string{
@@ -86,9 +87,9 @@ func TestDerive(t *testing.T) {
 	}, {
 		name: "a Pipe task: its pod, exec into it, and the ConfigMap and Secret of its files",
 		tasks: func(t *testing.T) []Task {
-			return []Task{{Kind: kudov1beta1.PipeTaskKind, Objects: objects(t, pod), Pipes: []Pipe{
+			return []Task{{Kind: kudov1beta1.PipeTaskKind, Rendered: task.Rendered{Objects: objects(t, pod), Pipes: []task.PipeFile{
 				{Kind: "ConfigMap", Name: "demo.deploy.main.gen.gen.conf"}, {Kind: "Secret", Name: "demo.deploy.main.gen.gen.key"},
-			}}}
+			}}}}
 		},
 		want: []string{
 			"ns /configmaps [demo.deploy.main.gen.gen.conf]: " + apply,
@@ -101,8 +102,8 @@ func TestDerive(t *testing.T) {
 		name: "a Delete task: get and delete, merged into the rule of what is applied too",
 		tasks: func(t *testing.T) []Task {
 			return []Task{
-				{Kind: kudov1beta1.DeleteTaskKind, Objects: objects(t, deployment, "apiVersion: batch/v1\nkind: Job\nmetadata: {name: migrate}")},
-				{Kind: kudov1beta1.ToggleTaskKind, Objects: objects(t, deployment)},
+				{Kind: kudov1beta1.DeleteTaskKind, Rendered: task.Rendered{Objects: objects(t, deployment, "apiVersion: batch/v1\nkind: Job\nmetadata: {name: migrate}")}},
+				{Kind: kudov1beta1.ToggleTaskKind, Rendered: task.Rendered{Objects: objects(t, deployment)}},
 			}
 		},
 		want: []string{"ns apps/deployments [web]: " + apply, "ns batch/jobs [migrate]: get,delete", finalizers},
@@ -110,8 +111,8 @@ func TestDerive(t *testing.T) {
 		name: "a KudoOperator task: the child Instance, which its objects name their owner",
 		tasks: func(t *testing.T) []Task {
 			return []Task{
-				{Kind: kudov1beta1.KudoOperatorTaskKind, Child: "demo-zookeeper"},
-				{Kind: kudov1beta1.ApplyTaskKind, Objects: objects(t, "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: zk}")},
+				{Kind: kudov1beta1.KudoOperatorTaskKind, Rendered: task.Rendered{Child: "demo-zookeeper"}},
+				{Kind: kudov1beta1.ApplyTaskKind, Rendered: task.Rendered{Objects: objects(t, "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: zk}")}},
 			}
 		},
 		want: []string{
@@ -122,7 +123,8 @@ func TestDerive(t *testing.T) {
 	}, {
 		name: "a KudoOperator task whose child gets sensitive values: the Secret it applies, and the child reads",
 		tasks: func(t *testing.T) []Task {
-			return []Task{{Where: "plan deploy", Kind: kudov1beta1.KudoOperatorTaskKind, Child: "demo-zookeeper", ChildSecret: true}}
+			return []Task{{Where: "plan deploy", Kind: kudov1beta1.KudoOperatorTaskKind,
+				Rendered: task.Rendered{Child: "demo-zookeeper", ChildSecret: true}}}
 		},
 		want: []string{
 			"ns /secrets: " + apply,
@@ -134,9 +136,9 @@ func TestDerive(t *testing.T) {
 	}, {
 		name: "objects in another namespace, which the package makes: a Role there",
 		tasks: func(t *testing.T) []Task {
-			return []Task{{Kind: kudov1beta1.ApplyTaskKind, Objects: objects(t,
+			return []Task{{Kind: kudov1beta1.ApplyTaskKind, Rendered: task.Rendered{Objects: objects(t,
 				"apiVersion: v1\nkind: Namespace\nmetadata: {name: monitoring}",
-				"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dashboards, namespace: monitoring}", service)}}
+				"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dashboards, namespace: monitoring}", service)}}}
 		},
 		want: []string{
 			"cluster /namespaces [monitoring]: " + apply,
@@ -148,7 +150,7 @@ func TestDerive(t *testing.T) {
 	}, {
 		name: "a ClusterRole and its binding: the ClusterRole's rules are held, in every namespace",
 		tasks: func(t *testing.T) []Task {
-			return []Task{{Where: "plan deploy", Kind: kudov1beta1.ApplyTaskKind, Objects: objects(t, `apiVersion: rbac.authorization.k8s.io/v1
+			return []Task{{Where: "plan deploy", Kind: kudov1beta1.ApplyTaskKind, Rendered: task.Rendered{Objects: objects(t, `apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata: {name: reader}
 rules:
@@ -158,7 +160,7 @@ rules:
 kind: ClusterRoleBinding
 metadata: {name: reader}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: reader}
-subjects: [{kind: ServiceAccount, name: app, namespace: ns}]`)}}
+subjects: [{kind: ServiceAccount, name: app, namespace: ns}]`)}}}
 		},
 		want: []string{
 			"cluster /nodes: get,list",
@@ -171,7 +173,7 @@ subjects: [{kind: ServiceAccount, name: app, namespace: ns}]`)}}
 	}, {
 		name: "a Role and bindings to it and to a ClusterRole the package does not make: bind on that one",
 		tasks: func(t *testing.T) []Task {
-			return []Task{{Where: "plan deploy", Kind: kudov1beta1.ApplyTaskKind, Objects: objects(t, `apiVersion: rbac.authorization.k8s.io/v1
+			return []Task{{Where: "plan deploy", Kind: kudov1beta1.ApplyTaskKind, Rendered: task.Rendered{Objects: objects(t, `apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata: {name: peers}
 rules: [{apiGroups: [""], resources: [endpoints], verbs: [get]}]`, `apiVersion: rbac.authorization.k8s.io/v1
@@ -180,7 +182,7 @@ metadata: {name: peers}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: peers}`, `apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata: {name: view}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}`)}}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}`)}}}
 		},
 		want: []string{
 			"ns /endpoints: get",
@@ -196,21 +198,21 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}`)}
 	}, {
 		name: "secret parameters: get on their Secrets, unless the package applies Secrets",
 		tasks: func(t *testing.T) []Task {
-			return []Task{{Kind: kudov1beta1.ApplyTaskKind, Objects: objects(t, service)}}
+			return []Task{{Kind: kudov1beta1.ApplyTaskKind, Rendered: task.Rendered{Objects: objects(t, service)}}}
 		},
 		secrets: []string{"db-creds", "api-token"},
 		want:    []string{"ns /secrets [api-token,db-creds]: get", "ns /services [web]: " + apply, finalizers},
 	}, {
 		name: "secret parameters of a package that applies Secrets: get on each, beside what it applies",
 		tasks: func(t *testing.T) []Task {
-			return []Task{{Kind: kudov1beta1.ApplyTaskKind, Objects: objects(t, "apiVersion: v1\nkind: Secret\nmetadata: {name: tls}")}}
+			return []Task{{Kind: kudov1beta1.ApplyTaskKind, Rendered: task.Rendered{Objects: objects(t, "apiVersion: v1\nkind: Secret\nmetadata: {name: tls}")}}}
 		},
 		secrets: []string{"db-creds"},
 		want:    []string{"ns /secrets [db-creds,tls]: get", "ns /secrets [tls]: create,update,patch,delete", finalizers},
 	}, {
 		name: "what the Instance holds under names the plans no longer render: get and delete, for pruning",
 		tasks: func(t *testing.T) []Task {
-			return []Task{{Kind: kudov1beta1.ApplyTaskKind, Objects: objects(t, deployment)}}
+			return []Task{{Kind: kudov1beta1.ApplyTaskKind, Rendered: task.Rendered{Objects: objects(t, deployment)}}}
 		},
 		held: []kudov1beta1.ObjectRef{
 			{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "web"},
@@ -269,7 +271,7 @@ func summary(g *Grants) []string {
 func TestDeriveUnknownKinds(t *testing.T) {
 	tasks := []Task{{
 		Where: "plan deploy, phase main, step one, task app", Kind: kudov1beta1.ApplyTaskKind, Template: "monitor.yaml",
-		Objects: objects(t, "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: web}"),
+		Rendered: task.Rendered{Objects: objects(t, "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: web}")},
 	}}
 	in := &Input{Namespace: "ns", Instance: "demo", Tasks: tasks}
 
@@ -280,7 +282,7 @@ func TestDeriveUnknownKinds(t *testing.T) {
 		t.Errorf("offline: %v, want %s", err, want)
 	}
 
-	_, err = Derive(in, unreachable{fmt.Errorf("connection refused")})
+	_, err = Derive(in, Unreachable{Err: fmt.Errorf("connection refused")})
 	if err == nil || err.Error() != want+" (the cluster could not tell: connection refused)" {
 		t.Errorf("unreachable cluster: %v", err)
 	}
