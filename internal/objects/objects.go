@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/crd"
 	"github.com/kudo-ng/kudo/internal/inventory"
 )
 
@@ -249,4 +250,21 @@ func hashOf(obj *unstructured.Unstructured) (string, error) {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8]), nil
+}
+
+var namespaceKind = schema.GroupKind{Kind: "Namespace"}
+
+// Stages orders objects as a step applies them: CustomResourceDefinitions
+// and Namespaces first, which the others may need, then the rest, each
+// stage healthy before the next is applied.
+func Stages(objs []*unstructured.Unstructured) [][]*unstructured.Unstructured {
+	var first, rest []*unstructured.Unstructured
+	for _, obj := range objs {
+		if gk := obj.GroupVersionKind().GroupKind(); gk == crd.GroupKind || gk == namespaceKind {
+			first = append(first, obj)
+		} else {
+			rest = append(rest, obj)
+		}
+	}
+	return [][]*unstructured.Unstructured{first, rest}
 }

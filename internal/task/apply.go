@@ -8,12 +8,10 @@ import (
 	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
-	"github.com/kudo-ng/kudo/internal/crd"
 	"github.com/kudo-ng/kudo/internal/objects"
 )
 
@@ -60,15 +58,7 @@ func (a apply) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, 
 			return res, err
 		}
 	}
-	var first, rest []*unstructured.Unstructured
-	for _, obj := range intent.Objects {
-		if isFoundation(obj) {
-			first = append(first, obj)
-		} else {
-			rest = append(rest, obj)
-		}
-	}
-	for _, batch := range [][]*unstructured.Unstructured{first, rest} {
+	for _, batch := range objects.Stages(intent.Objects) {
 		applied, err := applyInOrder(ctx, env, batch)
 		res.Applied = append(res.Applied, applied...)
 		if err != nil {
@@ -86,11 +76,6 @@ func (a apply) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, 
 	}
 	res.Done = true
 	return res, nil
-}
-
-func isFoundation(obj *unstructured.Unstructured) bool {
-	gk := obj.GroupVersionKind().GroupKind()
-	return gk == crd.GroupKind || gk == schema.GroupKind{Kind: "Namespace"}
 }
 
 // healthOf judges the applied objects; it returns what is not healthy yet
