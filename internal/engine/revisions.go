@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 
@@ -86,4 +87,90 @@ func differenceBytes(r *kudov1beta1.Revision) int {
 		n += len(name)
 	}
 	return n
+}
+
+// supersede ends the revisions whose runs have not ended: a run starting
+// replaces them (the running plan started over, or cleanup in its place), and
+// nothing would end them otherwise.
+func supersede(revisions []kudov1beta1.Revision) []kudov1beta1.Revision {
+	for k := range revisions {
+		if !revisions[k].Status.IsTerminal() {
+			revisions[k].Status = kudov1beta1.ExecutionSuperseded
+		}
+	}
+	return revisions
+}
+
+// UpdateRevision records the status of a plan run in its revision.
+func UpdateRevision(i *kudov1beta1.Instance, ps *kudov1beta1.PlanStatus) {
+	for k := range i.Status.Revisions {
+		if r := &i.Status.Revisions[k]; r.UID == ps.UID && r.Plan == ps.Name {
+			r.Status = ps.Status
+		}
+	}
+}
+
+// RollbackTarget is the revision a rollback returns to: the one numbered
+// number, or, when number is 0, the newest completed one whose spec is not
+// the Instance's; sensitive names the parameters whose values revisions
+// record masked.
+func RollbackTarget(i *kudov1beta1.Instance, number int64, sensitive map[string]bool) (*kudov1beta1.Revision, error) {
+	// Copies: choosing a target changes nothing of the Instance.
+	revisions := supersede(Revisions(&i.Status))
+	if len(revisions) == 0 {
+		return nil, fmt.Errorf("no plan of Instance %s has run yet: it has no revisions", i.Name)
+	}
+	for k := len(revisions) - 1; k >= 0; k-- {
+		r := &revisions[k]
+		switch {
+		case number != 0 && r.Number == number:
+			return r, nil
+		case number == 0 && r.Status == kudov1beta1.ExecutionComplete && !ranSpec(r, i, sensitive):
+			return r, nil
+		}
+	}
+	if number != 0 {
+		return nil, fmt.Errorf("no revision %d of Instance %s: it keeps revisions %d to %d",
+			number, i.Name, revisions[0].Number, revisions[len(revisions)-1].Number)
+	}
+	return nil, fmt.Errorf("no completed revision of Instance %s has another OperatorVersion or other parameters than it has now", i.Name)
+}
+
+// ranSpec reports whether a revision ran the Instance's spec: its
+// OperatorVersion, its values (masked as the revision records them), its
+// Secret keys; whether a Secret's data changed since is not known here. A
+// sensitive value it cannot compare (RecordedSpec) counts as another.
+func ranSpec(r *kudov1beta1.Revision, i *kudov1beta1.Instance, sensitive map[string]bool) bool {
+	if r.OperatorVersion != i.Spec.OperatorVersion.Name || !maps.Equal(r.SecretParameters, i.Spec.SecretParameters) {
+		return false
+	}
+	values := maps.Clone(r.Parameters)
+	for name := range r.SecretParameters {
+		delete(values, name)
+	}
+	spec, known := RecordedSpec(i, sensitive)
+	return known && maps.Equal(values, spec)
+}
+
+// RecordedSpec are the values of the Instance's spec.parameters as the
+// status records them, sensitive ones masked, for whoever cannot make a
+// mask (only the manager holds the key): the masks are appliedParameters',
+// so known is false when a sensitive value is set and appliedParameters do
+// not hold the spec's values (AppliedGeneration). The values its Secret keys
+// give are the Secrets', not the spec's, and left out.
+func RecordedSpec(i *kudov1beta1.Instance, sensitive map[string]bool) (recorded map[string]string, known bool) {
+	recorded = map[string]string{}
+	for name, v := range i.Spec.Parameters {
+		if _, fromSecret := i.Spec.SecretParameters[name]; fromSecret {
+			continue
+		}
+		if sensitive[name] {
+			if i.Status.AppliedGeneration != i.Generation {
+				return nil, false
+			}
+			v = i.Status.AppliedParameters[name]
+		}
+		recorded[name] = v
+	}
+	return recorded, true
 }
