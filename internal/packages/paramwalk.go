@@ -6,6 +6,8 @@ import (
 	"text/template/parse"
 )
 
+// unused warns of the templates no task names and the parameters no
+// template uses, found by walking the templates' parse trees.
 func (v *verifier) unused() {
 	used := map[string]bool{}
 	for _, plan := range v.p.Operator.Plans {
