@@ -58,3 +58,9 @@ func (s *seconds) Set(value string) error {
 }
 
 func (*seconds) Type() string { return "duration" }
+
+// ReplaceFlag adds --replace-operator-version, of install and upgrade.
+func ReplaceFlag(f *pflag.FlagSet, replace *bool) {
+	f.BoolVar(replace, "replace-operator-version", false, "Replace an installed OperatorVersion of the package's name "+
+		"but other content, if no Instance uses it (without the flag such a package is refused: bump its operatorVersion instead)")
+}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -17,11 +16,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/cli/output"
 	"github.com/kudo-ng/kudo/internal/cli/tree"
 	"github.com/kudo-ng/kudo/internal/engine"
-	"github.com/kudo-ng/kudo/internal/params"
 )
 
 // Options are the flags the plan verbs share.
@@ -34,6 +33,8 @@ type Options struct {
 	// Poll is how often --wait looks again.
 	Poll time.Duration
 }
+
+func (o *Options) waiting() action.Waiting { return action.Waiting{Timeout: o.WaitTime, Poll: o.Poll} }
 
 // verb is what a plan verb does, given a client of the cluster.
 type verb func(context.Context, client.Client, string, genericiooptions.IOStreams, *Options) error
@@ -87,22 +88,8 @@ func Status(ctx context.Context, c client.Client, ns string, streams genericioop
 	if !opts.Wait {
 		return WriteStatus(streams.Out, i, ov)
 	}
-	return waitForPlan(ctx, c, ns, streams.Out, opts, i, ov, reprintTree)
+	return action.WaitFor(ctx, c, streams.Out, opts.waiting(), i, ov, reprintTree)
 }
-
-// Wait waits until the plan the Instance runs, or was asked to run, ends,
-// printing its progress to out; a failed plan is an error.
-func Wait(ctx context.Context, c client.Client, ns string, out io.Writer, instance string, timeout time.Duration) error {
-	i, ov, err := get(ctx, c, ns, instance)
-	if err != nil {
-		return err
-	}
-	return waitForPlan(ctx, c, ns, out, &Options{Instance: instance, WaitTime: timeout, Poll: 250 * time.Millisecond}, i, ov, writeProgress)
-}
-
-// reporter prints what a wait sees change between two reads of the
-// Instance; last is nil on the first.
-type reporter func(out io.Writer, last, cur *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) error
 
 // reprintTree prints the whole tree again on every change (plan status).
 func reprintTree(out io.Writer, last, cur *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) error {
@@ -110,50 +97,6 @@ func reprintTree(out io.Writer, last, cur *kudov1beta1.Instance, ov *kudov1beta1
 		return nil
 	}
 	return WriteStatus(out, cur, ov)
-}
-
-// writeProgress prints a line for each change of the awaited run and its
-// steps (the verbs that change an Instance and wait).
-func writeProgress(out io.Writer, last, cur *kudov1beta1.Instance, _ *kudov1beta1.OperatorVersion) error {
-	for _, line := range Progress(last, cur) {
-		if _, err := fmt.Fprintln(out, line); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// waitForPlan reports the Instance, then each change of it, until the plan
-// it was last asked to run ends.
-func waitForPlan(ctx context.Context, c client.Client, ns string, out io.Writer, opts *Options,
-	last *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion, report reporter) error {
-	if err := report(out, nil, last, ov); err != nil {
-		return err
-	}
-	deadline := time.Now().Add(opts.WaitTime)
-	for !engine.Settled(last) {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("plan %s of Instance %s has not finished after %s", engine.AwaitedPlan(last), last.Name, opts.WaitTime)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(opts.Poll):
-		}
-		i, ov, err := get(ctx, c, ns, opts.Instance)
-		if err != nil {
-			return err
-		}
-		if err := report(out, last, i, ov); err != nil {
-			return err
-		}
-		last = i
-	}
-	if last.Status.ActivePlan != nil && last.Status.ActivePlan.Status == kudov1beta1.ExecutionFatalError {
-		ps := last.Status.PlanStatus[last.Status.ActivePlan.Name]
-		return fmt.Errorf("plan %s failed: %s", ps.Name, ps.Message)
-	}
-	return nil
 }
 
 // Trigger asks for a plan with a fresh uid, as KUDO's plan trigger does.
@@ -174,7 +117,7 @@ func Trigger(ctx context.Context, c client.Client, ns string, streams genericioo
 	if !opts.Wait {
 		return nil
 	}
-	return waitForPlan(ctx, c, ns, streams.Out, opts, i, ov, writeProgress)
+	return action.WaitFor(ctx, c, streams.Out, opts.waiting(), i, ov, action.WriteProgress)
 }
 
 // Cancel cancels the running plan.
@@ -239,24 +182,9 @@ func writeRevisions(out io.Writer, i *kudov1beta1.Instance) error {
 			started = r.StartedAt.UTC().Format(time.DateTime)
 		}
 		_, _ = fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n",
-			r.Number, r.Plan, r.Status, r.OperatorVersion, started, DescribeParameters(&r))
+			r.Number, r.Plan, r.Status, r.OperatorVersion, started, action.DescribeParameters(&r))
 	}
 	return w.Flush()
-}
-
-// DescribeParameters lists the parameters a revision ran with, sorted by
-// name: values (sensitive ones as their masks), and Secret keys as kubectl
-// kudo takes them.
-func DescribeParameters(r *kudov1beta1.Revision) string {
-	if len(r.Parameters) == 0 && len(r.SecretParameters) == 0 {
-		return "(defaults)"
-	}
-	described := params.Declared(r.Parameters, r.SecretParameters)
-	pairs := make([]string, 0, len(described))
-	for _, name := range slices.Sorted(maps.Keys(described)) {
-		pairs = append(pairs, name+"="+described[name])
-	}
-	return strings.Join(pairs, ",")
 }
 
 // get reads the Instance and its OperatorVersion, with errors that say what to do.
@@ -287,5 +215,5 @@ func Retry(ctx context.Context, c client.Client, ns string, streams genericioopt
 	if !opts.Wait {
 		return nil
 	}
-	return waitForPlan(ctx, c, ns, streams.Out, opts, i, ov, writeProgress)
+	return action.WaitFor(ctx, c, streams.Out, opts.waiting(), i, ov, action.WriteProgress)
 }

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cli/action"
 )
 
 // WriteStatus prints an Instance's plans as KUDO's tree: every plan of the
@@ -42,7 +43,7 @@ func WriteStatus(w io.Writer, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorV
 		if ps.LastUpdatedTimestamp != nil {
 			fmt.Fprintf(&b, ", last updated %s", ps.LastUpdatedTimestamp.UTC().Format(time.DateTime))
 		}
-		b.WriteString(message(ps.Message) + "\n")
+		b.WriteString(action.InParentheses(ps.Message) + "\n")
 		planIndent := "    " + indent(lastPlan)
 		for p, phase := range plan.Phases {
 			lastPhase := p == len(plan.Phases)-1
@@ -50,8 +51,8 @@ func WriteStatus(w io.Writer, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorV
 			fmt.Fprintf(&b, "%s%sPhase %s (%s strategy) [%s]\n", planIndent, branch(lastPhase), phase.Name, strategy(phase.Strategy), status)
 			phaseIndent := planIndent + indent(lastPhase)
 			for s, step := range phase.Steps {
-				status, msg := stepStatus(&ps, phase.Name, step.Name)
-				fmt.Fprintf(&b, "%s%sStep %s [%s]%s\n", phaseIndent, branch(s == len(phase.Steps)-1), step.Name, status, message(msg))
+				status, msg := action.StepStatus(&ps, phase.Name, step.Name)
+				fmt.Fprintf(&b, "%s%sStep %s [%s]%s\n", phaseIndent, branch(s == len(phase.Steps)-1), step.Name, status, action.InParentheses(msg))
 			}
 		}
 	}
@@ -90,22 +91,6 @@ func phaseStatus(ps *kudov1beta1.PlanStatus, name string) kudov1beta1.ExecutionS
 		}
 	}
 	return kudov1beta1.ExecutionNeverRun
-}
-
-func stepStatus(ps *kudov1beta1.PlanStatus, phase, step string) (kudov1beta1.ExecutionStatus, string) {
-	for at, s := range ps.Steps() {
-		if at.Phase.Name == phase && s.Name == step {
-			return s.Status, s.Message
-		}
-	}
-	return kudov1beta1.ExecutionNeverRun, ""
-}
-
-func message(m string) string {
-	if m == "" {
-		return ""
-	}
-	return " (" + m + ")"
 }
 
 func strategy(s kudov1beta1.Ordering) kudov1beta1.Ordering {

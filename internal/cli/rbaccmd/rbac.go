@@ -22,8 +22,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
-	"github.com/kudo-ng/kudo/internal/cli/install"
 	"github.com/kudo-ng/kudo/internal/cli/repoconfig"
 	"github.com/kudo-ng/kudo/internal/cli/resolve"
 	"github.com/kudo-ng/kudo/internal/engine"
@@ -117,7 +117,7 @@ func Run(ctx context.Context, streams genericiooptions.IOStreams, opts *Options)
 		return err
 	}
 	// Children of KudoOperator tasks run as the same service account.
-	deps, err := install.Dependencies(ctx, p, opts.Package, repo)
+	deps, err := action.Dependencies(ctx, p, opts.Package, repo)
 	if err != nil {
 		return err
 	}

@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
-	"github.com/kudo-ng/kudo/internal/cli/plan"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/params"
 )
@@ -92,11 +92,11 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 		return fmt.Errorf("rolling Instance %s back to revision %d: %w", i.Name, target.Number, err)
 	}
 	_, _ = fmt.Fprintf(streams.Out, "Instance %s rolled back to revision %d: OperatorVersion %s, parameters %s\n",
-		i.Name, target.Number, target.OperatorVersion, plan.DescribeParameters(target))
+		i.Name, target.Number, target.OperatorVersion, action.DescribeParameters(target))
 	if !opts.Wait {
 		return nil
 	}
-	return plan.Wait(ctx, c, ns, streams.Out, i.Name, opts.WaitTime)
+	return action.Wait(ctx, c, ns, streams.Out, i.Name, opts.WaitTime)
 }
 
 // restoredValues are the spec.parameters of the revision: its values, but

@@ -13,9 +13,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
-	"github.com/kudo-ng/kudo/internal/cli/install"
-	"github.com/kudo-ng/kudo/internal/cli/plan"
 	"github.com/kudo-ng/kudo/internal/cli/repoconfig"
 	"github.com/kudo-ng/kudo/internal/cli/resolve"
 	"github.com/kudo-ng/kudo/internal/packages"
@@ -61,7 +60,7 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	f.StringVar(&opts.AppVersion, "app-version", "", "App version to upgrade to")
 	f.StringVar(&opts.OperatorVersion, "operator-version", "", "Operator version to upgrade to")
 	clientutil.WaitFlags(f, &opts.Wait, &opts.WaitTime, "Wait until the upgrade's plan has finished")
-	install.ReplaceFlag(f, &opts.ReplaceOperatorVersion)
+	clientutil.ReplaceFlag(f, &opts.ReplaceOperatorVersion)
 	return cmd
 }
 
@@ -91,7 +90,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	}
 	// As KUDO's upgrade, and install: the new version's dependencies are
 	// installed with it, and its KudoOperator tasks name their packages.
-	deps, err := install.Dependencies(ctx, p, opts.Package, repo)
+	deps, err := action.Dependencies(ctx, p, opts.Package, repo)
 	if err != nil {
 		return err
 	}
@@ -109,7 +108,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	// As KUDO's upgrade: deploy is only needed to install; an upgrade runs
 	// the upgrade plan, or update, or deploy, whichever the package has.
 	verify := packages.VerifyOptions{SkipDeployPlan: true, Values: kept.Parameters}
-	versions, err := install.PrepareVersions(ctx, c, i.OperatorVersionNamespace(), append(deps, p), verify,
+	versions, err := action.PrepareVersions(ctx, c, i.OperatorVersionNamespace(), append(deps, p), verify,
 		opts.ReplaceOperatorVersion, streams.ErrOut)
 	if err != nil {
 		return err
@@ -131,7 +130,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if !opts.Wait {
 		return nil
 	}
-	return plan.Wait(ctx, c, ns, streams.Out, i.Name, opts.WaitTime)
+	return action.Wait(ctx, c, ns, streams.Out, i.Name, opts.WaitTime)
 }
 
 func newer(next, current string) error {

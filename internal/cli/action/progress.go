@@ -1,4 +1,4 @@
-package plan
+package action
 
 import (
 	"fmt"
@@ -34,9 +34,9 @@ func Progress(last, cur *kudov1beta1.Instance) []string {
 		lines = append(lines, planLine)
 	}
 	for at, step := range run.Steps() {
-		status, msg := stepStatus(&before, at.Phase.Name, step.Name)
+		status, msg := StepStatus(&before, at.Phase.Name, step.Name)
 		if shows(step.Status) && (step.Status != status || step.Message != msg) {
-			lines = append(lines, fmt.Sprintf("Step %s/%s [%s]%s", at.Phase.Name, step.Name, step.Status, message(step.Message)))
+			lines = append(lines, fmt.Sprintf("Step %s/%s [%s]%s", at.Phase.Name, step.Name, step.Status, InParentheses(step.Message)))
 		}
 	}
 	if planLine != "" && run.Status.IsTerminal() {
@@ -48,4 +48,24 @@ func Progress(last, cur *kudov1beta1.Instance) []string {
 // shows reports whether a plan or step in this state has started.
 func shows(s kudov1beta1.ExecutionStatus) bool {
 	return s != "" && s != kudov1beta1.ExecutionPending && s != kudov1beta1.ExecutionNeverRun
+}
+
+// StepStatus is the status and message of a step of the plan status, or
+// NEVER_RUN.
+func StepStatus(ps *kudov1beta1.PlanStatus, phase, step string) (kudov1beta1.ExecutionStatus, string) {
+	for at, s := range ps.Steps() {
+		if at.Phase.Name == phase && s.Name == step {
+			return s.Status, s.Message
+		}
+	}
+	return kudov1beta1.ExecutionNeverRun, ""
+}
+
+// InParentheses is a message after what it is of, in parentheses; nothing
+// when empty.
+func InParentheses(m string) string {
+	if m == "" {
+		return ""
+	}
+	return " (" + m + ")"
 }

@@ -1,0 +1,81 @@
+// Package action is what several kubectl kudo verbs do, as Helm's
+// pkg/action: prepare the versions a package installs (install, upgrade,
+// rbac), and wait for the plan a change asked for (install, update,
+// upgrade, rollback, plan).
+package action
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+	"github.com/kudo-ng/kudo/internal/engine"
+)
+
+// Wait waits until the plan the Instance runs, or was asked to run, ends,
+// printing its progress to out; a failed plan is an error.
+func Wait(ctx context.Context, c client.Client, ns string, out io.Writer, instance string, timeout time.Duration) error {
+	i, ov, err := clientutil.GetInstance(ctx, c, ns, instance)
+	if err != nil {
+		return err
+	}
+	return WaitFor(ctx, c, out, Waiting{Timeout: timeout, Poll: 250 * time.Millisecond}, i, ov, WriteProgress)
+}
+
+// Waiting is how long a wait lasts, and how often it looks again.
+type Waiting struct {
+	Timeout, Poll time.Duration
+}
+
+// Reporter prints what a wait sees change between two reads of the
+// Instance; last is nil on the first.
+type Reporter func(out io.Writer, last, cur *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) error
+
+// WriteProgress prints a line for each change of the awaited run and its
+// steps (the verbs that change an Instance and wait).
+func WriteProgress(out io.Writer, last, cur *kudov1beta1.Instance, _ *kudov1beta1.OperatorVersion) error {
+	for _, line := range Progress(last, cur) {
+		if _, err := fmt.Fprintln(out, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WaitFor reports the Instance, then each change of it, until the plan it
+// was last asked to run ends; a failed plan is an error.
+func WaitFor(ctx context.Context, c client.Client, out io.Writer, w Waiting,
+	last *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion, report Reporter) error {
+	if err := report(out, nil, last, ov); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(w.Timeout)
+	for !engine.Settled(last) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("plan %s of Instance %s has not finished after %s", engine.AwaitedPlan(last), last.Name, w.Timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(w.Poll):
+		}
+		i, ov, err := clientutil.GetInstance(ctx, c, last.Namespace, last.Name)
+		if err != nil {
+			return err
+		}
+		if err := report(out, last, i, ov); err != nil {
+			return err
+		}
+		last = i
+	}
+	if last.Status.ActivePlan != nil && last.Status.ActivePlan.Status == kudov1beta1.ExecutionFatalError {
+		ps := last.Status.PlanStatus[last.Status.ActivePlan.Name]
+		return fmt.Errorf("plan %s failed: %s", ps.Name, ps.Message)
+	}
+	return nil
+}
