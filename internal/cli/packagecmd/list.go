@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -187,7 +189,7 @@ func listPlans(out io.Writer, p *packages.Package, withTasks bool) error {
 		tasks[t.Name] = t
 	}
 	root := tree.New("plans")
-	for _, name := range sortedKeys(p.Operator.Plans) {
+	for _, name := range slices.Sorted(maps.Keys(p.Operator.Plans)) {
 		plan := p.Operator.Plans[name]
 		planNode := root.Add(fmt.Sprintf("%s (%s)", name, strategy(plan.Strategy)))
 		for _, phase := range plan.Phases {
@@ -252,15 +254,6 @@ func listTasks(out io.Writer, p *packages.Package) error {
 		_, _ = fmt.Fprintf(w, "%s\t%s\t%s\n", t.Name, t.Kind, resources)
 	}
 	return w.Flush()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func strategy(s kudov1beta1.Ordering) string {
