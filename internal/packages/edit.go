@@ -114,7 +114,8 @@ func child(top *yaml.Node, key string, kind yaml.Kind) *yaml.Node {
 	return node
 }
 
-// nodeOf is value as YAML, by its JSON field names.
+// nodeOf is value as YAML, by its JSON field names, its name first as
+// authors write it.
 func nodeOf(value any) (*yaml.Node, error) {
 	data, err := sigsyaml.Marshal(value)
 	if err != nil {
@@ -127,5 +128,15 @@ func nodeOf(value any) (*yaml.Node, error) {
 	if len(doc.Content) == 0 {
 		return nil, errors.New("nothing to write")
 	}
-	return doc.Content[0], nil
+	node := doc.Content[0]
+	if node.Kind == yaml.MappingNode {
+		for k := 2; k+1 < len(node.Content); k += 2 {
+			if node.Content[k].Value == "name" {
+				name := append([]*yaml.Node{}, node.Content[k:k+2]...)
+				node.Content = append(name, append(node.Content[:k:k], node.Content[k+2:]...)...)
+				break
+			}
+		}
+	}
+	return node, nil
 }

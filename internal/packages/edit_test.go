@@ -46,8 +46,8 @@ plans:
 name: web
 operatorVersion: "0.1.0"
 tasks: # none yet
-  - kind: Apply
-    name: app
+  - name: app
+    kind: Apply
     spec:
       resources:
         - app.yaml
@@ -57,8 +57,8 @@ plans:
   update:
     strategy: serial
 maintainers:
-  - email: ada@example.com
-    name: Ada
+  - name: Ada
+    email: ada@example.com
 `
 	if string(got) != want {
 		t.Errorf("edited:\n%s\nwant:\n%s", got, want)
