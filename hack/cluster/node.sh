@@ -239,7 +239,8 @@ node_dns_listens() { ss -Hlun "sport = :53" | grep -q "$node_ip:53"; }
 # node_start starts the registry, the DNS, containerd, kubelet and kube-proxy
 # once the API server is up, and waits for the node to be Ready.
 node_start() {
-  local nd sock
+  local nd sock kubelet_starts
+  local -a kubelet_command
   nd=$(node_dir)
   sock=$(node_socket)
   mkdir -p "$nd/cni" "$nd/kubelet" "$nd/pod-logs" "$nd/certs.d/$node_registry"
@@ -339,9 +340,11 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%}
 YAML
-  launch kubelet "$assets/kubelet" --config "$nd/kubelet.yaml" --kubeconfig "$pki/kubelet.kubeconfig" \
-    --root-dir "$nd/kubelet" --hostname-override "$node_name" --node-ip "$node_ip" \
-    --node-labels "$node_taint=true"
+  kubelet_command=("$assets/kubelet" --config "$nd/kubelet.yaml" --kubeconfig "$pki/kubelet.kubeconfig"
+    --root-dir "$nd/kubelet" --hostname-override "$node_name" --node-ip "$node_ip"
+    --node-labels "$node_taint=true")
+  kubelet_starts=1
+  launch kubelet "${kubelet_command[@]}"
 
   cat >"$nd/kube-proxy.yaml" <<YAML
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
@@ -359,8 +362,22 @@ iptables: {localhostNodePorts: false}
 conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 YAML
   launch kube-proxy "$assets/kube-proxy" --config "$nd/kube-proxy.yaml"
-  wait_for "the real node" 90 "$kubectl" --kubeconfig "$kubeconfig" wait --for=condition=Ready "node/$node_name" --timeout=1s
+  wait_for "the real node" 90 node_ready
   wait_for "kube-proxy's rules for the kubernetes Service" 60 node_proxies_kubernetes
+}
+
+# node_ready says whether the real node is Ready, and starts kubelet again
+# (twice at most) when it died on the way: kubelet 1.34 may panic as it
+# starts, when its DRA plugin manager asks for the node before the container
+# manager runs (an upstream race), which the next start does not meet. The
+# log of the start that died is kept beside.
+node_ready() {
+  if ! running kubelet && ((kubelet_starts < 3)); then
+    mv "$logs/kubelet.log" "$logs/kubelet-$kubelet_starts.log"
+    kubelet_starts=$((kubelet_starts + 1))
+    launch kubelet "${kubelet_command[@]}"
+  fi
+  "$kubectl" --kubeconfig "$kubeconfig" wait --for=condition=Ready "node/$node_name" --timeout=1s
 }
 
 node_proxies_kubernetes() { iptables -w -t nat -S KUBE-SERVICES | grep -q "default/kubernetes:https cluster IP"; }
