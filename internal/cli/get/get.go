@@ -98,20 +98,24 @@ func Run(ctx context.Context, c client.Client, ns string, out io.Writer, what st
 	return err
 }
 
+// list reads the namespace's objects of one kind.
 func (all *installed) list(ctx context.Context, c client.Client, ns, kind string) error {
 	switch kind {
 	case "operators":
 		list := &kudov1beta1.OperatorList{}
-		defer func() { all.operators = list.Items }()
-		return c.List(ctx, list, client.InNamespace(ns))
+		err := c.List(ctx, list, client.InNamespace(ns))
+		all.operators = list.Items
+		return err
 	case "operatorversions":
 		list := &kudov1beta1.OperatorVersionList{}
-		defer func() { all.versions = list.Items }()
-		return c.List(ctx, list, client.InNamespace(ns))
+		err := c.List(ctx, list, client.InNamespace(ns))
+		all.versions = list.Items
+		return err
 	}
 	list := &kudov1beta1.InstanceList{}
-	defer func() { all.instances = list.Items }()
-	return c.List(ctx, list, client.InNamespace(ns))
+	err := c.List(ctx, list, client.InNamespace(ns))
+	all.instances = list.Items
+	return err
 }
 
 // objects are the objects listed with their kinds, which a typed list's
