@@ -122,8 +122,8 @@ const (
 // with config/rbac/manager_privileged_role.yaml, or, with --multi-tenant, as
 // the Instances' service accounts (config/tenancy).
 
-// Reconcile gathers the Instance and its OperatorVersion, runs its plans and
-// writes its status in one patch.
+// Reconcile gathers the Instance and its OperatorVersion, runs its plans,
+// and writes what changed through the reconcile's one patcher.
 func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	instance := &kudov1beta1.Instance{}
 	if err := r.Get(ctx, req.NamespacedName, instance); err != nil {
@@ -133,23 +133,9 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("Instance", klog.KObj(instance)))
-	before := instance.DeepCopy()
-	writes := &objects.Writes{}
-	var redactor *params.Redactor
+	run := r.newPlanRun(instance)
 	defer func() {
-		// What the reconcile writes and logs keeps no sensitive value.
-		redactStatus(&instance.Status, redactor)
-		defer func() { retErr = redactor.Error(retErr) }()
-		instance.Status.ObservedGeneration = instance.Generation
-		if wait := progressWait(before, instance, r.Clock.Now()); wait > 0 && retErr == nil {
-			result.RequeueAfter = wait
-		} else if err := patchStatus(ctx, r.Client, before, instance); err != nil {
-			retErr = kerrors.NewAggregate([]error{retErr, err})
-		}
-		// After the status write, so that waiting for the cache overlaps it.
-		if err := writes.Await(ctx, r.Client); err != nil {
-			retErr = kerrors.NewAggregate([]error{retErr, err})
-		}
+		result, retErr = r.finish(ctx, run, result, retErr)
 	}()
 
 	ov := &kudov1beta1.OperatorVersion{}
@@ -159,13 +145,14 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 			return ctrl.Result{}, err
 		}
 		// Not terminal: the OperatorVersion watch wakes the Instance when it appears.
-		setReadiness(instance, engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.OperatorVersionNotFoundReason,
+		run.judge(&engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.OperatorVersionNotFoundReason,
 			Message: fmt.Sprintf("OperatorVersion %q not found in namespace %q", ovKey.Name, ovKey.Namespace)})
 		if !instance.DeletionTimestamp.IsZero() {
-			return ctrl.Result{}, r.removeFinalizer(ctx, instance)
+			controllerutil.RemoveFinalizer(instance, kudov1beta1.InstanceCleanupFinalizer)
 		}
 		return ctrl.Result{}, nil
 	}
+	run.ov = ov
 
 	id, err := r.identityFor(instance)
 	if err != nil {
@@ -176,10 +163,9 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 			return ctrl.Result{}, err
 		}
 	}
-	run := &planRun{r: r, instance: instance, ov: ov, writes: writes, writer: id.writer, reader: id.reader, files: id.files,
-		objects: objects.NewManager(instance, id.writer, r.APIReader, r.kinds, writes),
-		params:  r.resolveParameters(ctx, instance, ov, id.reader)}
-	redactor = run.params.redactor
+	run.writer, run.reader, run.files = id.writer, id.reader, id.files
+	run.objects = objects.NewManager(instance, id.writer, r.APIReader, r.kinds, run.writes)
+	run.params = r.resolveParameters(ctx, instance, ov, id.reader)
 	// Before a plan is chosen: a mask made with another key would read as a
 	// changed value.
 	if engine.RekeyMasks(&instance.Status, run.params.values, run.params.keys) {
@@ -198,9 +184,44 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	return ctrl.Result{RequeueAfter: run.requeue}, nil
 }
 
+// newPlanRun is the scope of one reconcile of the Instance, with what of
+// the reconciler's configuration its plans follow.
+func (r *InstanceReconciler) newPlanRun(i *kudov1beta1.Instance) *planRun {
+	return &planRun{
+		instance: i, patcher: newInstancePatcher(r.Client, i), writes: &objects.Writes{},
+		events: r.Recorder, clock: r.Clock, warned: r.warned, served: r.served, scope: r.scope,
+		requireServiceAccount: r.RequireServiceAccount, defaultTimeout: r.defaultTimeout(i),
+		readyBefore: meta.FindStatusCondition(i.Status.Conditions, kudov1beta1.ReadyCondition).DeepCopy(),
+	}
+}
+
+// finish ends a reconcile: it derives the conditions once, hides the
+// sensitive values in what it writes, and writes the Instance. A status
+// held back as progress is written when the reconcile comes back, which is
+// never later than the reconcile asked for.
+func (r *InstanceReconciler) finish(ctx context.Context, run *planRun, result ctrl.Result, reconcileErr error) (ctrl.Result, error) {
+	i := run.instance
+	redactor := run.redactor()
+	run.conclude()
+	redactStatus(&i.Status, redactor)
+	held, patchErr := run.patcher.patch(ctx, i, reconcileErr == nil, r.Clock.Now())
+	result.RequeueAfter = sooner(result.RequeueAfter, held)
+	// After the status write, so that waiting for the cache overlaps it.
+	awaitErr := run.writes.Await(ctx, r.Client)
+	return result, redactor.Error(kerrors.NewAggregate([]error{reconcileErr, patchErr, awaitErr}))
+}
+
+// sooner is the sooner of two requeues, zero being none.
+func sooner(a, b time.Duration) time.Duration {
+	if a == 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
+}
+
 // subReconciler is one part of reconciling a live Instance (not a KUDO
-// plan's phase); an error ends the reconcile, and the deferred status patch
-// still writes what it found.
+// plan's phase); an error ends the reconcile, and the patcher still writes
+// what it found.
 type subReconciler func(ctx context.Context, run *planRun) error
 
 // subReconcilers are the parts of reconciling a live Instance, in order.
@@ -208,30 +229,35 @@ func (r *InstanceReconciler) subReconcilers() []subReconciler {
 	return []subReconciler{r.reconcileFinalizer, r.reconcilePlans, r.reconcileInventory, r.reconcileFinalizer}
 }
 
-// reconcileFinalizer adds the cleanup finalizer when the Instance needs the
-// manager before it goes: for the OperatorVersion's cleanup plan, and to
-// delete what it applied that owner references cannot reach (cluster-scoped
-// objects, or objects in other namespaces). It runs again after the
-// inventory, which may adopt such objects; a plan adds it before it applies
-// one (finalizerFirst).
+// reconcileFinalizer puts the cleanup finalizer on the Instance before any
+// plan runs when it needs the manager before it goes (needsCleanup). It
+// runs again after the inventory, which may adopt objects that need it; a
+// step that is about to apply one puts it on first (admit).
 func (r *InstanceReconciler) reconcileFinalizer(ctx context.Context, run *planRun) error {
 	i := run.instance
-	_, hasCleanup := engine.PlanForDelete(run.ov.Spec.Plans)
-	if controllerutil.ContainsFinalizer(i, kudov1beta1.InstanceCleanupFinalizer) ||
-		(!hasCleanup && !inventory.OwnersCannotCover(i.Status.Inventory, i.Namespace)) {
+	if controllerutil.ContainsFinalizer(i, kudov1beta1.InstanceCleanupFinalizer) || !needsCleanup(i, run.ov) {
 		return nil
 	}
-	return r.patchFinalizers(ctx, i, controllerutil.AddFinalizer)
+	return run.patcher.addFinalizer(ctx, i)
+}
+
+// needsCleanup reports whether the Instance needs the manager before it
+// goes: for the OperatorVersion's cleanup plan, and to delete what it
+// applied that owner references cannot reach (cluster-scoped objects, or
+// objects in other namespaces).
+func needsCleanup(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) bool {
+	_, hasCleanup := engine.PlanForDelete(ov.Spec.Plans)
+	return hasCleanup || inventory.OwnersCannotCover(i.Status.Inventory, i.Namespace)
 }
 
 // reconcilePlans runs the plans; while one runs, or when one fails, the
 // conditions come from them.
 func (r *InstanceReconciler) reconcilePlans(ctx context.Context, run *planRun) error {
-	if err := run.plans(ctx); err != nil {
-		setReadiness(run.instance, engine.InstanceReadiness(run.instance, run.selectionErr, nil))
-		return err
+	err := run.plans(ctx)
+	if err != nil {
+		run.judge(nil)
 	}
-	return nil
+	return err
 }
 
 // reconcileDelete runs the cleanup plan, if the OperatorVersion has one,
@@ -243,7 +269,7 @@ func (r *InstanceReconciler) reconcileDelete(ctx context.Context, run *planRun) 
 	}
 	if cleanup, ok := engine.PlanForDelete(run.ov.Spec.Plans); ok {
 		ended, err := run.cleanup(ctx, cleanup)
-		setReadiness(i, engine.InstanceReadiness(i, nil, nil))
+		run.judge(nil)
 		if err != nil || !ended {
 			return err
 		}
@@ -252,26 +278,7 @@ func (r *InstanceReconciler) reconcileDelete(ctx context.Context, run *planRun) 
 	if gone, err := r.removeInventory(ctx, run); err != nil || !gone {
 		return err
 	}
-	return r.removeFinalizer(ctx, i)
-}
-
-func (r *InstanceReconciler) removeFinalizer(ctx context.Context, i *kudov1beta1.Instance) error {
-	if !controllerutil.ContainsFinalizer(i, kudov1beta1.InstanceCleanupFinalizer) {
-		return nil
-	}
-	return client.IgnoreNotFound(r.patchFinalizers(ctx, i, controllerutil.RemoveFinalizer))
-}
-
-// patchFinalizers adds or removes the cleanup finalizer with a patch of a
-// copy, so that the response does not overwrite the status being built.
-func (r *InstanceReconciler) patchFinalizers(ctx context.Context, i *kudov1beta1.Instance, change func(client.Object, string) bool) error {
-	obj := i.DeepCopy()
-	patch := client.MergeFrom(obj.DeepCopy())
-	change(obj, kudov1beta1.InstanceCleanupFinalizer)
-	if err := r.Patch(ctx, obj, patch); err != nil {
-		return err
-	}
-	i.Finalizers, i.ResourceVersion = obj.Finalizers, obj.ResourceVersion
+	controllerutil.RemoveFinalizer(i, kudov1beta1.InstanceCleanupFinalizer)
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/record"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/drift"
@@ -23,13 +24,12 @@ import (
 // prunes what completed runs no longer render, and, once the last plan
 // completed, judges every object of the inventory — gathers what each is
 // now, lets drift.Judge say what is wrong and what to correct, and does
-// that — and derives Ready from it.
+// that — and notes what keeps Ready from holding.
 func (r *InstanceReconciler) reconcileInventory(ctx context.Context, run *planRun) error {
 	i := run.instance
 	if err := r.prune(ctx, run); err != nil {
 		return err
 	}
-	readyBefore := meta.FindStatusCondition(i.Status.Conditions, kudov1beta1.ReadyCondition).DeepCopy()
 	var problems []engine.Problem
 	if a := i.Status.ActivePlan; a != nil && a.Status == kudov1beta1.ExecutionComplete && run.selectionErr == nil {
 		// A plan that completed in this reconcile wrote objects the cache
@@ -52,8 +52,7 @@ func (r *InstanceReconciler) reconcileInventory(ctx context.Context, run *planRu
 		}
 		problems = verdict.Problems
 	}
-	setReadiness(i, engine.InstanceReadiness(i, run.selectionErr, problems))
-	r.reportTransition(i, readyBefore)
+	run.judgeObjects(problems)
 	return nil
 }
 
@@ -139,7 +138,7 @@ func (r *InstanceReconciler) correcting(i *kudov1beta1.Instance) bool {
 }
 
 // reportTransition makes each change of a completed plan's Ready an event.
-func (r *InstanceReconciler) reportTransition(i *kudov1beta1.Instance, before *metav1.Condition) {
+func reportTransition(events record.EventRecorder, i *kudov1beta1.Instance, before *metav1.Condition) {
 	after := meta.FindStatusCondition(i.Status.Conditions, kudov1beta1.ReadyCondition)
 	if before == nil || after == nil || before.Status == metav1.ConditionUnknown ||
 		(before.Status == after.Status && before.Reason == after.Reason) {
@@ -147,9 +146,9 @@ func (r *InstanceReconciler) reportTransition(i *kudov1beta1.Instance, before *m
 	}
 	switch after.Status {
 	case metav1.ConditionTrue:
-		r.Recorder.Event(i, corev1.EventTypeNormal, after.Reason, "Ready: "+after.Message)
+		events.Event(i, corev1.EventTypeNormal, after.Reason, "Ready: "+after.Message)
 	case metav1.ConditionFalse:
-		r.Recorder.Event(i, corev1.EventTypeWarning, after.Reason, "Not ready: "+after.Message)
+		events.Event(i, corev1.EventTypeWarning, after.Reason, "Not ready: "+after.Message)
 	}
 }
 

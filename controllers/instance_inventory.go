@@ -106,7 +106,7 @@ func (p *planRun) adoptTask(ctx context.Context, def *kudov1beta1.Task, site inv
 			if claim.Holder != "" {
 				holder = claim.Holder
 			}
-			p.r.Recorder.Eventf(p.instance, corev1.EventTypeWarning, kudov1beta1.NotAdoptedEvent, "Did not adopt %s: it is %s's",
+			p.events.Eventf(p.instance, corev1.EventTypeWarning, kudov1beta1.NotAdoptedEvent, "Did not adopt %s: it is %s's",
 				inventory.Describe(inventory.RefOf(obj)), holder)
 			continue
 		}

@@ -2,7 +2,9 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,7 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	utilcache "k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -24,6 +29,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/planmetrics"
 	"github.com/kudo-ng/kudo/internal/render"
+	"github.com/kudo-ng/kudo/internal/render/migrate"
 	"github.com/kudo-ng/kudo/internal/task"
 )
 
@@ -31,12 +37,17 @@ import (
 // finishes lets the next one start at once, without waiting for an event.
 const maxPasses = 16
 
-// planRun is one reconcile's work on an Instance's plans.
+// planRun is the scope of one reconcile of an Instance: what it read, what
+// its plans found, and the patcher through which it writes the Instance. It
+// holds what of the reconciler's configuration it follows, and nothing that
+// leads back to the reconciler.
 type planRun struct {
-	r        *InstanceReconciler
 	instance *kudov1beta1.Instance
-	ov       *kudov1beta1.OperatorVersion
-	writes   *objects.Writes
+	// ov is the Instance's OperatorVersion; nil when it was not found.
+	ov *kudov1beta1.OperatorVersion
+	// patcher makes every write of the Instance.
+	patcher *instancePatcher
+	writes  *objects.Writes
 	// writer reads the cache and writes as the Instance's identity
 	// (identityFor); objects applies, deletes and judges its objects so.
 	writer client.Client
@@ -47,12 +58,73 @@ type planRun struct {
 	files   task.FileCopier
 	// params are the Instance's parameter values.
 	params *instanceParameters
+
+	events record.EventRecorder
+	clock  clock.PassiveClock
+	// warned are the API migrations already reported, by plan run.
+	warned *utilcache.LRUExpireCache
+	served migrate.Served
+	scope  render.Scope
+	// requireServiceAccount runs no plan without spec.serviceAccountName.
+	requireServiceAccount bool
+	// defaultTimeout bounds the runs of plans that declare no timeout.
+	defaultTimeout *metav1.Duration
+
 	// selectionErr says why no plan could be chosen for a changed spec.
 	selectionErr error
 	// requeue, when not zero, is when the Instance must be judged again.
 	requeue time.Duration
 	// intents are the tasks rendered for drift correction, by task name.
 	intents map[string]*task.Intent
+
+	// judged: the reconcile got as far as judging the Instance, whose
+	// conditions are then derived once, as it ends (conclude).
+	judged bool
+	// verdict, when set, is what the conditions say instead.
+	verdict *engine.Readiness
+	// problems keep the objects of a completed plan from being Ready.
+	problems []engine.Problem
+	// objectsJudged: the inventory's objects were judged, and a change of
+	// Ready is an event.
+	objectsJudged bool
+	// readyBefore is the Ready condition as the reconcile found it.
+	readyBefore *metav1.Condition
+}
+
+// judge notes that the reconcile judged the Instance: its conditions come
+// from its plans and the problems found, or say verdict when it is set.
+func (p *planRun) judge(verdict *engine.Readiness) {
+	p.judged, p.verdict = true, verdict
+}
+
+// judgeObjects notes the problems of the inventory's objects.
+func (p *planRun) judgeObjects(problems []engine.Problem) {
+	p.judge(nil)
+	p.problems, p.objectsJudged = problems, true
+}
+
+// conclude derives the Instance's conditions, if the reconcile judged it,
+// and reports a change of Ready its objects made.
+func (p *planRun) conclude() {
+	if !p.judged {
+		return
+	}
+	readiness := p.verdict
+	if readiness == nil {
+		readiness = ptr.To(engine.InstanceReadiness(p.instance, p.selectionErr, p.problems))
+	}
+	setReadiness(p.instance, *readiness)
+	if p.objectsJudged {
+		reportTransition(p.events, p.instance, p.readyBefore)
+	}
+}
+
+// redactor hides the Instance's sensitive values; nil before they are read.
+func (p *planRun) redactor() *params.Redactor {
+	if p.params == nil {
+		return nil
+	}
+	return p.params.redactor
 }
 
 // requeueAfter asks for the Instance to be reconciled again after d, at the
@@ -70,7 +142,7 @@ func (p *planRun) plans(ctx context.Context) error {
 	if engine.RanByKUDO(p.instance) && p.params.err == nil {
 		p.adoptFromKUDO()
 	}
-	if p.r.RequireServiceAccount && p.instance.Spec.ServiceAccountName == "" {
+	if p.requireServiceAccount && p.instance.Spec.ServiceAccountName == "" {
 		p.selectionErr = fmt.Errorf("no plan runs: spec.serviceAccountName is required (--require-service-account)")
 		return nil
 	}
@@ -145,14 +217,14 @@ func (p *planRun) adoptFromKUDO() {
 	case status == kudov1beta1.ExecutionFatalError:
 		next = "it stays so until it is retried or the Instance is updated"
 	}
-	p.r.Recorder.Eventf(p.instance, corev1.EventTypeNormal, kudov1beta1.AdoptedEvent,
+	p.events.Eventf(p.instance, corev1.EventTypeNormal, kudov1beta1.AdoptedEvent,
 		"Adopted from KUDO as it was, with OperatorVersion %s and its current parameters: plan %s is %s, and %s", p.ov.Name, name, status, next)
 }
 
 // start starts a run of the plan, and says so as KUDO did.
 func (p *planRun) start(name string, uid types.UID) {
-	engine.StartPlan(p.instance, p.ov, name, uid, p.r.Clock.Now(), p.params.recorded)
-	p.r.Recorder.Eventf(p.instance, corev1.EventTypeNormal, kudov1beta1.PlanStartedEvent, "Execution of plan %s started", name)
+	engine.StartPlan(p.instance, p.ov, name, uid, p.clock.Now(), p.params.recorded)
+	p.events.Eventf(p.instance, corev1.EventTypeNormal, kudov1beta1.PlanStartedEvent, "Execution of plan %s started", name)
 	planmetrics.PlanStarted(p.ov.Spec.Operator.Name, name)
 }
 
@@ -161,24 +233,24 @@ func (p *planRun) start(name string, uid types.UID) {
 // again is not retried again.
 func (p *planRun) retry(ctx context.Context, name string) error {
 	i := p.instance
-	ps := engine.Retry(ptr.To(i.Status.PlanStatus[name]), p.r.Clock.Now())
+	ps := engine.Retry(ptr.To(i.Status.PlanStatus[name]), p.clock.Now())
 	i.Status.PlanStatus[name] = ps
 	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
 	engine.UpdateRevision(i, &ps)
-	p.r.Recorder.Eventf(i, corev1.EventTypeNormal, kudov1beta1.PlanRetriedEvent, "Plan %s resumed from its failed steps", name)
-	return p.patchPlanExecution(ctx, engine.AcknowledgeRetry(i.Spec.PlanExecution, ps.UID))
+	p.events.Eventf(i, corev1.EventTypeNormal, kudov1beta1.PlanRetriedEvent, "Plan %s resumed from its failed steps", name)
+	return p.answer(ctx, engine.AcknowledgeRetry(i.Spec.PlanExecution, ps.UID))
 }
 
 // cancel ends the running plan before it runs another task.
 func (p *planRun) cancel(ctx context.Context, name string) error {
 	i := p.instance
 	ps := i.Status.PlanStatus[name]
-	ps = engine.Cancel(&ps, p.r.Clock.Now())
-	planmetrics.PlanFinished(p.ov.Spec.Operator.Name, &ps, p.r.Clock.Now())
+	ps = engine.Cancel(&ps, p.clock.Now())
+	planmetrics.PlanFinished(p.ov.Spec.Operator.Name, &ps, p.clock.Now())
 	engine.UpdateRevision(i, &ps)
 	i.Status.PlanStatus[name] = ps
 	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
-	p.r.Recorder.Eventf(i, corev1.EventTypeNormal, kudov1beta1.PlanCancelledEvent, "Plan %s cancelled", name)
+	p.events.Eventf(i, corev1.EventTypeNormal, kudov1beta1.PlanCancelledEvent, "Plan %s cancelled", name)
 	return p.clearPlanExecution(ctx, ps.UID)
 }
 
@@ -203,7 +275,7 @@ func (p *planRun) advance(ctx context.Context, name string) (bool, error) {
 	i := p.instance
 	plan := p.ov.Spec.Plans[name]
 	if plan.Timeout == nil {
-		plan.Timeout = p.r.defaultTimeout(p.instance)
+		plan.Timeout = p.defaultTimeout
 	}
 	ps := i.Status.PlanStatus[name]
 	values, err := params.Values(p.ov.Spec.Parameters, p.params.values)
@@ -223,8 +295,8 @@ func (p *planRun) advance(ctx context.Context, name string) (bool, error) {
 			progressed = progressed || res.Done
 		}
 		before := ps
-		ps = engine.Record(&plan, &ps, results, p.r.Clock.Now())
-		planmetrics.StepsRecorded(p.ov.Spec.Operator.Name, &before, &ps, p.r.Clock.Now())
+		ps = engine.Record(&plan, &ps, results, p.clock.Now())
+		planmetrics.StepsRecorded(p.ov.Spec.Operator.Name, &before, &ps, p.clock.Now())
 		if !progressed {
 			break
 		}
@@ -239,21 +311,21 @@ func (p *planRun) advance(ctx context.Context, name string) (bool, error) {
 		// Nothing may change in the cluster to wake the Instance again: a
 		// step in ERROR is tried again after its backoff, and one that waits
 		// is judged again at its deadline.
-		if backoff, ok := engine.NextRetry(&ps, p.r.Clock.Now()); ok {
+		if backoff, ok := engine.NextRetry(&ps, p.clock.Now()); ok {
 			p.requeueAfter(backoff)
 		}
 		if at, ok := engine.NextDeadline(&plan, &ps); ok {
-			p.requeueAfter(max(at.Sub(p.r.Clock.Now()), time.Millisecond))
+			p.requeueAfter(max(at.Sub(p.clock.Now()), time.Millisecond))
 		}
 		return false, nil
 	}
 	// KUDO's event, which users' scripts and tests match, for either end.
-	p.r.Recorder.Eventf(i, corev1.EventTypeNormal, kudov1beta1.PlanFinishedEvent,
+	p.events.Eventf(i, corev1.EventTypeNormal, kudov1beta1.PlanFinishedEvent,
 		"Execution of plan %s finished with status %s", name, ps.Status)
-	planmetrics.PlanFinished(p.ov.Spec.Operator.Name, &ps, p.r.Clock.Now())
+	planmetrics.PlanFinished(p.ov.Spec.Operator.Name, &ps, p.clock.Now())
 	engine.UpdateRevision(i, &ps)
 	if ps.Status == kudov1beta1.ExecutionFatalError {
-		p.r.Recorder.Eventf(i, corev1.EventTypeWarning, kudov1beta1.PlanFailedEvent, "Plan %s failed: %s", name, ps.Message)
+		p.events.Eventf(i, corev1.EventTypeWarning, kudov1beta1.PlanFailedEvent, "Plan %s failed: %s", name, ps.Message)
 	}
 	return true, p.clearPlanExecution(ctx, ps.UID)
 }
@@ -270,29 +342,18 @@ func (p *planRun) clearFinished(ctx context.Context) error {
 // clearPlanExecution empties spec.planExecution once the plan it asked for
 // ended, as KUDO does; a newer request in the meantime is kept.
 func (p *planRun) clearPlanExecution(ctx context.Context, uid types.UID) error {
-	return p.patchPlanExecution(ctx, engine.ClearRequest(p.instance.Spec.PlanExecution, uid))
+	return p.answer(ctx, engine.ClearRequest(p.instance.Spec.PlanExecution, uid))
 }
 
-// patchPlanExecution writes the manager's answer to spec.planExecution, as
-// the protocol gives it (engine.ClearRequest, engine.AcknowledgeRetry),
-// before the status this reconcile writes, which engine.Settled relies on; an
-// answer that leaves the request as it is writes nothing.
-func (p *planRun) patchPlanExecution(ctx context.Context, pe kudov1beta1.PlanExecution) error {
-	i := p.instance
-	if i.Spec.PlanExecution == pe {
-		return nil
-	}
-	// Patch a copy: the response would overwrite the status being built.
-	obj := i.DeepCopy()
-	patch := client.MergeFromWithOptions(obj.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	obj.Spec.PlanExecution = pe
-	if err := p.r.Patch(ctx, obj, patch); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	// The status written next observes the new generation, so the change
-	// the patch makes does not cost another status write.
-	i.Spec.PlanExecution, i.ResourceVersion, i.Generation = obj.Spec.PlanExecution, obj.ResourceVersion, obj.Generation
-	return nil
+// answer writes the manager's answer to spec.planExecution, as the protocol
+// gives it (engine.ClearRequest, engine.AcknowledgeRetry), at once: the
+// plan chosen next, in this reconcile, records the generation the answer
+// makes, and the status this reconcile writes comes after it, which
+// engine.Settled relies on. An answer that leaves the request as it is
+// writes nothing.
+func (p *planRun) answer(ctx context.Context, pe kudov1beta1.PlanExecution) error {
+	p.instance.Spec.PlanExecution = pe
+	return p.patcher.patchObject(ctx, p.instance)
 }
 
 // env is what the tasks of a step of a plan run need.
@@ -304,21 +365,39 @@ func (p *planRun) env(plan, phase, step string, uid types.UID, values map[string
 			OperatorVersion: p.ov, Instance: p.instance.Name, Namespace: p.instance.Namespace,
 			Plan: plan, Phase: phase, Step: step, PlanUID: uid, Params: values, Owner: &owner,
 		},
-		Served: p.r.served, Scope: p.r.scope, Files: p.files, BeforeApply: p.beforeApply(plan, phase, step, uid),
+		Served: p.served, Scope: p.scope, Files: p.files, Admit: p.admit(plan, phase, step, uid),
 		Redactor: p.params.redactor,
 	}
 }
 
-// beforeApply checks what a task of the step is about to apply: that the
-// inventory can hold it, and that the finalizer is on when it must be.
-func (p *planRun) beforeApply(plan, phase, step string, uid types.UID) func(context.Context, string, []*unstructured.Unstructured) error {
-	return func(ctx context.Context, name string, objs []*unstructured.Unstructured) error {
+// admit checks, writing nothing, what a task of the step is about to
+// apply: that the inventory can hold it, and that the cleanup finalizer is
+// on the Instance when it must be (errCleanupFinalizerFirst).
+func (p *planRun) admit(plan, phase, step string, uid types.UID) func(string, []*unstructured.Unstructured) error {
+	return func(name string, objs []*unstructured.Unstructured) error {
 		site := inventory.Site{Task: name, Plan: plan, Phase: phase, Step: step, PlanUID: uid}
 		if err := p.inventoryHolds(site, objs); err != nil {
 			return err
 		}
-		return p.finalizerFirst(ctx, objs)
+		if !controllerutil.ContainsFinalizer(p.instance, kudov1beta1.InstanceCleanupFinalizer) && outsideNamespace(objs, p.instance.Namespace) {
+			return errCleanupFinalizerFirst
+		}
+		return nil
 	}
+}
+
+// errCleanupFinalizerFirst refuses a task that would apply what owner
+// references cannot delete (a cluster-scoped object, one in another
+// namespace) before the Instance holds its cleanup finalizer: an Instance
+// deleted between the apply and the finalizer would leave it behind. The
+// run puts the finalizer on and runs the task again; the API server adds
+// no finalizer to an Instance being deleted, so such a step then fails and
+// applies nothing.
+var errCleanupFinalizerFirst = errors.New("the Instance must hold its cleanup finalizer first")
+
+// outsideNamespace reports whether any of the objects is not in the namespace.
+func outsideNamespace(objs []*unstructured.Unstructured, namespace string) bool {
+	return slices.ContainsFunc(objs, func(obj *unstructured.Unstructured) bool { return obj.GetNamespace() != namespace })
 }
 
 // inventoryHolds fails the plan when the inventory cannot hold what a task
@@ -330,24 +409,6 @@ func (p *planRun) inventoryHolds(site inventory.Site, objs []*unstructured.Unstr
 	}
 	return task.Fatalf("task %s: the Instance's inventory would hold %d objects in %d KiB, more than the %d KiB it may: "+
 		"split the package's objects across Instances", site.Task, count, size>>10, inventory.MaxBytes>>10)
-}
-
-// finalizerFirst adds the cleanup finalizer before a step applies what owner
-// references cannot delete (a cluster-scoped object, one in another
-// namespace): an Instance deleted between the apply and the finalizer would
-// leave it behind. The API server adds no finalizer to an Instance being
-// deleted, so such a step then fails and applies nothing.
-func (p *planRun) finalizerFirst(ctx context.Context, objs []*unstructured.Unstructured) error {
-	i := p.instance
-	if controllerutil.ContainsFinalizer(i, kudov1beta1.InstanceCleanupFinalizer) {
-		return nil
-	}
-	for _, obj := range objs {
-		if obj.GetNamespace() != i.Namespace {
-			return p.r.patchFinalizers(ctx, i, controllerutil.AddFinalizer)
-		}
-	}
-	return nil
 }
 
 // runStep runs every task of a step, records what they applied in the
@@ -362,6 +423,11 @@ func (p *planRun) runStep(ctx context.Context, plan string, uid types.UID, value
 			return engine.StepResult{Err: fmt.Errorf("task %s is not defined", name), Fatal: true}
 		}
 		res, err := task.Run(ctx, def, env)
+		if errors.Is(err, errCleanupFinalizerFirst) {
+			if err = p.patcher.addFinalizer(ctx, p.instance); err == nil {
+				res, err = task.Run(ctx, def, env)
+			}
+		}
 		p.warnMigrations(uid, res)
 		site := inventory.Site{Task: name, Plan: plan, Phase: ref.Phase, Step: ref.Step, PlanUID: uid}
 		if recordErr := p.record(site, &res); err == nil {
@@ -387,10 +453,10 @@ func (p *planRun) runStep(ctx context.Context, plan string, uid types.UID, value
 func (p *planRun) warnMigrations(uid types.UID, res task.Result) {
 	for _, m := range res.Migrations {
 		key := string(uid) + "/" + m.String()
-		if _, seen := p.r.warned.Get(key); seen {
+		if _, seen := p.warned.Get(key); seen {
 			continue
 		}
-		p.r.warned.Add(key, true, warnedFor)
+		p.warned.Add(key, true, warnedFor)
 		reason, message := "APIVersionMigrated", fmt.Sprintf("%s: the server no longer serves %s, applied as %s", m.Template, m.From, m.To)
 		switch {
 		case m.Dropped != "":
@@ -398,7 +464,7 @@ func (p *planRun) warnMigrations(uid types.UID, res task.Result) {
 		case len(m.Changes) > 0:
 			message += "; " + strings.Join(m.Changes, "; ")
 		}
-		p.r.Recorder.Event(p.instance, corev1.EventTypeWarning, reason, message)
+		p.events.Event(p.instance, corev1.EventTypeWarning, reason, message)
 	}
 }
 

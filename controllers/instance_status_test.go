@@ -65,3 +65,19 @@ func TestProgressWait(t *testing.T) {
 		})
 	}
 }
+
+// TestSooner: a status held back as progress never puts off a requeue the
+// reconcile asked for sooner.
+func TestSooner(t *testing.T) {
+	for _, tc := range []struct{ asked, held, want time.Duration }{
+		{0, 0, 0},
+		{0, time.Second, time.Second},
+		{time.Second, 0, time.Second},
+		{100 * time.Millisecond, 2 * time.Second, 100 * time.Millisecond},
+		{5 * time.Second, 2 * time.Second, 2 * time.Second},
+	} {
+		if got := sooner(tc.asked, tc.held); got != tc.want {
+			t.Errorf("sooner(%s, %s) = %s, want %s", tc.asked, tc.held, got, tc.want)
+		}
+	}
+}

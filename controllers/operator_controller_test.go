@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -58,15 +57,11 @@ func (q *delays) Add(r reconcile.Request) { q.now = append(q.now, r) }
 func (q *delays) AddAfter(r reconcile.Request, d time.Duration) { q.later[r] = append(q.later[r], d) }
 
 func TestABurstOfInstancesSummedUpOnceAfterTheDelay(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := kudov1beta1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
 	ov := &kudov1beta1.OperatorVersion{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "kafka-1.0.0"},
 		Spec:       kudov1beta1.OperatorVersionSpec{Operator: corev1.ObjectReference{Name: "kafka"}},
 	}
-	r := &OperatorReconciler{Client: fake.NewClientBuilder().WithScheme(scheme).WithObjects(ov).Build()}
+	r := &OperatorReconciler{Client: fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(ov).Build()}
 	h := r.summaryOfInstances()
 	q := &delays{later: map[reconcile.Request][]time.Duration{}}
 	for _, name := range []string{"a", "b", "c"} {

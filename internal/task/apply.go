@@ -53,8 +53,8 @@ func (a apply) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, 
 		return Result{}, err
 	}
 	res := Result{Migrations: intent.Migrations}
-	if env.BeforeApply != nil {
-		if err := env.BeforeApply(ctx, t.Name, intent.Objects); err != nil {
+	if env.Admit != nil {
+		if err := env.Admit(t.Name, intent.Objects); err != nil {
 			return res, err
 		}
 	}

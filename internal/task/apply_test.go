@@ -15,9 +15,9 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
 
-// TestBeforeApplySeesEveryObjectFirst: the controller's finalizer goes on
+// TestAdmitSeesEveryObjectFirst: the controller's finalizer goes on
 // before any object of the task is applied, and a refusal applies none.
-func TestBeforeApplySeesEveryObjectFirst(t *testing.T) {
+func TestAdmitSeesEveryObjectFirst(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		refuse error
@@ -31,11 +31,11 @@ func TestBeforeApplySeesEveryObjectFirst(t *testing.T) {
 			ov.Spec.Templates["role.yaml"] = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: reader}\n"
 			ov.Spec.Templates["config.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: config}\n"
 			var seen []string
-			env.BeforeApply = func(_ context.Context, _ string, objs []*unstructured.Unstructured) error {
+			env.Admit = func(_ string, objs []*unstructured.Unstructured) error {
 				for _, obj := range objs {
 					seen = append(seen, obj.GetKind()+" "+obj.GetNamespace()+"/"+obj.GetName())
 					if err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), &unstructured.Unstructured{Object: obj.Object}); !apierrors.IsNotFound(err) {
-						t.Errorf("%s was applied before BeforeApply: %v", obj.GetName(), err)
+						t.Errorf("%s was applied before Admit: %v", obj.GetName(), err)
 					}
 				}
 				return tc.refuse
@@ -47,7 +47,7 @@ func TestBeforeApplySeesEveryObjectFirst(t *testing.T) {
 				t.Fatalf("Run: %v, want %v", err, tc.refuse)
 			}
 			if want := []string{"ClusterRole /reader", "ConfigMap ns/config"}; !slices.Equal(seen, want) {
-				t.Errorf("BeforeApply saw %v, want %v", seen, want)
+				t.Errorf("Admit saw %v, want %v", seen, want)
 			}
 			roleErr := c.Get(context.Background(), client.ObjectKey{Name: "reader"}, &rbacv1.ClusterRole{})
 			configErr := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "config"}, &corev1.ConfigMap{})

@@ -168,10 +168,11 @@ type Env struct {
 	Objects *objects.Manager
 	// Files copies files out of a running pod, for Pipe tasks.
 	Files FileCopier
-	// BeforeApply, when set, sees what an Apply or Toggle task is about to
-	// apply, and may refuse it: the controller makes sure there of its
-	// finalizer, and that its inventory can hold the objects.
-	BeforeApply func(ctx context.Context, task string, objs []*unstructured.Unstructured) error
+	// Admit, when set, sees what an Apply or Toggle task is about to apply,
+	// and may refuse it, writing nothing: the controller checks there that
+	// the Instance's inventory can hold the objects, and that it holds its
+	// cleanup finalizer when they need it. The task returns the refusal.
+	Admit func(task string, objs []*unstructured.Unstructured) error
 	// Redactor hides the Instance's sensitive values; nil hides nothing.
 	Redactor *params.Redactor
 }

@@ -41,9 +41,11 @@ type Latency struct {
 	Helm         Distribution
 	HelmOperator Distribution
 	// Requests are the manager's API requests per kudo-ng run, by verb;
-	// ObjectWrites how many of them wrote the package's objects.
-	Requests     map[string]float64
-	ObjectWrites float64
+	// ObjectWrites how many of them wrote the package's objects;
+	// InstanceWrites how many wrote the Instance, by resource.
+	Requests       map[string]float64
+	ObjectWrites   float64
+	InstanceWrites map[string]float64 `json:",omitempty"`
 	// HelmOperatorRequests are the helm-operator's per release, by verb.
 	HelmOperatorRequests map[string]float64 `json:",omitempty"`
 }
@@ -107,7 +109,7 @@ func measureLatency(ctx context.Context, c *localcluster.Cluster, m *manager, cf
 		return nil, err
 	}
 	var kudo, floor, helm, helmOperator []float64
-	l.Requests, l.HelmOperatorRequests = map[string]float64{}, map[string]float64{}
+	l.Requests, l.HelmOperatorRequests, l.InstanceWrites = map[string]float64{}, map[string]float64{}, map[string]float64{}
 	// Interleaved, so that a slower moment of the machine hits all alike.
 	for i := range cfg.runs {
 		d, spent, err := kudoRun(ctx, c, m, pkg, fmt.Sprintf("kudo-%d", i))
@@ -119,6 +121,9 @@ func measureLatency(ctx context.Context, c *localcluster.Cluster, m *manager, cf
 			l.Requests[verb] += n / float64(cfg.runs)
 		}
 		l.ObjectWrites += spent.ObjectWrites / float64(cfg.runs)
+		for resource, n := range spent.InstanceWrites {
+			l.InstanceWrites[resource] += n / float64(cfg.runs)
+		}
 		if d, err = floorRun(ctx, c, dyn, pkg, fmt.Sprintf("floor-%d", i)); err != nil {
 			return nil, err
 		}

@@ -284,6 +284,21 @@ func (c apiCalls) byCall() map[string]float64 {
 	return byCall
 }
 
+// instanceWrites sums the writes to Instances by resource: the Instance
+// itself (its finalizers, the answer to spec.planExecution) and its status.
+func (c apiCalls) instanceWrites() map[string]float64 {
+	writes := map[string]float64{}
+	for call, v := range c {
+		if isWrite(call.verb) && strings.HasPrefix(call.resource, instancesResource) {
+			writes[call.resource] += v
+		}
+	}
+	return writes
+}
+
+// instancesResource is the Instances' resource as the authorizer names it.
+const instancesResource = "instances.kudo.dev"
+
 // objectWrites sums the writes to the objects of packages: all but those to
 // kudo.dev objects (status, spec.planExecution), events and access reviews.
 func (c apiCalls) objectWrites() float64 {
@@ -323,17 +338,19 @@ func apiRequest(sample string) (verb, resource string, ok bool) {
 }
 
 // spent is what the manager spent between two scrapes of its metrics: its
-// API requests by verb, and how many of them wrote objects of packages.
+// API requests by verb, how many of them wrote objects of packages, and
+// its writes of Instances by resource.
 type spent struct {
-	Requests     map[string]float64
-	Calls        map[string]float64
-	ObjectWrites float64
+	Requests       map[string]float64
+	Calls          map[string]float64
+	ObjectWrites   float64
+	InstanceWrites map[string]float64
 }
 
 func spentBetween(before, after map[string]float64) spent {
 	was, is := callsOf(before), callsOf(after)
 	return spent{Requests: sub(is.byVerb(), was.byVerb()), Calls: sub(is.byCall(), was.byCall()),
-		ObjectWrites: is.objectWrites() - was.objectWrites()}
+		ObjectWrites: is.objectWrites() - was.objectWrites(), InstanceWrites: sub(is.instanceWrites(), was.instanceWrites())}
 }
 
 func sub(after, before map[string]float64) map[string]float64 {

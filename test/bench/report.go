@@ -417,6 +417,10 @@ func (r *Report) markdown() string {
 	p("")
 	p("Goals: ≤ 1.3 requests per resource per plan in all — %s; ≤ 1 write per resource per plan — %s; no uncached GETs — %s.",
 		verdict(sum(lr)/float64(l.Resources) <= 1.3), verdict(l.ObjectWrites/float64(l.Resources) <= 1), verdict(lr["get"] == 0))
+	if len(l.InstanceWrites) > 0 {
+		p("Writes to the Instance per plan run: %s. KUDO's visible contract is 2: the clearing of", instanceWrites(l.InstanceWrites, 1))
+		p("spec.planExecution and the status that ends the run; what each other write is for is in section 7.")
+	}
 	if h := l.HelmOperatorRequests; len(h) > 0 {
 		p("The helm-operator, per release of the same objects: %.2f requests, %.2f per resource (%s).",
 			sum(h), sum(h)/float64(l.Resources), verbs(h))
@@ -436,6 +440,16 @@ func (r *Report) markdown() string {
 			s.ObjectWrites/n/scaleResources, strings.Join(cells, " | "))
 	}
 	p("")
+	var perRun []string
+	for _, s := range r.Scale {
+		if writes := instanceWritesOfCalls(s.Calls); len(writes) > 0 {
+			perRun = append(perRun, fmt.Sprintf("%d: %s", s.Instances, instanceWrites(writes, float64(s.Instances))))
+		}
+	}
+	if len(perRun) > 0 {
+		p("Writes to each Instance per plan run, by size: %s.", strings.Join(perRun, "; "))
+		p("")
+	}
 	if eventsDropped(r.Scale) {
 		p("Fewer than 2 creates per Instance are events that never reached the API server: client-go's event")
 		p("broadcaster, KUDO's too, hands events to one goroutine that writes them one at a time, and drops, unlogged,")
@@ -584,6 +598,27 @@ func byCall(calls map[string]float64, n int) string {
 }
 
 var verbNames = []string{"get", "list", "watch", "create", "apply", "patch", "update", "delete"}
+
+// instanceWrites tells the writes to Instances per plan run, of n runs: in
+// all, then the status's and the object's.
+func instanceWrites(writes map[string]float64, n float64) string {
+	status := writes[instancesResource+"/status"] / n
+	object := writes[instancesResource] / n
+	return fmt.Sprintf("%.2f (status %.2f, the Instance itself %.2f)", sum(writes)/n, status, object)
+}
+
+// instanceWritesOfCalls picks the writes to Instances, by resource, out of
+// requests by "<verb> <resource>".
+func instanceWritesOfCalls(calls map[string]float64) map[string]float64 {
+	writes := map[string]float64{}
+	for call, v := range calls {
+		verb, resource, _ := strings.Cut(call, " ")
+		if isWrite(verb) && strings.HasPrefix(resource, instancesResource) {
+			writes[resource] += v
+		}
+	}
+	return writes
+}
 
 func verbs(requests map[string]float64) string {
 	var parts []string
