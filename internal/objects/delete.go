@@ -35,6 +35,13 @@ func (m *Manager) Delete(ctx context.Context, ref kudov1beta1.ObjectRef, opts De
 	if err != nil || live == nil {
 		return Change{Action: Gone}, err
 	}
+	return m.DeleteObject(ctx, live, opts)
+}
+
+// DeleteObject is Delete of an object as the caller holds it, just applied
+// or read, by the same rules.
+func (m *Manager) DeleteObject(ctx context.Context, live *unstructured.Unstructured, opts DeleteOptions) (Change, error) {
+	ref := inventory.RefOf(live)
 	if claim := ClaimOf(live, m.owner); !claim.Ours {
 		note := "it is no Instance's"
 		if claim.Holder != "" {

@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -227,12 +228,11 @@ func (p pipe) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, e
 	return res, nil
 }
 
-// deletePipePod deletes the pipe pod, which may be gone already.
+// deletePipePod deletes the pipe pod, which may be gone already, through
+// the object layer: it is deleted only while it is the Instance's.
 func deletePipePod(ctx context.Context, env *Env, pod *unstructured.Unstructured) error {
-	if err := env.Client.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting pipe pod %s: %w", pod.GetName(), err)
-	}
-	return nil
+	_, err := env.Objects.DeleteObject(ctx, pod, objects.DeleteOptions{Propagation: metav1.DeletePropagationBackground})
+	return err
 }
 
 // stored returns the files when every one was stored in this plan run
