@@ -93,7 +93,9 @@ func (p *instancePatcher) patchStatus(ctx context.Context, i *kudov1beta1.Instan
 		return nil
 	}
 	if err := patchStatus(ctx, p.client, p.stored, i); err != nil {
-		return err
+		// An Instance deleted since the cache showed it has no status to write.
+		p.gone = apierrors.IsNotFound(err)
+		return client.IgnoreNotFound(err)
 	}
 	p.stored = i.DeepCopy()
 	return nil

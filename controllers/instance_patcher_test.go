@@ -33,9 +33,11 @@ func TestInstancePatcherWritesInOrder(t *testing.T) {
 		stored    func(*kudov1beta1.Instance)
 		change    func(*kudov1beta1.Instance)
 		succeeded bool
-		want      []string
-		wantHeld  bool
-		observed  bool
+		// deleted: the Instance is gone from the API server once read.
+		deleted  bool
+		want     []string
+		wantHeld bool
+		observed bool
 	}{
 		{
 			name: "nothing changed: no write", succeeded: true,
@@ -72,6 +74,12 @@ func TestInstancePatcherWritesInOrder(t *testing.T) {
 				i.Status.AppliedOperatorVersion = appVersion
 			},
 			want: []string{"instances"},
+		},
+		{
+			name: "deleted since it was read: no error", succeeded: true, deleted: true,
+			stored: func(*kudov1beta1.Instance) {},
+			change: func(i *kudov1beta1.Instance) { i.Status.AppliedOperatorVersion = appVersion },
+			want:   []string{"instances/status"},
 		},
 		{
 			name: "a running plan's progress alone is held back", succeeded: true,
@@ -114,6 +122,11 @@ func TestInstancePatcherWritesInOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := newInstancePatcher(c, i)
+			if tc.deleted {
+				if err := c.Delete(t.Context(), i.DeepCopy()); err != nil {
+					t.Fatal(err)
+				}
+			}
 			tc.change(i)
 			held, err := p.patch(t.Context(), i, tc.succeeded, written.Add(time.Second))
 			if err != nil {
@@ -125,7 +138,7 @@ func TestInstancePatcherWritesInOrder(t *testing.T) {
 			if (held > 0) != tc.wantHeld {
 				t.Errorf("held back %s, want held: %t", held, tc.wantHeld)
 			}
-			if len(tc.want) == 0 || !slices.Contains(tc.want, "instances/status") {
+			if tc.deleted || !slices.Contains(tc.want, "instances/status") {
 				return
 			}
 			got := &kudov1beta1.Instance{}
