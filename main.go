@@ -30,7 +30,6 @@ import (
 	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/planmetrics"
-	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/task"
 	"github.com/kudo-ng/kudo/internal/version"
 	kudowebhook "github.com/kudo-ng/kudo/internal/webhook"
@@ -55,30 +54,28 @@ func main() {
 		setupLog.Error(err, "invalid flags")
 		os.Exit(2)
 	}
-	// Before any controller renders a template.
-	render.SetLimits(opts.renderLimits)
 
 	cfg := ctrl.GetConfigOrDie()
 	cfg.QPS, cfg.Burst = float32(opts.kubeAPIQPS), opts.kubeAPIBurst
 	cfg.Wrap(apimetrics.Wrap)
-	mgr, err := ctrl.NewManager(cfg, opts.managerOptions(scheme))
-	if err != nil {
-		setupLog.Error(err, "unable to create manager")
-		os.Exit(1)
-	}
-
 	ctx := ctrl.SetupSignalHandler()
 	maskKeys, err := loadMaskKeys(ctx, cfg, &opts)
 	if err != nil {
 		setupLog.Error(err, "unable to read the mask key")
 		os.Exit(1)
 	}
-	objects.KeySecretDigests(maskKeys.Derive("digests of Secrets' data"))
+	trim := objects.Trim{DigestKey: maskKeys.SecretDigestKey()}
+	mgr, err := ctrl.NewManager(cfg, opts.managerOptions(scheme, trim))
+	if err != nil {
+		setupLog.Error(err, "unable to create manager")
+		os.Exit(1)
+	}
 	if err := (&controllers.OperatorReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		setupLog.Error(err, "unable to create controller", "controller", "Operator")
 		os.Exit(1)
 	}
-	if err := (&controllers.OperatorVersionReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	operatorVersions := &controllers.OperatorVersionReconciler{Client: mgr.GetClient(), RenderLimits: opts.renderLimits}
+	if err := operatorVersions.SetupWithManager(mgr); err != nil {
 		setupLog.Error(err, "unable to create controller", "controller", "OperatorVersion")
 		os.Exit(1)
 	}
@@ -102,6 +99,8 @@ func main() {
 		MultiTenant:             opts.multiTenant,
 		APIReader:               mgr.GetAPIReader(),
 		MaskKeys:                maskKeys,
+		Trim:                    trim,
+		RenderLimits:            opts.renderLimits,
 	}
 	metrics.Registry.MustRegister(planmetrics.RunningSteps{List: func(ctx context.Context) ([]kudov1beta1.Instance, error) {
 		list := &kudov1beta1.InstanceList{}
@@ -115,7 +114,7 @@ func main() {
 	}
 
 	if opts.enableWebhooks {
-		if err := kudowebhook.SetupWithManager(mgr, opts.requireServiceAccount); err != nil {
+		if err := kudowebhook.SetupWithManager(mgr, opts.requireServiceAccount, opts.renderLimits); err != nil {
 			setupLog.Error(err, "unable to create webhooks")
 			os.Exit(1)
 		}

@@ -147,7 +147,7 @@ const serviceAccountNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccou
 // key.
 const outsideClusterNamespace = "kudo-system"
 
-func (o *options) managerOptions(s *runtime.Scheme) ctrl.Options {
+func (o *options) managerOptions(s *runtime.Scheme, trim objects.Trim) ctrl.Options {
 	leaderElectionNamespace := o.leaderElectionNamespace
 	if o.enableLeaderElection && leaderElectionNamespace == "" {
 		// Outside a cluster, the manager has no namespace of its own.
@@ -175,7 +175,7 @@ func (o *options) managerOptions(s *runtime.Scheme) ctrl.Options {
 		NewCache: objects.NewCache,
 		// Cached objects keep what plans read: no managed fields, pod
 		// templates nor pod specs; Instances of this shard only.
-		Cache: cache.Options{SyncPeriod: &o.syncPeriod, DefaultTransform: objects.TrimForCache,
+		Cache: cache.Options{SyncPeriod: &o.syncPeriod, DefaultTransform: trim.ForCache,
 			ByObject: map[client.Object]cache.ByObject{&kudov1beta1.Instance{}: {Label: o.shardSelector()}}},
 	}
 }

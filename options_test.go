@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/render"
 )
 
@@ -30,7 +31,7 @@ func parse(t *testing.T, args ...string) *options {
 
 func TestManagerOptions(t *testing.T) {
 	o := parse(t, "--leader-election-namespace=kudo-system", "--sync-period=1h", "--webhook-port=9444")
-	got := o.managerOptions(scheme)
+	got := o.managerOptions(scheme, objects.Trim{})
 	if got.Scheme != scheme || got.HealthProbeBindAddress != ":8081" || got.PprofBindAddress != "" {
 		t.Errorf("scheme, probe or pprof address: %+v", got)
 	}
@@ -55,7 +56,7 @@ func TestManagerOptions(t *testing.T) {
 	if len(c.NextProtos) != 1 || c.NextProtos[0] != "http/1.1" {
 		t.Errorf("NextProtos = %v, want HTTP/1.1 only without --enable-http2", c.NextProtos)
 	}
-	if http2 := parse(t, "--enable-http2").managerOptions(scheme); len(http2.Metrics.TLSOpts) != 0 {
+	if http2 := parse(t, "--enable-http2").managerOptions(scheme, objects.Trim{}); len(http2.Metrics.TLSOpts) != 0 {
 		t.Error("--enable-http2 must leave the TLS config alone")
 	}
 }
@@ -81,7 +82,7 @@ func TestShards(t *testing.T) {
 		if err := o.validate(); err != nil {
 			t.Fatal(err)
 		}
-		got := o.managerOptions(scheme)
+		got := o.managerOptions(scheme, objects.Trim{})
 		var selector cache.ByObject
 		for obj, by := range got.Cache.ByObject {
 			if _, ok := obj.(*kudov1beta1.Instance); ok {

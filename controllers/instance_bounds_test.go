@@ -60,6 +60,21 @@ var _ = Describe("An Instance kept storable", func() {
 		}).Should(Succeed())
 	})
 
+	It("renders within the controller's render limits, not the defaults", func() {
+		large := configMapsOperator(ns, "large")
+		// 3.5 MiB: within render.DefaultLimits, past the suite's 3 MiB.
+		large.Spec.Templates["a.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: large}\n" +
+			"data: {a: {{ repeat 3670016 \"x\" | quote }}}\n"
+		Expect(k8sClient.Create(ctx, large)).To(Succeed())
+		i := newInstance(ns, "large", "large-0.1.0")
+		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+		Eventually(func(g Gomega) {
+			deploy := getInstance(ctx, g, client.ObjectKeyFromObject(i)).Status.PlanStatus["deploy"]
+			g.Expect(deploy.Status).To(Equal(kudov1beta1.ExecutionFatalError))
+			g.Expect(deploy.Message).To(ContainSubstring("(--render-max-bytes)"))
+		}).Should(Succeed())
+	})
+
 	It("refuses spec.parameters past 128 KiB at admission, naming the largest", func() {
 		Expect(k8sClient.Create(ctx, configMapsOperator(ns, "cms"))).To(Succeed())
 		i := newInstance(ns, "large", "cms-0.1.0")

@@ -34,6 +34,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/inventory"
 	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/params"
+	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/task"
 )
 
@@ -79,6 +80,12 @@ type InstanceReconciler struct {
 	// MaskKeys mask the values of sensitive parameters in the status
 	// (internal/maskkey).
 	MaskKeys params.MaskKeys
+	// Trim is how the manager's cache trims objects (its DefaultTransform),
+	// which the inventory must see alike.
+	Trim objects.Trim
+	// RenderLimits bound each render of a template; none set:
+	// render.DefaultLimits.
+	RenderLimits render.Limits
 
 	cache cache.Cache
 	// kinds starts the watches of the kinds the Instances' objects are of.
@@ -164,7 +171,8 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		}
 	}
 	run.writer, run.reader, run.files = id.writer, id.reader, id.files
-	run.objects = objects.NewManager(instance, id.writer, r.APIReader, r.kinds, run.writes)
+	run.objects = objects.NewManager(instance, id.writer,
+		objects.Options{APIReader: r.APIReader, Kinds: r.kinds, Writes: run.writes, Trim: r.Trim})
 	run.params = r.resolveParameters(ctx, instance, ov, id.reader)
 	// Before a plan is chosen: a mask made with another key would read as a
 	// changed value.
@@ -190,7 +198,7 @@ func (r *InstanceReconciler) newPlanRun(i *kudov1beta1.Instance) *planRun {
 	return &planRun{
 		instance: i, patcher: newInstancePatcher(r.Client, i), writes: &objects.Writes{},
 		events: r.Recorder, clock: r.Clock, warned: r.warned, served: r.served, scope: r.scope,
-		requireServiceAccount: r.RequireServiceAccount, defaultTimeout: r.defaultTimeout(i),
+		requireServiceAccount: r.RequireServiceAccount, defaultTimeout: r.defaultTimeout(i), renderLimits: r.RenderLimits,
 		readyBefore: meta.FindStatusCondition(i.Status.Conditions, kudov1beta1.ReadyCondition).DeepCopy(),
 	}
 }
@@ -285,9 +293,9 @@ func (r *InstanceReconciler) reconcileDelete(ctx context.Context, run *planRun) 
 // SetupWithManager registers the controller with its static watches; the
 // kinds packages apply are watched as they are first applied (watch).
 func (r *InstanceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
-	if len(r.MaskKeys.Current) == 0 {
-		// An empty key would mask with a key anyone can use.
-		return errors.New("the Instance controller needs a mask key (internal/maskkey)")
+	if len(r.MaskKeys.Current) == 0 || len(r.Trim.DigestKey) == 0 {
+		// An empty key would mask, or digest Secrets, with a key anyone can use.
+		return errors.New("the Instance controller needs a mask key and a Secret digest key (internal/maskkey)")
 	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &kudov1beta1.Instance{}, operatorVersionIndex,
 		func(o client.Object) []string {

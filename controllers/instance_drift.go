@@ -14,7 +14,6 @@ import (
 	"github.com/kudo-ng/kudo/internal/drift"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/inventory"
-	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/planmetrics"
 	"github.com/kudo-ng/kudo/internal/task"
@@ -68,7 +67,7 @@ func (r *InstanceReconciler) gather(ctx context.Context, run *planRun, entries [
 			return nil, err
 		}
 		if o.Live = live; live != nil {
-			if o.Seen, err = objects.Observe(live); err != nil {
+			if o.Seen, err = run.objects.Observe(live); err != nil {
 				return nil, err
 			}
 			o.Health = run.objects.Health(ctx, run.instance.Name, live)
@@ -105,7 +104,7 @@ func (r *InstanceReconciler) act(ctx context.Context, run *planRun, v drift.Verd
 			return err
 		}
 		r.corrections.Corrected(correctionKey(i, c.Entry.ObjectRef), r.Clock.Now())
-		seen, err := objects.Observe(corrected.Object)
+		seen, err := run.objects.Observe(corrected.Object)
 		if err != nil {
 			return err
 		}

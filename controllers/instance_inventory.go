@@ -30,7 +30,7 @@ func (p *planRun) record(site inventory.Site, res *task.Result) error {
 	}
 	applied := make([]inventory.Applied, 0, len(res.Applied))
 	for _, a := range res.Applied {
-		o, err := objects.Observe(a.Object)
+		o, err := p.objects.Observe(a.Object)
 		if err != nil {
 			return err
 		}

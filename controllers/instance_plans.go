@@ -69,6 +69,7 @@ type planRun struct {
 	requireServiceAccount bool
 	// defaultTimeout bounds the runs of plans that declare no timeout.
 	defaultTimeout *metav1.Duration
+	renderLimits   render.Limits
 
 	// selectionErr says why no plan could be chosen for a changed spec.
 	selectionErr error
@@ -363,7 +364,7 @@ func (p *planRun) env(plan, phase, step string, uid types.UID, values map[string
 		Client: p.writer, SecretReader: p.reader, Objects: p.objects, Instance: p.instance,
 		Site: render.Site{
 			OperatorVersion: p.ov, Instance: p.instance.Name, Namespace: p.instance.Namespace,
-			Plan: plan, Phase: phase, Step: step, PlanUID: uid, Params: values, Owner: &owner,
+			Plan: plan, Phase: phase, Step: step, PlanUID: uid, Params: values, Owner: &owner, Limits: p.renderLimits,
 		},
 		Served: p.served, Scope: p.scope, Files: p.files, Admit: p.admit(plan, phase, step, uid),
 		Redactor: p.params.redactor,

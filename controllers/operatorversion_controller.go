@@ -14,6 +14,7 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/packages"
+	"github.com/kudo-ng/kudo/internal/render"
 )
 
 // OperatorVersionReconciler reports whether an OperatorVersion can run, by
@@ -21,6 +22,9 @@ import (
 // uses it.
 type OperatorVersionReconciler struct {
 	client.Client
+	// RenderLimits bound each render of a template; none set:
+	// render.DefaultLimits.
+	RenderLimits render.Limits
 }
 
 // +kubebuilder:rbac:groups=kudo.dev,resources=operatorversions,verbs=get;list;watch;create;update;patch;delete
@@ -35,7 +39,7 @@ func (r *OperatorVersionReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	}
 	before := ov.DeepCopy()
 	ov.Status.ObservedGeneration = ov.Generation
-	if report := packages.VerifyOperatorVersion(ov); len(report.Errors) > 0 {
+	if report := packages.VerifyOperatorVersion(ov, r.RenderLimits); len(report.Errors) > 0 {
 		msg := report.Errors[0].String()
 		if n := len(report.Errors); n > 1 {
 			msg += fmt.Sprintf(" (and %d more errors: kubectl kudo package verify shows them all)", n-1)

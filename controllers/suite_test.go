@@ -26,6 +26,7 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/maskkey"
 	"github.com/kudo-ng/kudo/internal/objects"
+	"github.com/kudo-ng/kudo/internal/render"
 	kudowebhook "github.com/kudo-ng/kudo/internal/webhook"
 )
 
@@ -40,6 +41,10 @@ var (
 	// instances is the Instance controller the suite's manager runs.
 	instances *InstanceReconciler
 )
+
+// suiteRenderLimits are the Instance controller's render limits in the
+// suite: smaller than the defaults, so that a test sees they are its own.
+var suiteRenderLimits = render.Limits{MaxOutput: 3 << 20, Timeout: 2 * time.Second}
 
 func TestControllers(t *testing.T) {
 	RegisterFailHandler(Fail)
@@ -66,32 +71,33 @@ var _ = BeforeSuite(func() {
 	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme.Scheme})
 	Expect(err).NotTo(HaveOccurred())
 
+	// As main does: the manager makes its mask key in its namespace.
+	Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kudo-system"}})).To(Succeed())
+	maskKeys, err := maskkey.Load(ctx, k8sClient, types.NamespacedName{Namespace: "kudo-system", Name: maskkey.DefaultName})
+	Expect(err).NotTo(HaveOccurred())
+	trim := objects.Trim{DigestKey: maskKeys.SecretDigestKey()}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Client:                 client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		NewCache:               objects.NewCache,
-		Cache:                  cache.Options{DefaultTransform: objects.TrimForCache},
+		Cache:                  cache.Options{DefaultTransform: trim.ForCache},
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host: testEnv.WebhookInstallOptions.LocalServingHost, Port: testEnv.WebhookInstallOptions.LocalServingPort,
 			CertDir: testEnv.WebhookInstallOptions.LocalServingCertDir,
 		}),
 	})
 	Expect(err).NotTo(HaveOccurred())
-	// As main does: the manager makes its mask key in its namespace.
-	Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kudo-system"}})).To(Succeed())
-	maskKeys, err := maskkey.Load(ctx, k8sClient, types.NamespacedName{Namespace: "kudo-system", Name: maskkey.DefaultName})
-	Expect(err).NotTo(HaveOccurred())
 	Expect((&OperatorReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)).To(Succeed())
 	Expect((&OperatorVersionReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)).To(Succeed())
 	instances = &InstanceReconciler{
 		Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorderFor("kudo-ng"),
 		Mapper: mgr.GetRESTMapper(), Files: files, MaxConcurrentReconciles: 4, APIReader: mgr.GetAPIReader(), Config: cfg,
-		MaskKeys: maskKeys,
+		MaskKeys: maskKeys, Trim: trim, RenderLimits: suiteRenderLimits,
 	}
 	Expect(instances.SetupWithManager(ctx, mgr)).To(Succeed())
-	Expect(kudowebhook.SetupWithManager(mgr, false)).To(Succeed())
+	Expect(kudowebhook.SetupWithManager(mgr, false, render.DefaultLimits)).To(Succeed())
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())

@@ -27,7 +27,17 @@ import (
 
 var stripManagedFields = cache.TransformStripManagedFields()
 
-// TrimForCache is the manager cache's transform: it keeps of each object what
+// Trim is how the manager's cache trims objects, which what the inventory
+// notes of an object (Observe) must see alike. DigestKey keys the digests
+// of Secrets' data: the inventory's hash of a Secret, which whoever reads
+// the Instance sees, is made from the digest, and keyed it cannot be tried
+// against guesses of a weak value. A new key makes every Secret the
+// inventory holds look changed once, and drift correction applies it again.
+type Trim struct {
+	DigestKey []byte
+}
+
+// ForCache is the manager cache's transform: it keeps of each object what
 // the plans read, so that the objects of a thousand Instances take a fraction
 // of the memory. Nothing reads managed fields; nothing reads a cached pod's
 // spec (health reads its status, a Pipe task its name) nor a workload's pod
@@ -35,16 +45,16 @@ var stripManagedFields = cache.TransformStripManagedFields()
 // annotation says whether the template changed). A Secret's data becomes a
 // digest of it: enough to see that it changed, and the manager's memory
 // holds no Secret's content. Read such fields with an uncached reader.
-func TrimForCache(in any) (any, error) {
+func (t Trim) ForCache(in any) (any, error) {
 	out, err := stripManagedFields(in)
 	if err != nil {
 		return out, err
 	}
 	switch obj := out.(type) {
 	case *unstructured.Unstructured:
-		trimUnstructured(obj)
+		t.unstructured(obj)
 	case *corev1.Secret:
-		obj.Data, obj.StringData = secretDigest(obj.Data), nil
+		obj.Data, obj.StringData = t.secretDigest(obj.Data), nil
 	case *corev1.Pod:
 		obj.Spec = corev1.PodSpec{}
 	case *appsv1.Deployment:
@@ -69,41 +79,39 @@ func TrimForCache(in any) (any, error) {
 // the HMAC-SHA256 of the data the API server holds.
 const SecretDigestKey = "kudo-ng.sha256"
 
-// secretDigestKey keys the digests of Secrets' data (KeySecretDigests). The
-// inventory's hash of a Secret, which whoever reads the Instance sees, is
-// made from the digest: keyed, it cannot be tried against guesses of a weak
-// value.
-var secretDigestKey []byte
-
-// KeySecretDigests keys the digests of Secrets' data; the manager calls it
-// once, before its cache starts. A new key makes every Secret the inventory
-// holds look changed once, and drift correction applies it again.
-func KeySecretDigests(key []byte) { secretDigestKey = key }
-
-func secretDigest(data map[string][]byte) map[string][]byte {
+// secretDigest is the keyed digest of a Secret's data, as the cache holds
+// it.
+func (t Trim) secretDigest(data map[string][]byte) map[string][]byte {
 	if _, digested := data[SecretDigestKey]; digested && len(data) == 1 {
 		return data
 	}
 	b, _ := json.Marshal(data) // a map of strings to bytes always encodes
-	mac := hmac.New(sha256.New, secretDigestKey)
+	mac := hmac.New(sha256.New, t.DigestKey)
 	mac.Write(b)
 	return map[string][]byte{SecretDigestKey: mac.Sum(nil)}
 }
 
-func trimUnstructured(obj *unstructured.Unstructured) {
+func (t Trim) unstructured(obj *unstructured.Unstructured) {
+	if obj.GroupVersionKind().GroupKind() == (schema.GroupKind{Kind: "Secret"}) {
+		t.unstructuredSecret(obj)
+		return
+	}
+	trimPodSpecs(obj)
+}
+
+// trimPodSpecs drops a pod's spec, or a workload's pod template.
+func trimPodSpecs(obj *unstructured.Unstructured) {
 	gk := obj.GroupVersionKind().GroupKind()
-	if gk == (schema.GroupKind{Kind: "Secret"}) {
-		trimUnstructuredSecret(obj)
-	} else if gk == (schema.GroupKind{Kind: "Pod"}) {
+	if gk == (schema.GroupKind{Kind: "Pod"}) {
 		unstructured.RemoveNestedField(obj.Object, "spec")
 	} else if path, found := render.PodTemplatePath(gk); found {
 		unstructured.RemoveNestedField(obj.Object, path...)
 	}
 }
 
-// trimUnstructuredSecret digests an unstructured Secret's data as
-// secretDigest does a typed one's: both hold the same base64 text.
-func trimUnstructuredSecret(obj *unstructured.Unstructured) {
+// unstructuredSecret digests an unstructured Secret's data as secretDigest
+// does a typed one's: both hold the same base64 text.
+func (t Trim) unstructuredSecret(obj *unstructured.Unstructured) {
 	data := map[string][]byte{}
 	encoded, _, _ := unstructured.NestedStringMap(obj.Object, "data")
 	for k, v := range encoded {
@@ -114,7 +122,7 @@ func trimUnstructuredSecret(obj *unstructured.Unstructured) {
 		data[k] = b
 	}
 	digest := map[string]any{}
-	for k, v := range secretDigest(data) {
+	for k, v := range t.secretDigest(data) {
 		digest[k] = base64.StdEncoding.EncodeToString(v)
 	}
 	obj.Object["data"] = digest
@@ -225,7 +233,8 @@ func (c *builtinCache) IndexField(ctx context.Context, obj client.Object, field 
 }
 
 // into makes u the unstructured form of the cached object obj, trimmed as
-// an unstructured one would have been.
+// an unstructured one would have been: a Secret's data is a digest already
+// (Trim.ForCache).
 func into(u *unstructured.Unstructured, obj runtime.Object, gvk schema.GroupVersionKind) error {
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
@@ -233,7 +242,7 @@ func into(u *unstructured.Unstructured, obj runtime.Object, gvk schema.GroupVers
 	}
 	u.Object = m
 	u.SetGroupVersionKind(gvk)
-	trimUnstructured(u)
+	trimPodSpecs(u)
 	return nil
 }
 

@@ -75,12 +75,12 @@ data: {mode: fast}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := TrimForCache(object(t, tt.in))
+			got, err := testTrim.ForCache(object(t, tt.in))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if want := object(t, tt.want).Object; !reflect.DeepEqual(got.(*unstructured.Unstructured).Object, want) {
-				t.Errorf("TrimForCache = %v, want %v", got.(*unstructured.Unstructured).Object, want)
+				t.Errorf("ForCache = %v, want %v", got.(*unstructured.Unstructured).Object, want)
 			}
 		})
 	}
@@ -104,7 +104,7 @@ func TestTrimForCacheTyped(t *testing.T) {
 		}
 		t.Run(gvk.Kind, func(t *testing.T) {
 			obj.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kudo-ng"}})
-			if _, err := TrimForCache(obj); err != nil {
+			if _, err := testTrim.ForCache(obj); err != nil {
 				t.Fatal(err)
 			}
 			b, err := json.Marshal(obj)
@@ -112,7 +112,7 @@ func TestTrimForCacheTyped(t *testing.T) {
 				t.Fatal(err)
 			}
 			if strings.Contains(string(b), "nginx") || obj.GetManagedFields() != nil {
-				t.Errorf("TrimForCache kept the pod spec or the managed fields: %s", b)
+				t.Errorf("ForCache kept the pod spec or the managed fields: %s", b)
 			}
 		})
 	}
@@ -140,7 +140,7 @@ func TestAsCachedIsWhatTheCacheHolds(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(applied.GetKind(), func(t *testing.T) {
-			got, err := asCached(applied)
+			got, err := testTrim.asCached(applied)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +149,7 @@ func TestAsCachedIsWhatTheCacheHolds(t *testing.T) {
 				t.Fatal(err)
 			}
 			typed.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
-			if _, err := TrimForCache(typed); err != nil {
+			if _, err := testTrim.ForCache(typed); err != nil {
 				t.Fatal(err)
 			}
 			cached := &unstructured.Unstructured{}
@@ -159,18 +159,18 @@ func TestAsCachedIsWhatTheCacheHolds(t *testing.T) {
 			if !reflect.DeepEqual(got.Object, cached.Object) {
 				t.Errorf("asCached = %v\nthe cache holds %v", got.Object, cached.Object)
 			}
-			noted, err := Observe(got)
+			noted, err := testTrim.Observe(got)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if seen, _ := Observe(cached); inventory.Changed(noted, seen) {
+			if seen, _ := testTrim.Observe(cached); inventory.Changed(noted, seen) {
 				t.Errorf("the inventory noted %+v, the cache shows %+v", noted, seen)
 			}
 		})
 	}
 	t.Run("a custom resource", func(t *testing.T) {
 		cr := object(t, "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, managedFields: [{manager: kudo-ng}]}\nspec: {size: 3}")
-		got, err := asCached(cr)
+		got, err := testTrim.asCached(cr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,9 +187,9 @@ func TestObserve(t *testing.T) {
 			"data":     map[string]any{"k": data}}}
 		return u
 	}
-	a, _ := Observe(configMap("v", "1"))
-	b, _ := Observe(configMap("v", "2"))
-	c, _ := Observe(configMap("w", "1"))
+	a, _ := testTrim.Observe(configMap("v", "1"))
+	b, _ := testTrim.Observe(configMap("v", "2"))
+	c, _ := testTrim.Observe(configMap("w", "1"))
 	if inventory.Changed(a, b) {
 		t.Error("a new resourceVersion alone is a change")
 	}
@@ -198,7 +198,7 @@ func TestObserve(t *testing.T) {
 	}
 	d := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{"name": "d", "generation": int64(3)}, "status": map[string]any{"replicas": int64(1)}}}
-	o, _ := Observe(d)
+	o, _ := testTrim.Observe(d)
 	if o.Generation != 3 || o.Hash != "" {
 		t.Errorf("a kind with a generation is seen by it: %+v", o)
 	}
@@ -221,7 +221,7 @@ func TestTheCacheHoldsNoSecretsData(t *testing.T) {
 			Data: map[string][]byte{"password": []byte(password)}, StringData: map[string]string{"user": "admin"}}
 	}
 	trimmed := func(s *corev1.Secret) *corev1.Secret {
-		out, err := TrimForCache(s)
+		out, err := testTrim.ForCache(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,14 +253,29 @@ func TestTheCacheHoldsNoSecretsData(t *testing.T) {
 // its digest, so a reader of the Instance could try guesses of a weak value
 // against an unkeyed one.
 func TestASecretsDigestIsKeyed(t *testing.T) {
-	t.Cleanup(func() { KeySecretDigests(nil) })
 	data := map[string][]byte{"pin": []byte("1234")}
 	unkeyed := sha256.Sum256([]byte(`{"pin":"MTIzNA=="}`))
-	KeySecretDigests([]byte("key one"))
-	one := secretDigest(data)[SecretDigestKey]
-	KeySecretDigests([]byte("key two"))
-	two := secretDigest(data)[SecretDigestKey]
+	one := Trim{DigestKey: []byte("key one")}.secretDigest(data)[SecretDigestKey]
+	two := Trim{DigestKey: []byte("key two")}.secretDigest(data)[SecretDigestKey]
 	if bytes.Equal(one, unkeyed[:]) || bytes.Equal(one, two) {
 		t.Errorf("the digest of a Secret's data does not depend on the key: %x, %x", one, two)
 	}
+	secret := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "db", "namespace": "ns"},
+		"data": map[string]any{"pin": "MTIzNA=="},
+	}}
+	seenOne, err := Trim{DigestKey: []byte("key one")}.Observe(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seenTwo, err := Trim{DigestKey: []byte("key two")}.Observe(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seenOne == seenTwo {
+		t.Errorf("the inventory's hash of a Secret does not depend on the key: %+v", seenOne)
+	}
 }
+
+// testTrim trims as the manager does, with a key of its own.
+var testTrim = Trim{DigestKey: []byte("test key")}

@@ -46,7 +46,7 @@ func TestHealthOfPendingClaims(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := NewManager(instanceA, c, nil, nil, nil).check(context.Background(), tt.claim); got != tt.want {
+			if got := NewManager(instanceA, c, Options{}).check(context.Background(), tt.claim); got != tt.want {
 				t.Errorf("check = %+v\nwant    %+v", got, tt.want)
 			}
 		})

@@ -8,7 +8,7 @@
 // for a plan and which events to emit. Nothing else talks server-side apply.
 //
 // Objects are compared as the cache holds them (Observe): the cache trims
-// what nothing reads (TrimForCache), so what is noted of an object the API
+// what nothing reads (Trim.ForCache), so what is noted of an object the API
 // server answered is trimmed the same way first.
 package objects
 
@@ -54,13 +54,30 @@ type Manager struct {
 	apiReader client.Reader
 	kinds     Watcher
 	writes    *Writes
+	trim      Trim
 }
 
-// NewManager makes the Manager of owner's objects. kinds, if not nil,
-// watches each kind before its objects are read; writes, if not nil,
-// collects what it writes.
-func NewManager(owner *kudov1beta1.Instance, c client.Client, apiReader client.Reader, kinds Watcher, writes *Writes) *Manager {
-	return &Manager{owner: owner, client: c, apiReader: apiReader, kinds: kinds, writes: writes}
+// Options are what a Manager shares with the rest of the manager.
+type Options struct {
+	// APIReader reads what must not start an informer: the custom
+	// resources that keep a CustomResourceDefinition.
+	APIReader client.Reader
+	// Kinds, if not nil, watches each kind before its objects are read.
+	Kinds Watcher
+	// Writes, if not nil, collects what the Manager writes.
+	Writes *Writes
+	// Trim is how the cache trims objects, which Observe sees alike.
+	Trim Trim
+}
+
+// NewManager makes the Manager of owner's objects, read and written with c.
+func NewManager(owner *kudov1beta1.Instance, c client.Client, opts Options) *Manager {
+	return &Manager{owner: owner, client: c, apiReader: opts.APIReader, kinds: opts.Kinds, writes: opts.Writes, trim: opts.Trim}
+}
+
+// Observe is what the inventory notes of obj (Trim.Observe).
+func (m *Manager) Observe(obj *unstructured.Unstructured) (kudov1beta1.InventoryObject, error) {
+	return m.trim.Observe(obj)
 }
 
 // Action is what an operation did to an object.
@@ -205,11 +222,11 @@ func (m *Manager) Diff(ctx context.Context, obj, live *unstructured.Unstructured
 	if live.GetGeneration() > 0 {
 		return would.GetGeneration() != live.GetGeneration(), nil
 	}
-	now, err := Observe(live)
+	now, err := m.Observe(live)
 	if err != nil {
 		return false, err
 	}
-	after, err := Observe(would)
+	after, err := m.Observe(would)
 	if err != nil {
 		return false, err
 	}

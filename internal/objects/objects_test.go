@@ -30,7 +30,7 @@ func configMap(data string) *unstructured.Unstructured {
 func TestApplyWritesOnlyWhatChangedSinceItLastApplied(t *testing.T) {
 	ctx := context.Background()
 	writes := &Writes{}
-	m := NewManager(instanceA, fake.NewClientBuilder().WithScheme(scheme.Scheme).Build(), nil, nil, writes)
+	m := NewManager(instanceA, fake.NewClientBuilder().WithScheme(scheme.Scheme).Build(), Options{Writes: writes})
 	for _, step := range []struct {
 		name string
 		data string
@@ -118,7 +118,7 @@ func TestApplyTakesOverNothingItDidNotMake(t *testing.T) {
 				b = b.WithObjects(tt.live)
 			}
 			c := b.Build()
-			_, err := NewManager(tt.instance, c, nil, nil, &Writes{}).Apply(context.Background(), configMap("fast"))
+			_, err := NewManager(tt.instance, c, Options{Writes: &Writes{}}).Apply(context.Background(), configMap("fast"))
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("Apply: %v", err)
@@ -167,7 +167,7 @@ func TestDelete(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			c := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(tt.objs...).Build()
-			got, err := NewManager(tt.instance, c, c, nil, nil).Delete(ctx, ref, tt.opts)
+			got, err := NewManager(tt.instance, c, Options{APIReader: c}).Delete(ctx, ref, tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,12 +19,12 @@ import (
 // Services, RBAC), a hash of what is not status. It sees the object as the
 // cache holds it, trimmed, whether it comes from the cache or from the API
 // server's answer: a different value means someone changed it.
-func Observe(obj *unstructured.Unstructured) (kudov1beta1.InventoryObject, error) {
+func (t Trim) Observe(obj *unstructured.Unstructured) (kudov1beta1.InventoryObject, error) {
 	o := kudov1beta1.InventoryObject{ObjectRef: inventory.RefOf(obj)}
 	if o.Generation = obj.GetGeneration(); o.Generation > 0 {
 		return o, nil
 	}
-	cached, err := asCached(obj)
+	cached, err := t.asCached(obj)
 	if err != nil {
 		return o, err
 	}
@@ -47,10 +47,10 @@ func Observe(obj *unstructured.Unstructured) (kudov1beta1.InventoryObject, error
 // asCached is obj, as the API server answered it, the way the cache holds
 // it: what the inventory notes of an object must compare with what the
 // cache later shows of it.
-func asCached(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func (t Trim) asCached(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	gvk := obj.GroupVersionKind()
 	if !kubescheme.Scheme.Recognizes(gvk) {
-		trimmed, err := TrimForCache(obj.DeepCopy())
+		trimmed, err := t.ForCache(obj.DeepCopy())
 		if err != nil {
 			return nil, err
 		}
@@ -63,7 +63,7 @@ func asCached(obj *unstructured.Unstructured) (*unstructured.Unstructured, error
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, typed); err != nil {
 		return nil, fmt.Errorf("converting %s %s: %w", gvk.Kind, obj.GetName(), err)
 	}
-	if _, err := TrimForCache(typed); err != nil {
+	if _, err := t.ForCache(typed); err != nil {
 		return nil, err
 	}
 	u := &unstructured.Unstructured{}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/render"
 )
 
 // FromOperatorVersion rebuilds the package of an installed OperatorVersion,
@@ -46,8 +47,8 @@ func FromOperatorVersion(ov *kudov1beta1.OperatorVersion) *Package {
 // kubernetesVersion) are package verify's alone, and one without a deploy
 // plan is fine to upgrade to (admission refuses a new Instance of it).
 // Issues name fields of the OperatorVersion's spec.
-func VerifyOperatorVersion(ov *kudov1beta1.OperatorVersion) *Report {
-	r := Verify(FromOperatorVersion(ov), VerifyOptions{skipMetadata: true, SkipDeployPlan: true, Install: true})
+func VerifyOperatorVersion(ov *kudov1beta1.OperatorVersion, limits render.Limits) *Report {
+	r := Verify(FromOperatorVersion(ov), VerifyOptions{skipMetadata: true, SkipDeployPlan: true, Install: true, RenderLimits: limits})
 	for _, list := range [][]Issue{r.Errors, r.Warnings} {
 		for i := range list {
 			list[i] = specIssue(list[i])

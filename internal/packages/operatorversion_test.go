@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/render"
 )
 
 // TestDeployPlanIsNeededToInstallNotToUpgrade: a package with only an
@@ -31,7 +32,7 @@ func TestDeployPlanIsNeededToInstallNotToUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := VerifyOperatorVersion(ov); len(r.Errors) != 0 {
+	if r := VerifyOperatorVersion(ov, render.Limits{}); len(r.Errors) != 0 {
 		t.Errorf("installed OperatorVersion: errors %v", r.Errors)
 	}
 }
@@ -61,7 +62,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := VerifyOperatorVersion(ov)
+	r := VerifyOperatorVersion(ov, render.Limits{})
 	if len(r.Errors) != 0 {
 		t.Errorf("errors %v", r.Errors)
 	}
@@ -114,7 +115,7 @@ func TestAnOperatorVersionWithARenderBombIsInvalid(t *testing.T) {
 			}
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			r := VerifyOperatorVersion(ov)
+			r := VerifyOperatorVersion(ov, render.Limits{})
 			runtime.ReadMemStats(&after)
 			if got := issues(r.Errors); !reflect.DeepEqual(got, tt.errors) {
 				t.Errorf("errors\n  %q\nwant\n  %q", got, tt.errors)

@@ -12,6 +12,7 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/params"
+	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/task"
 )
 
@@ -88,6 +89,9 @@ type VerifyOptions struct {
 	Values map[string]string
 	// ParamChecks are the rules of package verify --param-checks.
 	ParamChecks ParamChecks
+	// RenderLimits bound each render of a template; none set:
+	// render.DefaultLimits, the CLI's.
+	RenderLimits render.Limits
 	// skipMetadata leaves out the rules about operator.yaml's metadata,
 	// which an installed OperatorVersion does not carry.
 	skipMetadata bool

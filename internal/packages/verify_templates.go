@@ -54,7 +54,7 @@ func (v *verifier) templates(opts VerifyOptions) {
 	in := &task.Input{
 		Site: render.Site{
 			OperatorVersion: ov, Instance: o.Name + "-instance", Namespace: "default",
-			Plan: kudov1beta1.DeployPlanName, Params: values,
+			Plan: kudov1beta1.DeployPlanName, Params: values, Limits: opts.RenderLimits,
 		},
 		Served: served, Scope: render.BuiltinScope,
 	}
@@ -138,7 +138,7 @@ func (v *verifier) objects(name string, in *task.Input, k8sVersion string, fail 
 		return render.Task(&render.Request{
 			Templates: v.p.Templates, Resources: []string{name},
 			Variables: site.Variables(), Metadata: site.Metadata(),
-			Served: in.Served, Scope: in.Scope,
+			Served: in.Served, Scope: in.Scope, Limits: site.Limits,
 		})
 	}
 	result, err := renderAt(&in.Site)

@@ -63,6 +63,12 @@ func (k MaskKeys) Derive(purpose string) []byte {
 	return mac.Sum(nil)
 }
 
+// SecretDigestKey keys the digests the manager's cache holds of Secrets'
+// data (objects.Trim).
+func (k MaskKeys) SecretDigestKey() []byte {
+	return k.Derive("digests of Secrets' data")
+}
+
 // Verify reports whether m is the mask of the parameter's value made with
 // any of the keys, scoped or as masks were made before they were scoped
 // (one HMAC of the value, the same in every Instance), which Rekey makes

@@ -60,11 +60,11 @@ func FuzzInjection(f *testing.F) {
 	plain := make([][]*unstructured.Unstructured, len(templates))
 	for i := range templates {
 		templates[i] = "apiVersion: v1\nkind: ConfigMap\n" + templates[i]
-		plain[i], _ = TemplateObjects("t.yaml", templates[i], &Variables{Params: map[string]any{"X": "plain"}})
+		plain[i], _ = DefaultLimits.TemplateObjects("t.yaml", templates[i], &Variables{Params: map[string]any{"X": "plain"}})
 	}
 	f.Fuzz(func(t *testing.T, value string) {
 		for i, text := range templates {
-			objs, err := TemplateObjects("t.yaml", text, &Variables{Params: map[string]any{"X": value}})
+			objs, err := DefaultLimits.TemplateObjects("t.yaml", text, &Variables{Params: map[string]any{"X": value}})
 			want := plain[i]
 			if err != nil || want == nil {
 				continue

@@ -25,8 +25,8 @@ import (
 
 // TemplateObjects renders a template and parses its objects, refusing a
 // render in which a parameter value changes more than its own YAML value.
-func TemplateObjects(name, text string, vars *Variables) ([]*unstructured.Unstructured, error) {
-	_, objs, err := guarded(name, text, vars, Objects)
+func (l Limits) TemplateObjects(name, text string, vars *Variables) ([]*unstructured.Unstructured, error) {
+	_, objs, err := l.guarded(name, text, vars, l.Objects)
 	return objs, err
 }
 
@@ -34,8 +34,8 @@ func TemplateObjects(name, text string, vars *Variables) ([]*unstructured.Unstru
 // into the child's parameter values, bounded and guarded as a template's
 // objects are: a parent's parameter value cannot add or change the child's
 // other parameters.
-func ParameterFile(name, text string, vars *Variables) (rendered string, values map[string]any, err error) {
-	rendered, docs, err := guarded(name, text, vars, parameterValues)
+func (l Limits) ParameterFile(name, text string, vars *Variables) (rendered string, values map[string]any, err error) {
+	rendered, docs, err := l.guarded(name, text, vars, l.parameterValues)
 	if err != nil || len(docs) == 0 {
 		return rendered, nil, err
 	}
@@ -44,8 +44,8 @@ func ParameterFile(name, text string, vars *Variables) (rendered string, values 
 
 // parameterValues parses a parameter file as one YAML map, held as the one
 // object the guard compares.
-func parameterValues(name, text string) ([]*unstructured.Unstructured, error) {
-	if err := bounded([]byte(text)); err != nil {
+func (l Limits) parameterValues(name, text string) ([]*unstructured.Unstructured, error) {
+	if err := l.bounded([]byte(text)); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	var values map[string]any
@@ -61,13 +61,13 @@ func parameterValues(name, text string) ([]*unstructured.Unstructured, error) {
 // parser reads a render into what the guard compares.
 type parser func(name, text string) ([]*unstructured.Unstructured, error)
 
-func guarded(name, text string, vars *Variables, parse parser) (string, []*unstructured.Unstructured, error) {
-	rendered, err := Template(name, text, vars)
+func (l Limits) guarded(name, text string, vars *Variables, parse parser) (string, []*unstructured.Unstructured, error) {
+	rendered, err := l.Template(name, text, vars)
 	if err != nil {
 		return "", nil, err
 	}
 	objs, err := parse(name, rendered)
-	c := &check{name: name, text: text, vars: vars, rendered: rendered, parse: parse, objs: objs, parseErr: err}
+	c := &check{limits: l, name: name, text: text, vars: vars, rendered: rendered, parse: parse, objs: objs, parseErr: err}
 	if refused := checkValues(c); refused != nil {
 		return "", nil, refused
 	}
@@ -238,6 +238,7 @@ func (w *words) to(f func(i int) string) *strings.Replacer {
 // check compares a render with the renders of the same template whose
 // suspect values are words.
 type check struct {
+	limits               Limits
 	name, text, rendered string
 	vars                 *Variables
 	parse                parser
@@ -291,7 +292,7 @@ func (c *check) differs(names []string) string {
 func (c *check) render(w *words) (string, error) {
 	vars := *c.vars
 	vars.Params = w.params
-	return Template(c.name, c.text, &vars)
+	return c.limits.Template(c.name, c.text, &vars)
 }
 
 // comparison walks the objects rendered with words (a, and b if known)

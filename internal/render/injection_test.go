@@ -124,7 +124,7 @@ func TestInjectionRefused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			objs, err := TemplateObjects("t.yaml", tt.text, &Variables{Params: tt.params, Name: "i"})
+			objs, err := DefaultLimits.TemplateObjects("t.yaml", tt.text, &Variables{Params: tt.params, Name: "i"})
 			if err == nil {
 				t.Fatalf("not refused: %v", objects(objs))
 			}
@@ -199,7 +199,7 @@ func TestValuesStayInside(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			objs, err := TemplateObjects("t.yaml", tt.text, &Variables{Params: tt.params, Name: "i"})
+			objs, err := DefaultLimits.TemplateObjects("t.yaml", tt.text, &Variables{Params: tt.params, Name: "i"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -278,7 +278,7 @@ func TestAParameterFileIsGuardedAsATemplate(t *testing.T) {
 			wantErr: "its aliases (*name) expand it to more than 4 MiB"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, got, err := ParameterFile("params.yaml", file, &Variables{Params: map[string]any{"URI": tt.uri, "CONFIG": tt.config}})
+			_, got, err := DefaultLimits.ParameterFile("params.yaml", file, &Variables{Params: map[string]any{"URI": tt.uri, "CONFIG": tt.config}})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want one with %q", err, tt.wantErr)

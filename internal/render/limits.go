@@ -21,18 +21,21 @@ type Limits struct {
 	Timeout time.Duration
 }
 
-// DefaultLimits bound renders unless SetLimits changes them. 4 MiB is well
+// DefaultLimits bound renders that set no limits of their own (the CLI's,
+// a Request's without Limits); the manager's come from its flags. 4 MiB is well
 // above what the API server takes in one object (etcd's 1.5 MiB), so a
 // template of several objects fits; the largest templates of the example and
 // conformance packages render in under a millisecond, 2 s is ample.
 var DefaultLimits = Limits{MaxOutput: 4 << 20, Timeout: 2 * time.Second}
 
-// limits bound every render; SetLimits sets them.
-var limits = DefaultLimits
-
-// SetLimits sets the limits of every render that follows. The manager calls
-// it once, with its flags, before it starts; the CLI keeps DefaultLimits.
-func SetLimits(l Limits) { limits = l }
+// orDefault is l, or DefaultLimits when l sets none: the zero Limits are
+// the defaults, not a bound of nothing.
+func (l Limits) orDefault() Limits {
+	if l == (Limits{}) {
+		return DefaultLimits
+	}
+	return l
+}
 
 const (
 	// maxItems is the most items a list or dict a template function makes

@@ -140,7 +140,7 @@ func TestConcurrentRenders(t *testing.T) {
 	for i := range 16 {
 		go func() {
 			name := strings.Repeat("n", i+1)
-			got, err := Template("t.yaml", text, &Variables{Name: name})
+			got, err := DefaultLimits.Template("t.yaml", text, &Variables{Name: name})
 			if err == nil && got != strings.Repeat(name, 100) {
 				err = errors.New("rendered another's output: " + got)
 			}
@@ -161,10 +161,25 @@ func TestConcurrentRenders(t *testing.T) {
 func TestAnAliasBombInAParameterIsRefusedBeforeItExpands(t *testing.T) {
 	bomb := "&a " + strings.Repeat("x", 40000) + "\n  b: [" + strings.Repeat("*a,", 9999) + "*a]"
 	text := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: {{ .Params.VALUE }}\n"
-	_, err := TemplateObjects("cm.yaml", text, &Variables{Params: map[string]any{"VALUE": bomb}})
+	_, err := DefaultLimits.TemplateObjects("cm.yaml", text, &Variables{Params: map[string]any{"VALUE": bomb}})
 	want := "cm.yaml: parameter VALUE's value breaks the template's YAML: document 1: its aliases (*name) expand it to more than 4 MiB, " +
 		"the most a template may render (--render-max-bytes): a parameter value must stay inside the YAML value the template puts it in"
 	if err == nil || err.Error() != want {
 		t.Fatalf("error = %v, want %q", err, want)
+	}
+}
+
+// TestEachRenderHasItsCallersLimits: limits are the caller's, none set
+// being DefaultLimits; nothing process-wide decides them.
+func TestEachRenderHasItsCallersLimits(t *testing.T) {
+	text := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: {{ repeat 100000 \"x\" | quote }}}\n"
+	if _, err := (Limits{}).TemplateObjects("c.yaml", text, &Variables{}); err != nil {
+		t.Errorf("the zero Limits refused 100 KB: %v", err)
+	}
+	if _, err := small.TemplateObjects("c.yaml", text, &Variables{}); !errors.As(err, new(*LimitError)) {
+		t.Errorf("limits of %d bytes let 100 KB through: %v", small.MaxOutput, err)
+	}
+	if _, err := (Limits{}).TemplateObjects("c.yaml", text, &Variables{}); err != nil {
+		t.Errorf("a render with smaller limits changed the defaults: %v", err)
 	}
 }

@@ -22,6 +22,11 @@ import (
 // whose aliases expand it past what a template may render is refused before
 // it expands.
 func Objects(name, text string) ([]*unstructured.Unstructured, error) {
+	return DefaultLimits.Objects(name, text)
+}
+
+// Objects is Objects within the limits.
+func (l Limits) Objects(name, text string) ([]*unstructured.Unstructured, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(text)))
 	var objs []*unstructured.Unstructured
 	for doc := 1; ; doc++ {
@@ -35,7 +40,7 @@ func Objects(name, text string) ([]*unstructured.Unstructured, error) {
 		if isEmpty(raw) {
 			continue
 		}
-		if err := bounded(raw); err != nil {
+		if err := l.bounded(raw); err != nil {
 			return nil, fmt.Errorf("%s: document %d: %w", name, doc, err)
 		}
 		obj := &unstructured.Unstructured{}
@@ -73,11 +78,12 @@ func isEmpty(doc []byte) bool {
 
 // bounded refuses YAML a render made whose aliases expand it past the
 // render limit, as a LimitError: rendering again expands again.
-func bounded(data []byte) error {
-	err := yamlbound.Check(data, limits.MaxOutput)
+func (l Limits) bounded(data []byte) error {
+	l = l.orDefault()
+	err := yamlbound.Check(data, l.MaxOutput)
 	if errors.As(err, new(*yamlbound.ExpansionError)) {
 		return limitErrorf("its aliases (*name) expand it to more than %s, the most a template may render (--render-max-bytes)",
-			bytesize(limits.MaxOutput))
+			bytesize(l.MaxOutput))
 	}
 	return err
 }

@@ -25,6 +25,8 @@ type Request struct {
 	// Dependencies looks up mounted ConfigMaps and Secrets the task does not
 	// render; nil when there is no cluster to ask.
 	Dependencies Dependencies
+	// Limits bound each render; none set: DefaultLimits.
+	Limits Limits
 }
 
 // Migration is an object of a template moved off a removed API version, or
@@ -53,7 +55,7 @@ func Task(req *Request) (*Result, error) {
 		if !ok {
 			return nil, fmt.Errorf("template %s: not found in the OperatorVersion", name)
 		}
-		objs, err := TemplateObjects(name, text, &req.Variables)
+		objs, err := req.Limits.TemplateObjects(name, text, &req.Variables)
 		if err != nil {
 			return nil, err
 		}

@@ -39,15 +39,15 @@ func TestTemplateVariables(t *testing.T) {
 		{text: "{{ upper .Name | quote }}", want: `"I"`},
 	}
 	for _, tt := range tests {
-		got, err := Template("t.yaml", tt.text, vars)
+		got, err := DefaultLimits.Template("t.yaml", tt.text, vars)
 		if tt.wantErr != "" {
 			if err == nil || err.Error() != tt.wantErr {
-				t.Errorf("Template(%q) error = %v, want %q", tt.text, err, tt.wantErr)
+				t.Errorf("DefaultLimits.Template(%q) error = %v, want %q", tt.text, err, tt.wantErr)
 			}
 			continue
 		}
 		if err != nil || got != tt.want {
-			t.Errorf("Template(%q) = %q, %v; want %q", tt.text, got, err, tt.want)
+			t.Errorf("DefaultLimits.Template(%q) = %q, %v; want %q", tt.text, got, err, tt.want)
 		}
 	}
 }
@@ -61,9 +61,9 @@ func TestTemplateCache(t *testing.T) {
 		{"b {{ .Name }}", "two", "b two"},
 		{"a {{ .Name }}", "three", "a three"},
 	} {
-		got, err := Template("t.yaml", tt.text, &Variables{Name: tt.name})
+		got, err := DefaultLimits.Template("t.yaml", tt.text, &Variables{Name: tt.name})
 		if err != nil || got != tt.want {
-			t.Errorf("Template(%q) with Name %s = %q, %v; want %q", tt.text, tt.name, got, err, tt.want)
+			t.Errorf("DefaultLimits.Template(%q) with Name %s = %q, %v; want %q", tt.text, tt.name, got, err, tt.want)
 		}
 	}
 }

@@ -114,7 +114,7 @@ func TestSandbox(t *testing.T) {
 		"isAbs":         "cannot read the manager's environment or files",
 		"getHostByName": "cannot reach the network from the manager (a DNS query would send what the name holds out of the cluster)",
 	} {
-		_, err := Template("t.yaml", `{{ `+fn+` "HOME" }}`, &Variables{})
+		_, err := DefaultLimits.Template("t.yaml", `{{ `+fn+` "HOME" }}`, &Variables{})
 		want := `template: t.yaml:1: function "` + fn + `" not defined: ` + fn + ` is not available to templates, which ` + why
 		if err == nil || err.Error() != want {
 			t.Errorf("%s: error = %v, want %q", fn, err, want)

@@ -27,6 +27,8 @@ type Site struct {
 	// Owner, the Instance, becomes the controller owner of namespaced
 	// objects; nil offline.
 	Owner *metav1.OwnerReference
+	// Limits bound each render at the site; none set: DefaultLimits.
+	Limits Limits
 }
 
 // Variables are what the templates see at the site.

@@ -107,9 +107,10 @@ type parsedTemplate struct {
 	sandboxes sync.Pool
 }
 
-// Template renders one template to text, within the limits SetLimits set.
-func Template(name, text string, vars *Variables) (string, error) {
-	return render(name, text, vars, limits, time.Now)
+// Template renders one template to text, within the limits; the zero
+// Limits are DefaultLimits.
+func (l Limits) Template(name, text string, vars *Variables) (string, error) {
+	return render(name, text, vars, l.orDefault(), time.Now)
 }
 
 func render(name, text string, vars *Variables, l Limits, now func() time.Time) (string, error) {

@@ -77,7 +77,7 @@ func childOf(t *kudov1beta1.Task, site *render.Site, parent *params.Redactor) (*
 	vars := site.Variables()
 	text := site.OperatorVersion.Spec.Templates[spec.ParameterFile]
 	var err error
-	c.parameterText, c.Parameters, err = render.ParameterFile(spec.ParameterFile, text, &vars)
+	c.parameterText, c.Parameters, err = site.Limits.ParameterFile(spec.ParameterFile, text, &vars)
 	if err != nil {
 		return nil, err
 	}

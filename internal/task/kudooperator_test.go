@@ -56,7 +56,7 @@ func kudoOperatorEnv(t *testing.T, childParams string, password string, planUID 
 	owner := OwnerReference(instance)
 	values := map[string]string{"PASSWORD": password, "REPLICAS": "3"}
 	return &Env{
-		Client: c, Objects: objects.NewManager(instance, c, nil, nil, nil), Instance: instance,
+		Client: c, Objects: objects.NewManager(instance, c, objects.Options{}), Instance: instance,
 		Site: render.Site{
 			OperatorVersion: ov, Instance: "shop", Namespace: "ns", Plan: "deploy", Phase: "main", Step: "db",
 			PlanUID: planUID, Params: map[string]any{"PASSWORD": password, "REPLICAS": "3"}, Owner: &owner,
@@ -154,7 +154,7 @@ func TestKudoOperatorNewValuesChangeTheChildsSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	next, _ := kudoOperatorEnv(t, file, "correct-horse", "bbbbbbbb-run-2")
-	next.Client, next.Objects = c, objects.NewManager(next.Instance, c, nil, nil, nil)
+	next.Client, next.Objects = c, objects.NewManager(next.Instance, c, objects.Options{})
 	res, err := Run(ctx, &next.Site.OperatorVersion.Spec.Tasks[0], next)
 	if err != nil {
 		t.Fatal(err)

@@ -117,7 +117,7 @@ func (pipe) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 	site := &in.Site
 	name := t.Spec.Pod
 	vars := site.Variables()
-	objs, err := render.TemplateObjects(name, site.OperatorVersion.Spec.Templates[name], &vars)
+	objs, err := site.Limits.TemplateObjects(name, site.OperatorVersion.Spec.Templates[name], &vars)
 	if err != nil {
 		return nil, err
 	}

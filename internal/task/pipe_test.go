@@ -84,7 +84,7 @@ spec:
 	instance := &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Name: "site", Namespace: "ns", UID: "instance-uid"}}
 	owner := OwnerReference(instance)
 	env := &Env{
-		Client: c, Objects: objects.NewManager(instance, c, nil, nil, nil), Instance: instance,
+		Client: c, Objects: objects.NewManager(instance, c, objects.Options{}), Instance: instance,
 		Site: render.Site{
 			OperatorVersion: ov, Instance: "site", Namespace: "ns", Plan: "deploy", Phase: "main", Step: "files",
 			PlanUID: "plan-1", Owner: &owner,

@@ -143,7 +143,7 @@ func renderObjects(action Action, templates []string, in *Input) (*Intent, error
 	result, err := render.Task(&render.Request{
 		Templates: site.OperatorVersion.Spec.Templates, Resources: templates,
 		Variables: site.Variables(), Metadata: site.Metadata(),
-		Served: in.Served, Scope: in.Scope, Dependencies: in.Dependencies,
+		Served: in.Served, Scope: in.Scope, Dependencies: in.Dependencies, Limits: site.Limits,
 	})
 	if err != nil {
 		return nil, err

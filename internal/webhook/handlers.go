@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/render"
 )
 
 // +kubebuilder:webhook:path=/mutate-kudo-dev-v1beta1-instance,mutating=true,failurePolicy=fail,sideEffects=None,groups=kudo.dev,resources=instances,verbs=create;update,versions=v1beta1,name=minstance.kudo.dev,admissionReviewVersions=v1
@@ -39,7 +40,7 @@ type Instances struct {
 }
 
 // SetupWithManager registers the Instance and OperatorVersion webhooks.
-func SetupWithManager(mgr ctrl.Manager, requireServiceAccount bool) error {
+func SetupWithManager(mgr ctrl.Manager, requireServiceAccount bool, renderLimits render.Limits) error {
 	instances := &Instances{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Access: mgr.GetClient(),
 		RequireServiceAccount: requireServiceAccount}
 	if err := ctrl.NewWebhookManagedBy(mgr).For(&kudov1beta1.Instance{}).
@@ -47,7 +48,7 @@ func SetupWithManager(mgr ctrl.Manager, requireServiceAccount bool) error {
 		return err
 	}
 	return ctrl.NewWebhookManagedBy(mgr).For(&kudov1beta1.OperatorVersion{}).
-		WithValidator(&operatorVersions{instances: mgr.GetAPIReader()}).Complete()
+		WithValidator(&operatorVersions{instances: mgr.GetAPIReader(), renderLimits: renderLimits}).Complete()
 }
 
 // checkServiceAccount refuses an Instance without a service account where
@@ -158,14 +159,16 @@ type operatorVersions struct {
 	// instances lists Instances from the API server: the manager's cache
 	// holds its own shard's only.
 	instances client.Reader
+	// renderLimits bound the renders of verifying an OperatorVersion.
+	renderLimits render.Limits
 }
 
-func (*operatorVersions) ValidateCreate(_ context.Context, obj runtime.Object) (admission.Warnings, error) {
+func (w *operatorVersions) ValidateCreate(_ context.Context, obj runtime.Object) (admission.Warnings, error) {
 	ov := obj.(*kudov1beta1.OperatorVersion)
 	if err := invalid(ov); err != nil {
 		return nil, err
 	}
-	return OperatorVersionWarnings(ov), nil
+	return OperatorVersionWarnings(ov, w.renderLimits), nil
 }
 
 // ValidateUpdate refuses a change of the spec of an OperatorVersion that
@@ -185,7 +188,7 @@ func (w *operatorVersions) ValidateUpdate(ctx context.Context, oldObj, obj runti
 		return nil, err
 	}
 	if len(users) == 0 {
-		return OperatorVersionWarnings(ov), nil
+		return OperatorVersionWarnings(ov, w.renderLimits), nil
 	}
 	return nil, fmt.Errorf("spec: OperatorVersion %s/%s is used by %s, and the code Instances run cannot change under them: "+
 		"install the package as a new version (bump operatorVersion in operator.yaml) and upgrade to it", ov.Namespace, ov.Name, users)

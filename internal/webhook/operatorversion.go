@@ -7,6 +7,7 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/packages"
+	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/task"
 )
 
@@ -37,8 +38,8 @@ func ValidateOperatorVersion(ov *kudov1beta1.OperatorVersion) field.ErrorList {
 // OperatorVersionWarnings are what install would warn about, and what keeps
 // an admitted OperatorVersion from being Ready, as admission warnings:
 // kubectl and kubectl kudo print them.
-func OperatorVersionWarnings(ov *kudov1beta1.OperatorVersion) admission.Warnings {
-	report := packages.VerifyOperatorVersion(ov)
+func OperatorVersionWarnings(ov *kudov1beta1.OperatorVersion, limits render.Limits) admission.Warnings {
+	report := packages.VerifyOperatorVersion(ov, limits)
 	warnings := make(admission.Warnings, 0, len(report.Errors)+len(report.Warnings))
 	for _, issue := range append(report.Errors, report.Warnings...) {
 		warnings = append(warnings, issue.String())
