@@ -24,7 +24,6 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/maskkey"
-	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/render"
 )
 
@@ -147,7 +146,7 @@ const serviceAccountNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccou
 // key.
 const outsideClusterNamespace = "kudo-system"
 
-func (o *options) managerOptions(s *runtime.Scheme, trim objects.Trim) ctrl.Options {
+func (o *options) managerOptions(s *runtime.Scheme) ctrl.Options {
 	leaderElectionNamespace := o.leaderElectionNamespace
 	if o.enableLeaderElection && leaderElectionNamespace == "" {
 		// Outside a cluster, the manager has no namespace of its own.
@@ -169,13 +168,9 @@ func (o *options) managerOptions(s *runtime.Scheme, trim objects.Trim) ctrl.Opti
 		// The process exits once the manager stops, so the lease can go at
 		// once: a rollout's new pod leads without waiting for it to expire.
 		LeaderElectionReleaseOnCancel: true,
-		// Objects that packages apply are read as unstructured, from the
-		// cache too, which holds those of built-in kinds typed.
-		Client:   client.Options{Cache: &client.CacheOptions{Unstructured: true}},
-		NewCache: objects.NewCache,
-		// Cached objects keep what plans read: no managed fields, pod
-		// templates nor pod specs; Instances of this shard only.
-		Cache: cache.Options{SyncPeriod: &o.syncPeriod, DefaultTransform: trim.ForCache,
+		// Instances of this shard only; how the cache holds objects is
+		// internal/manager's.
+		Cache: cache.Options{SyncPeriod: &o.syncPeriod,
 			ByObject: map[client.Object]cache.ByObject{&kudov1beta1.Instance{}: {Label: o.shardSelector()}}},
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
-	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/render"
 )
 
@@ -31,7 +30,7 @@ func parse(t *testing.T, args ...string) *options {
 
 func TestManagerOptions(t *testing.T) {
 	o := parse(t, "--leader-election-namespace=kudo-system", "--sync-period=1h", "--webhook-port=9444")
-	got := o.managerOptions(scheme, objects.Trim{})
+	got := o.managerOptions(scheme)
 	if got.Scheme != scheme || got.HealthProbeBindAddress != ":8081" || got.PprofBindAddress != "" {
 		t.Errorf("scheme, probe or pprof address: %+v", got)
 	}
@@ -41,11 +40,8 @@ func TestManagerOptions(t *testing.T) {
 	if !got.LeaderElection || got.LeaderElectionID != "manager.kudo.dev" || got.LeaderElectionNamespace != "kudo-system" {
 		t.Errorf("leader election = %v %q %q", got.LeaderElection, got.LeaderElectionID, got.LeaderElectionNamespace)
 	}
-	if got.Cache.SyncPeriod == nil || *got.Cache.SyncPeriod != time.Hour || got.Cache.DefaultTransform == nil {
-		t.Errorf("cache = %+v, want a sync period of 1h and the trimming transform", got.Cache)
-	}
-	if got.Client.Cache == nil || !got.Client.Cache.Unstructured {
-		t.Error("unstructured objects must be read from the cache")
+	if got.Cache.SyncPeriod == nil || *got.Cache.SyncPeriod != time.Hour {
+		t.Errorf("cache = %+v, want a sync period of 1h", got.Cache)
 	}
 	w := got.WebhookServer.(*webhook.DefaultServer).Options
 	if w.Port != 9444 || len(w.TLSOpts) != 1 {
@@ -56,7 +52,7 @@ func TestManagerOptions(t *testing.T) {
 	if len(c.NextProtos) != 1 || c.NextProtos[0] != "http/1.1" {
 		t.Errorf("NextProtos = %v, want HTTP/1.1 only without --enable-http2", c.NextProtos)
 	}
-	if http2 := parse(t, "--enable-http2").managerOptions(scheme, objects.Trim{}); len(http2.Metrics.TLSOpts) != 0 {
+	if http2 := parse(t, "--enable-http2").managerOptions(scheme); len(http2.Metrics.TLSOpts) != 0 {
 		t.Error("--enable-http2 must leave the TLS config alone")
 	}
 }
@@ -82,7 +78,7 @@ func TestShards(t *testing.T) {
 		if err := o.validate(); err != nil {
 			t.Fatal(err)
 		}
-		got := o.managerOptions(scheme, objects.Trim{})
+		got := o.managerOptions(scheme)
 		var selector cache.ByObject
 		for obj, by := range got.Cache.ByObject {
 			if _, ok := obj.(*kudov1beta1.Instance); ok {

@@ -1,4 +1,4 @@
-package controllers
+package controllers_test
 
 import (
 	"context"
@@ -24,10 +24,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/controllers"
+	"github.com/kudo-ng/kudo/internal/manager"
 	"github.com/kudo-ng/kudo/internal/maskkey"
-	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/render"
-	kudowebhook "github.com/kudo-ng/kudo/internal/webhook"
 )
 
 // The suite runs a real kube-apiserver and etcd (KUBEBUILDER_ASSETS, set by
@@ -38,12 +38,14 @@ var (
 	files   = &fakeFiles{content: map[string]string{}}
 	testEnv *envtest.Environment
 	cancel  context.CancelFunc
-	// instances is the Instance controller the suite's manager runs.
-	instances *InstanceReconciler
+	// instances is the Instance controller the suite's manager runs, and
+	// managerCache its cache.
+	instances    *controllers.InstanceReconciler
+	managerCache cache.Cache
 )
 
-// suiteRenderLimits are the Instance controller's render limits in the
-// suite: smaller than the defaults, so that a test sees they are its own.
+// suiteRenderLimits are the manager's render limits in the suite: smaller
+// than the defaults, so that a test sees they are its own.
 var suiteRenderLimits = render.Limits{MaxOutput: 3 << 20, Timeout: 2 * time.Second}
 
 func TestControllers(t *testing.T) {
@@ -75,29 +77,24 @@ var _ = BeforeSuite(func() {
 	Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kudo-system"}})).To(Succeed())
 	maskKeys, err := maskkey.Load(ctx, k8sClient, types.NamespacedName{Namespace: "kudo-system", Name: maskkey.DefaultName})
 	Expect(err).NotTo(HaveOccurred())
-	trim := objects.Trim{DigestKey: maskKeys.SecretDigestKey()}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Client:                 client.Options{Cache: &client.CacheOptions{Unstructured: true}},
-		NewCache:               objects.NewCache,
-		Cache:                  cache.Options{DefaultTransform: trim.ForCache},
-		WebhookServer: webhook.NewServer(webhook.Options{
-			Host: testEnv.WebhookInstallOptions.LocalServingHost, Port: testEnv.WebhookInstallOptions.LocalServingPort,
-			CertDir: testEnv.WebhookInstallOptions.LocalServingCertDir,
-		}),
+	// The manager users run (internal/manager), with the suite's servers.
+	mgr, reconciler, err := manager.New(ctx, &manager.Config{
+		Rest: cfg,
+		Options: ctrl.Options{
+			Scheme:                 scheme.Scheme,
+			Metrics:                metricsserver.Options{BindAddress: "0"},
+			HealthProbeBindAddress: "0",
+			WebhookServer: webhook.NewServer(webhook.Options{
+				Host: testEnv.WebhookInstallOptions.LocalServingHost, Port: testEnv.WebhookInstallOptions.LocalServingPort,
+				CertDir: testEnv.WebhookInstallOptions.LocalServingCertDir,
+			}),
+		},
+		MaskKeys: maskKeys, RenderLimits: suiteRenderLimits,
+		Instances: controllers.InstanceReconciler{Files: files, MaxConcurrentReconciles: 4},
+		Webhooks:  true,
 	})
 	Expect(err).NotTo(HaveOccurred())
-	Expect((&OperatorReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)).To(Succeed())
-	Expect((&OperatorVersionReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)).To(Succeed())
-	instances = &InstanceReconciler{
-		Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorderFor("kudo-ng"),
-		Mapper: mgr.GetRESTMapper(), Files: files, MaxConcurrentReconciles: 4, APIReader: mgr.GetAPIReader(), Config: cfg,
-		MaskKeys: maskKeys, Trim: trim, RenderLimits: suiteRenderLimits,
-	}
-	Expect(instances.SetupWithManager(ctx, mgr)).To(Succeed())
-	Expect(kudowebhook.SetupWithManager(mgr, false, render.DefaultLimits)).To(Succeed())
+	instances, managerCache = reconciler, mgr.GetCache()
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())

@@ -1,0 +1,109 @@
+// Package manager wires the kudo-ng manager once: its cache, the indexes,
+// reconcilers and webhooks, the keys and the health checks. main.go calls
+// it with its flags, the envtest suite with its own server, so the suite
+// runs the manager users run.
+package manager
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/controllers"
+	"github.com/kudo-ng/kudo/internal/objects"
+	"github.com/kudo-ng/kudo/internal/params"
+	"github.com/kudo-ng/kudo/internal/planmetrics"
+	"github.com/kudo-ng/kudo/internal/render"
+	"github.com/kudo-ng/kudo/internal/task"
+	kudowebhook "github.com/kudo-ng/kudo/internal/webhook"
+)
+
+// Config is what the manager runs with.
+type Config struct {
+	// Rest reaches the API server.
+	Rest *rest.Config
+	// Options are the controller-runtime manager's: scheme, servers,
+	// leader election, the cache's sync period and selectors. New sets how
+	// the cache holds objects.
+	Options ctrl.Options
+	// MaskKeys mask sensitive values; the key of the digests of Secrets'
+	// data is derived from them.
+	MaskKeys params.MaskKeys
+	// RenderLimits bound each render of a template; none set:
+	// render.DefaultLimits.
+	RenderLimits render.Limits
+	// Instances are the Instance controller's settings (its flags); New
+	// fills in what comes from the manager. Files, when nil, copies Pipe
+	// tasks' files out of their pods with exec.
+	Instances controllers.InstanceReconciler
+	// Webhooks serves the admission webhooks.
+	Webhooks bool
+}
+
+// New builds the manager and its controllers, and returns it with its
+// Instance controller.
+func New(ctx context.Context, cfg *Config) (ctrl.Manager, *controllers.InstanceReconciler, error) {
+	trim := objects.Trim{DigestKey: cfg.MaskKeys.SecretDigestKey()}
+	opts := cfg.Options
+	// Objects that packages apply are read as unstructured, from the cache
+	// too, which holds those of built-in kinds typed; cached objects keep
+	// what plans read: no managed fields, pod templates nor pod specs.
+	opts.Client.Cache = &client.CacheOptions{Unstructured: true}
+	opts.NewCache = objects.NewCache
+	opts.Cache.DefaultTransform = trim.ForCache
+	mgr, err := ctrl.NewManager(cfg.Rest, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := (&controllers.OperatorReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return nil, nil, fmt.Errorf("the Operator controller: %w", err)
+	}
+	operatorVersions := &controllers.OperatorVersionReconciler{Client: mgr.GetClient(), RenderLimits: cfg.RenderLimits}
+	if err := operatorVersions.SetupWithManager(mgr); err != nil {
+		return nil, nil, fmt.Errorf("the OperatorVersion controller: %w", err)
+	}
+	instances := &cfg.Instances
+	instances.Client, instances.Scheme, instances.APIReader = mgr.GetClient(), mgr.GetScheme(), mgr.GetAPIReader()
+	instances.Recorder, instances.Mapper, instances.Config = mgr.GetEventRecorderFor("kudo-ng"), mgr.GetRESTMapper(), cfg.Rest
+	instances.MaskKeys, instances.Trim, instances.RenderLimits = cfg.MaskKeys, trim, cfg.RenderLimits
+	if instances.Files == nil {
+		clientset, err := kubernetes.NewForConfig(cfg.Rest)
+		if err != nil {
+			return nil, nil, err
+		}
+		instances.Files = &task.ExecCopier{Config: cfg.Rest, Clientset: clientset}
+	}
+	if err := instances.SetupWithManager(ctx, mgr); err != nil {
+		return nil, nil, fmt.Errorf("the Instance controller: %w", err)
+	}
+	if err := metrics.Registry.Register(planmetrics.RunningSteps{List: func(ctx context.Context) ([]kudov1beta1.Instance, error) {
+		list := &kudov1beta1.InstanceList{}
+		// Read only, from the cache: no copy of every Instance at each scrape.
+		err := mgr.GetClient().List(ctx, list, client.UnsafeDisableDeepCopy)
+		return list.Items, err
+	}}); err != nil {
+		return nil, nil, err
+	}
+	if cfg.Webhooks {
+		if err := kudowebhook.SetupWithManager(mgr, instances.RequireServiceAccount, cfg.RenderLimits); err != nil {
+			return nil, nil, fmt.Errorf("the webhooks: %w", err)
+		}
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, nil, err
+	}
+	// Ready once the webhooks serve: the API server calls them from a pod's
+	// first admission on.
+	ready := healthz.Ping
+	if cfg.Webhooks {
+		ready = mgr.GetWebhookServer().StartedChecker()
+	}
+	return mgr, instances, mgr.AddReadyzCheck("readyz", ready)
+}
