@@ -31,6 +31,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/engine"
+	"github.com/kudo-ng/kudo/internal/healthrule"
 	"github.com/kudo-ng/kudo/internal/inventory"
 	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/params"
@@ -98,6 +99,9 @@ type InstanceReconciler struct {
 	notServed *utilcache.LRUExpireCache
 	// impersonated are the identities of service accounts, by user name.
 	impersonated *utilcache.LRUExpireCache
+	// healthRules are the compiled health rules of OperatorVersions, by
+	// their uid and resourceVersion.
+	healthRules *utilcache.LRUExpireCache
 	// redactors hide the sensitive values of Instances in their events.
 	redactors redactors
 }
@@ -170,9 +174,16 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 			return ctrl.Result{}, err
 		}
 	}
+	rules, err := r.healthRulesOf(ov)
+	if err != nil {
+		// The OperatorVersion check says so too; a new OperatorVersion wakes the Instance.
+		run.judge(&engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.InvalidReason,
+			Message: fmt.Sprintf("OperatorVersion %s has health rules that do not compile: %v", ov.Name, err)})
+		return ctrl.Result{}, nil
+	}
 	run.writer, run.reader, run.files = id.writer, id.reader, id.files
 	run.objects = objects.NewManager(instance, id.writer,
-		objects.Options{APIReader: r.APIReader, Kinds: r.kinds, Writes: run.writes, Trim: r.Trim})
+		objects.Options{APIReader: r.APIReader, Kinds: r.kinds, Writes: run.writes, Trim: r.Trim, Rules: rules})
 	run.params = r.resolveParameters(ctx, instance, ov, id.reader)
 	// Before a plan is chosen: a mask made with another key would read as a
 	// changed value.
@@ -190,6 +201,21 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		}
 	}
 	return ctrl.Result{RequeueAfter: run.requeue}, nil
+}
+
+// healthRulesOf compiles the health rules of ov, once for each of its
+// versions; nil when it has none.
+func (r *InstanceReconciler) healthRulesOf(ov *kudov1beta1.OperatorVersion) (*healthrule.Set, error) {
+	key := string(ov.UID) + "/" + ov.ResourceVersion
+	if rules, ok := r.healthRules.Get(key); ok {
+		return rules.(*healthrule.Set), nil
+	}
+	rules, err := healthrule.Compile(&ov.Spec)
+	if err != nil {
+		return nil, err
+	}
+	r.healthRules.Add(key, rules, time.Hour)
+	return rules, nil
 }
 
 // newPlanRun is the scope of one reconcile of the Instance, with what of
@@ -314,6 +340,7 @@ func (r *InstanceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 	r.warned = utilcache.NewLRUExpireCacheWithClock(maxCacheEntries, r.Clock)
 	r.notServed = utilcache.NewLRUExpireCacheWithClock(maxCacheEntries, r.Clock)
 	r.impersonated = utilcache.NewLRUExpireCacheWithClock(maxCacheEntries, r.Clock)
+	r.healthRules = utilcache.NewLRUExpireCacheWithClock(maxCacheEntries, r.Clock)
 	r.cache = mgr.GetCache()
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&kudov1beta1.Instance{}, builder.WithPredicates(predicate.Or[client.Object](

@@ -70,7 +70,7 @@ func (r *InstanceReconciler) gather(ctx context.Context, run *planRun, entries [
 			if o.Seen, err = run.objects.Observe(live); err != nil {
 				return nil, err
 			}
-			o.Health = run.objects.Health(ctx, run.instance.Name, live)
+			o.Health = run.objects.Health(ctx, run.instance.Name, e.Task.Task, live)
 		}
 		if !drift.Moved(e, live, o.Seen) {
 			continue

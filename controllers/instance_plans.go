@@ -292,6 +292,7 @@ func (p *planRun) advance(ctx context.Context, name string) (bool, error) {
 			// is the one the next pass computes.
 			res := p.runStep(ctx, name, ps.UID, values, ref)
 			res.Message, res.Err = p.params.redactor.String(res.Message), p.params.redactor.Error(res.Err)
+			p.redactWaitingOn(res.WaitingOn)
 			results[ref] = res
 			progressed = progressed || res.Done
 		}
@@ -412,12 +413,25 @@ func (p *planRun) inventoryHolds(site inventory.Site, objs []*unstructured.Unstr
 		"split the package's objects across Instances", site.Task, count, size>>10, inventory.MaxBytes>>10)
 }
 
+// redactWaitingOn hides the sensitive values in the messages and observed
+// values of what a step waits on: an object may show a parameter's value.
+func (p *planRun) redactWaitingOn(waitingOn []kudov1beta1.ObjectHealth) {
+	for n := range waitingOn {
+		w := &waitingOn[n]
+		w.Message = p.params.redactor.String(w.Message)
+		for m := range w.Observed {
+			w.Observed[m].Value = p.params.redactor.String(w.Observed[m].Value)
+		}
+	}
+}
+
 // runStep runs every task of a step, records what they applied in the
 // inventory and sums up their outcomes.
 func (p *planRun) runStep(ctx context.Context, plan string, uid types.UID, values map[string]any, ref engine.StepRef) engine.StepResult {
 	env := p.env(plan, ref.Phase, ref.Step, uid, values)
 	tasks := p.ov.Spec.TasksByName()
 	var waiting, notes []string
+	var waitingOn []kudov1beta1.ObjectHealth
 	for _, name := range engine.StepTasks(p.ov.Spec.Plans[plan], ref) {
 		def, ok := tasks[name]
 		if !ok {
@@ -438,13 +452,13 @@ func (p *planRun) runStep(ctx context.Context, plan string, uid types.UID, value
 			return engine.StepResult{Err: fmt.Errorf("task %s: %w", name, err), Fatal: task.IsFatal(err)}
 		}
 		if !res.Done {
-			waiting = append(waiting, res.Message)
+			waiting, waitingOn = append(waiting, res.Message), append(waitingOn, res.Waiting...)
 		} else if res.Message != "" {
 			notes = append(notes, res.Message)
 		}
 	}
 	if len(waiting) > 0 {
-		return engine.StepResult{Message: strings.Join(waiting, "; ")}
+		return engine.StepResult{Message: strings.Join(waiting, "; "), WaitingOn: waitingOn}
 	}
 	return engine.StepResult{Done: true, Message: strings.Join(notes, "; ")}
 }

@@ -53,6 +53,33 @@ type kindWatches struct {
 	mu      sync.Mutex
 	watched map[schema.GroupVersionKind]bool
 	secrets bool
+	// statusRead are the kinds whose status a package's health rule reads.
+	statusRead sync.Map
+}
+
+// StatusMatters makes every change of the status of objects of kind gk wake
+// their Instance, for the life of the manager.
+func (k *kindWatches) StatusMatters(gk schema.GroupKind) {
+	k.statusRead.Store(gk, true)
+}
+
+// statusChanged lets through a change of the status of an object of a kind
+// a health rule reads, which mayMovePlan would hold back while kstatus's
+// verdict stays.
+func (k *kindWatches) statusChanged(gk schema.GroupKind) predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			if _, read := k.statusRead.Load(gk); !read {
+				return false
+			}
+			oldU, errOld := objects.Unstructured(e.ObjectOld)
+			curU, errCur := objects.Unstructured(e.ObjectNew)
+			return errOld != nil || errCur != nil || !equality.Semantic.DeepEqual(oldU.Object["status"], curU.Object["status"])
+		},
+	}
 }
 
 func newKindWatches(c controller.Controller, informers cache.Cache, mapper meta.RESTMapper, cl client.Client,
@@ -101,6 +128,7 @@ func (k *kindWatches) start(ctx context.Context, gvk schema.GroupVersionKind) er
 	if isPod {
 		moves = podMayMovePlan
 	}
+	moves = predicate.Or(moves, k.statusChanged(gvk.GroupKind()))
 	if err := k.controller.Watch(k.ownerSource(obj, moves)); err != nil {
 		return err
 	}

@@ -311,6 +311,53 @@ type StepStatus struct {
 	// error that may heal (ERROR): each waits twice as long as the one before.
 	// +optional
 	Attempts int32 `json:"attempts,omitempty"`
+	// WaitingOn (kudo-ng) are the objects a running step waits on, the first
+	// MaxWaitingOn of them, with what judged each.
+	// +optional
+	// +listType=atomic
+	WaitingOn []ObjectHealth `json:"waitingOn,omitempty"`
+	// MoreWaitingOn (kudo-ng) counts the objects the step waits on past
+	// those WaitingOn lists.
+	// +optional
+	MoreWaitingOn int32 `json:"moreWaitingOn,omitempty"`
+}
+
+// ObjectHealth (kudo-ng) is the verdict on an object a step waits on.
+type ObjectHealth struct {
+	// +optional
+	APIVersion string `json:"apiVersion,omitempty"`
+	// +optional
+	Kind string `json:"kind,omitempty"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Status is kstatus's word for the verdict: InProgress or Failed.
+	// +optional
+	Status string `json:"status,omitempty"`
+	// Rule is what decided: the package's expression, where it is in
+	// operator.yaml (healthChecks[0].current: status.phase == 'Running'),
+	// or kstatus.
+	// +optional
+	Rule string `json:"rule,omitempty"`
+	// Message says what is awaited.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Observed are the fields the rule read, as the object had them.
+	// +optional
+	// +listType=atomic
+	Observed []ObservedField `json:"observed,omitempty"`
+	// Since is when the object was first found not ready in this step.
+	// +optional
+	// +nullable
+	Since *metav1.Time `json:"since,omitempty"`
+}
+
+// ObservedField (kudo-ng) is a field a health rule read and its value, as
+// JSON, shortened; <absent> when the object does not have it.
+type ObservedField struct {
+	Field string `json:"field"`
+	Value string `json:"value"`
 }
 
 // +kubebuilder:object:root=true

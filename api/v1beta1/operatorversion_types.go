@@ -46,6 +46,37 @@ type OperatorVersionSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Upgradable From"
 	UpgradableFrom []corev1.ObjectReference `json:"upgradableFrom,omitempty"`
+	// HealthChecks (kudo-ng) judge the objects of the kinds they name in
+	// place of kstatus, in Flux's format (a Kustomization's healthCheckExprs).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Health Checks"
+	HealthChecks []HealthCheck `json:"healthChecks,omitempty"`
+}
+
+// HealthCheck (kudo-ng) is when an object of one kind is healthy, as CEL
+// expressions over the object's fields (metadata, spec, status):
+// inProgress, failed and current are evaluated in that order and the first
+// that holds decides; none holds: in progress. A field the object does not
+// have makes an expression not hold yet.
+type HealthCheck struct {
+	// APIVersion of the objects judged, group/version as they are applied.
+	APIVersion string `json:"apiVersion"`
+	// Kind of the objects judged.
+	Kind string `json:"kind"`
+	// InProgress holds while the object is still becoming ready.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	InProgress string `json:"inProgress,omitempty"`
+	// Failed holds when the object failed for good: the step that waits on it
+	// fails (FATAL_ERROR).
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Failed string `json:"failed,omitempty"`
+	// Current holds when the object is ready.
+	// +kubebuilder:validation:MaxLength=4096
+	Current string `json:"current"`
 }
 
 // Ordering is how the children of a plan or phase are run.
@@ -134,6 +165,13 @@ type TaskSpec struct {
 type ResourceTaskSpec struct {
 	// +optional
 	Resources []string `json:"resources,omitempty"`
+	// ReadyWhen (kudo-ng) are CEL expressions over each object an Apply task
+	// applies (its metadata, spec, status) that must all hold, besides its
+	// kind's health, for the task to be done.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	ReadyWhen []string `json:"readyWhen,omitempty"`
 }
 
 // DummyTaskSpec makes a Dummy task fail, fail fatally, finish or wait.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kudo-ng/kudo/internal/cli/diagnostics"
+	"github.com/kudo-ng/kudo/internal/cli/explain"
 	"github.com/kudo-ng/kudo/internal/cli/get"
 	"github.com/kudo-ng/kudo/internal/cli/initcmd"
 	"github.com/kudo-ng/kudo/internal/cli/install"
@@ -54,6 +55,7 @@ func newRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	root.AddCommand(
 		initcmd.NewCmd(streams, flags),
 		diagnostics.NewCmd(streams, flags),
+		explain.NewCmd(streams, flags),
 		install.NewCmd(streams, flags),
 		update.NewCmd(streams, flags),
 		upgrade.NewCmd(streams, flags),

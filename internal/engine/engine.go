@@ -33,6 +33,9 @@ type StepResult struct {
 	// something about how it finished (an object whose health could not be
 	// judged).
 	Message string
+	// WaitingOn are the verdicts on the objects a step that is not done
+	// waits on.
+	WaitingOn []kudov1beta1.ObjectHealth
 }
 
 // NewPlanStatus is the status tree of a plan that was never run: every
@@ -104,6 +107,7 @@ func Due(plan *kudov1beta1.Plan, status *kudov1beta1.PlanStatus) []StepRef {
 func Record(plan *kudov1beta1.Plan, status *kudov1beta1.PlanStatus, results map[StepRef]StepResult, now time.Time) kudov1beta1.PlanStatus {
 	out := *status.DeepCopy()
 	changed := false
+	budget := MaxWaitingOnPlan
 	for i, phase := range plan.Phases {
 		if i >= len(out.Phases) {
 			break
@@ -134,6 +138,13 @@ func Record(plan *kudov1beta1.Plan, status *kudov1beta1.PlanStatus, results map[
 			msg = TruncateMessage(msg, MaxStepMessage)
 			if s.Status != next || s.Message != msg || s.Attempts != attempts {
 				s.Status, s.Message, s.Attempts, changed = next, msg, attempts, true
+			}
+			var waitingOn []kudov1beta1.ObjectHealth
+			if next == kudov1beta1.ExecutionInProgress {
+				waitingOn = r.WaitingOn
+			}
+			if recordWaiting(s, waitingOn, &budget, now) {
+				changed = true
 			}
 		}
 		next, msg := rollUp(stepStatuses(phs.Steps))

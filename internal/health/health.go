@@ -23,6 +23,37 @@ type Result struct {
 	// Message says what is awaited, or, for a healthy object whose health
 	// could not be judged, why it counts as healthy.
 	Message string
+	// Status is the verdict in kstatus's words: Current, InProgress, Failed.
+	Status string
+	// Rule is what judged: a package's health rule, or one of the Rule
+	// constants.
+	Rule string
+	// Observed are the fields a package's rule read.
+	Observed []kudov1beta1.ObservedField
+}
+
+// The verdicts, as kstatus words them.
+const (
+	Current    = string(status.CurrentStatus)
+	InProgress = string(status.InProgressStatus)
+	Failed     = string(status.FailedStatus)
+)
+
+// What judges an object when its package has no rule for it.
+const (
+	RuleKstatus   = "kstatus"
+	RuleJob       = "KUDO's rule for Jobs: succeeded"
+	RuleChildPlan = "KUDO's rule for Instances: plan complete"
+	// RuleFirstConsumer: AwaitsFirstConsumer.
+	RuleFirstConsumer = "kudo-ng's rule for claims: bound by their first pod"
+)
+
+// Record is the record of a verdict on obj that a waiting step keeps.
+func Record(obj *unstructured.Unstructured, r Result) kudov1beta1.ObjectHealth {
+	return kudov1beta1.ObjectHealth{
+		APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(),
+		Status: r.Status, Rule: r.Rule, Message: r.Message, Observed: r.Observed,
+	}
 }
 
 var (
@@ -34,12 +65,32 @@ var (
 // Check judges an object as read from the cluster.
 func Check(obj *unstructured.Unstructured) Result {
 	ref := fmt.Sprintf("%s %s", obj.GetKind(), obj.GetName())
+	var res Result
 	switch obj.GroupVersionKind().GroupKind() {
 	case instanceKind:
-		return instance(obj, ref)
+		res = instance(obj, ref)
+		res.Rule = RuleChildPlan
 	case jobKind:
-		return job(obj, ref)
+		res = job(obj, ref)
+		res.Rule = RuleJob
+	default:
+		res = kstatus(obj, ref)
+		res.Rule = RuleKstatus
 	}
+	if res.Status == "" {
+		switch {
+		case res.Healthy:
+			res.Status = Current
+		case res.Fatal:
+			res.Status = Failed
+		default:
+			res.Status = InProgress
+		}
+	}
+	return res
+}
+
+func kstatus(obj *unstructured.Unstructured, ref string) Result {
 	res, err := status.Compute(obj)
 	if err != nil {
 		return Result{Message: fmt.Sprintf("%s: cannot judge its status: %v", ref, err)}
@@ -51,13 +102,13 @@ func Check(obj *unstructured.Unstructured) Result {
 		}
 		return Result{Healthy: true}
 	case status.FailedStatus:
-		return Result{Message: fmt.Sprintf("%s has failed: %s", ref, res.Message)}
+		return Result{Message: fmt.Sprintf("%s has failed: %s", ref, res.Message), Status: Failed}
 	default:
 		msg := res.Message
 		if msg == "" {
 			msg = strings.ToLower(string(res.Status))
 		}
-		return Result{Message: fmt.Sprintf("waiting for %s: %s", ref, msg)}
+		return Result{Message: fmt.Sprintf("waiting for %s: %s", ref, msg), Status: string(res.Status)}
 	}
 }
 
@@ -105,7 +156,7 @@ func PendingClaimClass(obj *unstructured.Unstructured) (class string, ok bool) {
 // and most clouds): only a later step's pod can bind it, so waiting for it
 // would never end. KUDO counted every claim healthy at once.
 func AwaitsFirstConsumer(obj *unstructured.Unstructured, class string) Result {
-	return Result{Healthy: true, Message: fmt.Sprintf(
+	return Result{Healthy: true, Status: Current, Rule: RuleFirstConsumer, Message: fmt.Sprintf(
 		"%s %s is Pending until a pod uses it (StorageClass %s binds on first consumer); counted healthy", obj.GetKind(), obj.GetName(), class)}
 }
 

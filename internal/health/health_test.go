@@ -66,10 +66,29 @@ status: {observedGeneration: 1}`, Result{Message: "waiting for Widget w: Widget 
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Check(obj(t, tt.obj)); got != tt.want {
+			got := Check(obj(t, tt.obj))
+			if got.Healthy != tt.want.Healthy || got.Fatal != tt.want.Fatal || got.Message != tt.want.Message {
 				t.Errorf("Check = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestCheckNamesTheVerdictAndWhatJudged(t *testing.T) {
+	tests := []struct {
+		obj          string
+		status, rule string
+	}{
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}", Current, RuleKstatus},
+		{"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, generation: 2}\nstatus: {observedGeneration: 1}", InProgress, RuleKstatus},
+		{"apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nstatus: {conditions: [{type: Failed, status: \"True\"}]}", Failed, RuleJob},
+		{"apiVersion: kudo.dev/v1beta1\nkind: Instance\nmetadata: {name: zk}\nstatus: {activePlan: {name: deploy, status: COMPLETE}}", Current, RuleChildPlan},
+	}
+	for _, tt := range tests {
+		got := Check(obj(t, tt.obj))
+		if got.Status != tt.status || got.Rule != tt.rule {
+			t.Errorf("Check(%s) judged %s by %q, want %s by %q", tt.obj, got.Status, got.Rule, tt.status, tt.rule)
+		}
 	}
 }
 

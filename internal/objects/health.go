@@ -21,21 +21,25 @@ import (
 // must not hang a reconcile.
 const storageClassReadTimeout = 10 * time.Second
 
-// Health judges an object of the Instance named instance: health.Check,
-// with the verdict that needs another object than the one judged (a
-// Pending claim whose StorageClass binds on first consumer is healthy,
-// health.AwaitsFirstConsumer), and, for a workload that is not healthy,
-// why its pods are not ready.
-func (m *Manager) Health(ctx context.Context, instance string, obj *unstructured.Unstructured) health.Result {
-	verdict := m.check(ctx, obj)
+// Health judges an object that the task named task of the Instance named
+// instance applied: with the package's health rules, or health.Check, with
+// the verdict that needs another object than the one judged (a Pending
+// claim whose StorageClass binds on first consumer is healthy,
+// health.AwaitsFirstConsumer), and, for a workload that is not healthy, why
+// its pods are not ready.
+func (m *Manager) Health(ctx context.Context, instance, task string, obj *unstructured.Unstructured) health.Result {
+	if gk := obj.GroupVersionKind().GroupKind(); m.kinds != nil && m.rules.Ruled(gk, task) {
+		m.kinds.StatusMatters(gk)
+	}
+	verdict := m.check(ctx, task, obj)
 	if !verdict.Healthy {
 		verdict.Message = m.explain(ctx, instance, obj, verdict.Message)
 	}
 	return verdict
 }
 
-func (m *Manager) check(ctx context.Context, obj *unstructured.Unstructured) health.Result {
-	verdict := health.Check(obj)
+func (m *Manager) check(ctx context.Context, task string, obj *unstructured.Unstructured) health.Result {
+	verdict := m.rules.Check(ctx, obj, task)
 	class, pending := health.PendingClaimClass(obj)
 	if verdict.Healthy || !pending {
 		return verdict

@@ -46,7 +46,8 @@ func TestHealthOfPendingClaims(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := NewManager(instanceA, c, Options{}).check(context.Background(), tt.claim); got != tt.want {
+			got := NewManager(instanceA, c, Options{}).check(context.Background(), "app", tt.claim)
+			if got.Healthy != tt.want.Healthy || got.Message != tt.want.Message {
 				t.Errorf("check = %+v\nwant    %+v", got, tt.want)
 			}
 		})

@@ -27,6 +27,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/crd"
+	"github.com/kudo-ng/kudo/internal/healthrule"
 	"github.com/kudo-ng/kudo/internal/inventory"
 )
 
@@ -38,6 +39,10 @@ const FieldOwner = "kudo-ng"
 // packages apply kinds known only at run time.
 type Watcher interface {
 	Watch(ctx context.Context, gvk schema.GroupVersionKind) error
+	// StatusMatters says that a package's health rule reads the status of
+	// objects of a kind: any change of it may move a plan, where kstatus's
+	// verdict would not change.
+	StatusMatters(gk schema.GroupKind)
 }
 
 // Manager reads, applies, compares, deletes and judges objects for one
@@ -55,6 +60,7 @@ type Manager struct {
 	kinds     Watcher
 	writes    *Writes
 	trim      Trim
+	rules     *healthrule.Set
 }
 
 // Options are what a Manager shares with the rest of the manager.
@@ -68,11 +74,14 @@ type Options struct {
 	Writes *Writes
 	// Trim is how the cache trims objects, which Observe sees alike.
 	Trim Trim
+	// Rules are the health rules of the OperatorVersion, if any.
+	Rules *healthrule.Set
 }
 
 // NewManager makes the Manager of owner's objects, read and written with c.
 func NewManager(owner *kudov1beta1.Instance, c client.Client, opts Options) *Manager {
-	return &Manager{owner: owner, client: c, apiReader: opts.APIReader, kinds: opts.Kinds, writes: opts.Writes, trim: opts.Trim}
+	return &Manager{owner: owner, client: c, apiReader: opts.APIReader, kinds: opts.Kinds, writes: opts.Writes, trim: opts.Trim,
+		rules: opts.Rules}
 }
 
 // Observe is what the inventory notes of obj (Trim.Observe).

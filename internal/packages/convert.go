@@ -38,13 +38,14 @@ func (p *Package) Convert(namespace string) (*kudov1beta1.Operator, *kudov1beta1
 			Namespace: namespace,
 		},
 		Spec: kudov1beta1.OperatorVersionSpec{
-			Operator:   corev1.ObjectReference{Name: o.Name, Kind: "Operator"},
-			Version:    o.OperatorVersion,
-			AppVersion: o.AppVersion,
-			Templates:  p.Templates,
-			Tasks:      o.Tasks,
-			Parameters: parameters,
-			Plans:      o.Plans,
+			Operator:     corev1.ObjectReference{Name: o.Name, Kind: "Operator"},
+			Version:      o.OperatorVersion,
+			AppVersion:   o.AppVersion,
+			Templates:    p.Templates,
+			Tasks:        o.Tasks,
+			Parameters:   parameters,
+			Plans:        o.Plans,
+			HealthChecks: o.HealthChecks,
 		},
 	}
 	return operator, ov, nil

@@ -13,7 +13,7 @@ func FromOperatorVersion(ov *kudov1beta1.OperatorVersion) *Package {
 	p := &Package{
 		Operator: &OperatorFile{
 			APIVersion: APIVersion, Name: ov.Spec.Operator.Name, OperatorVersion: ov.Spec.Version, AppVersion: ov.Spec.AppVersion,
-			Tasks: ov.Spec.Tasks, Plans: ov.Spec.Plans,
+			Tasks: ov.Spec.Tasks, Plans: ov.Spec.Plans, HealthChecks: ov.Spec.HealthChecks,
 		},
 		Params:    &ParamsFile{APIVersion: APIVersion},
 		Templates: ov.Spec.Templates,

@@ -129,3 +129,22 @@ func TestAnOperatorVersionWithARenderBombIsInvalid(t *testing.T) {
 		})
 	}
 }
+
+// TestAnOperatorVersionWithAMisspelledHealthRuleIsInvalid: the manager's
+// check of an OperatorVersion type-checks its health rules as package
+// verify does, and names the field of its spec.
+func TestAnOperatorVersionWithAMisspelledHealthRuleIsInvalid(t *testing.T) {
+	p, err := Read(filepath.Join("testdata", "bad", "health-check-misspelled-field"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ov, err := p.Convert("ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "OperatorVersion: spec.healthChecks[0].current: undefined field 'phasee' (column 7) " +
+		"(checked against the schema of example.kudo.dev/v1 Widget in templates/crd.yaml)"
+	if r := VerifyOperatorVersion(ov, render.Limits{}); len(r.Errors) != 1 || r.Errors[0].String() != want {
+		t.Errorf("errors %v, want only %s", r.Errors, want)
+	}
+}

@@ -42,6 +42,8 @@ type OperatorFile struct {
 	Tasks             []kudov1beta1.Task          `json:"tasks,omitempty"`
 	Plans             map[string]kudov1beta1.Plan `json:"plans,omitempty"`
 	NamespaceManifest string                      `json:"namespaceManifest,omitempty"`
+	// HealthChecks (kudo-ng) judge the objects of the kinds they name.
+	HealthChecks []kudov1beta1.HealthCheck `json:"healthChecks,omitempty"`
 }
 
 // ParamsFile is params.yaml.

@@ -116,6 +116,7 @@ func Verify(p *Package, opts VerifyOptions) *Report {
 	v.tasks()
 	v.plans(!opts.SkipDeployPlan)
 	v.templates(opts)
+	v.healthRules()
 	v.unused()
 	v.paramChecks(opts.ParamChecks)
 	return r

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/health"
 	"github.com/kudo-ng/kudo/internal/objects"
 )
 
@@ -64,12 +65,16 @@ func (a apply) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, 
 		if err != nil {
 			return res, err
 		}
-		waiting, notes, err := healthOf(ctx, env, applied)
+		waiting, notes, err := healthOf(ctx, env, t.Name, applied)
 		if err != nil {
 			return res, err
 		}
 		if len(waiting) > 0 {
-			res.Message = strings.Join(waiting, "; ")
+			messages := make([]string, len(waiting))
+			for n, w := range waiting {
+				messages[n] = w.Message
+			}
+			res.Message, res.Waiting = strings.Join(messages, "; "), waiting
 			return res, nil
 		}
 		res.Message = strings.Join(notes, "; ")
@@ -78,16 +83,17 @@ func (a apply) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, 
 	return res, nil
 }
 
-// healthOf judges the applied objects; it returns what is not healthy yet
-// and notes on the healthy ones.
-func healthOf(ctx context.Context, env *Env, applied []objects.Change) (waiting, notes []string, err error) {
+// healthOf judges the objects task applied; it returns what is not healthy
+// yet and notes on the healthy ones.
+func healthOf(ctx context.Context, env *Env, task string, applied []objects.Change) (
+	waiting []kudov1beta1.ObjectHealth, notes []string, err error) {
 	for _, a := range applied {
-		verdict := env.Objects.Health(ctx, env.Instance.Name, a.Object)
+		verdict := env.Objects.Health(ctx, env.Instance.Name, task, a.Object)
 		switch {
 		case verdict.Fatal:
 			return nil, nil, Fatalf("%s", verdict.Message)
 		case !verdict.Healthy:
-			waiting = append(waiting, verdict.Message)
+			waiting = append(waiting, health.Record(a.Object, verdict))
 		case verdict.Message != "":
 			notes = append(notes, verdict.Message)
 		}

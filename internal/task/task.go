@@ -235,7 +235,9 @@ func Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, error) {
 type Result struct {
 	Done bool
 	// Message says what the task waits for, or notes how it finished.
-	Message    string
+	Message string
+	// Waiting are the verdicts on the objects it waits for.
+	Waiting    []kudov1beta1.ObjectHealth
 	Migrations []render.Migration
 	// Applied are the objects the run applied, or found applied: what the
 	// Instance's inventory records. Deleted are those it deleted, or found gone.

@@ -2,6 +2,7 @@ package action
 
 import (
 	"fmt"
+	"strings"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/engine"
@@ -59,6 +60,24 @@ func StepStatus(ps *kudov1beta1.PlanStatus, phase, step string) (kudov1beta1.Exe
 		}
 	}
 	return kudov1beta1.ExecutionNeverRun, ""
+}
+
+// ObjectName names the object of a verdict as kubectl does: Kind
+// namespace/name.
+func ObjectName(w *kudov1beta1.ObjectHealth) string {
+	if w.Namespace == "" {
+		return w.Kind + " " + w.Name
+	}
+	return w.Kind + " " + w.Namespace + "/" + w.Name
+}
+
+// Observed lists the values a health rule read: status.phase="Pending", ...
+func Observed(w *kudov1beta1.ObjectHealth) string {
+	parts := make([]string, len(w.Observed))
+	for n, o := range w.Observed {
+		parts[n] = o.Field + "=" + o.Value
+	}
+	return strings.Join(parts, ", ")
 }
 
 // InParentheses is a message after what it is of, in parentheses; nothing

@@ -52,7 +52,11 @@ func WriteStatus(w io.Writer, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorV
 			phaseIndent := planIndent + indent(lastPhase)
 			for s, step := range phase.Steps {
 				status, msg := action.StepStatus(&ps, phase.Name, step.Name)
-				fmt.Fprintf(&b, "%s%sStep %s [%s]%s\n", phaseIndent, branch(s == len(phase.Steps)-1), step.Name, status, action.InParentheses(msg))
+				lastStep := s == len(phase.Steps)-1
+				fmt.Fprintf(&b, "%s%sStep %s [%s]%s\n", phaseIndent, branch(lastStep), step.Name, status, action.InParentheses(msg))
+				if status == kudov1beta1.ExecutionInProgress {
+					writeWaitingOn(&b, phaseIndent+indent(lastStep), stepStatus(&ps, phase.Name, step.Name))
+				}
 			}
 		}
 	}
@@ -82,6 +86,38 @@ func writeInventory(b *strings.Builder, i *kudov1beta1.Instance, plans []string)
 		}
 		fmt.Fprintf(b, "Plan %s pruned: %s\n", name, strings.Join(objects, ", "))
 	}
+}
+
+// writeWaitingOn lists under a running step (kudo-ng) the objects it waits
+// on: each with its verdict, what judged it, the values a rule read, and
+// since when.
+func writeWaitingOn(b *strings.Builder, at string, s *kudov1beta1.StepStatus) {
+	if s == nil {
+		return
+	}
+	for n, w := range s.WaitingOn {
+		last := n == len(s.WaitingOn)-1 && s.MoreWaitingOn == 0
+		fmt.Fprintf(b, "%s%s%s [%s] by %s", at, branch(last), action.ObjectName(&w), w.Status, w.Rule)
+		if values := action.Observed(&w); values != "" {
+			b.WriteString(": " + values)
+		}
+		if w.Since != nil {
+			fmt.Fprintf(b, ", since %s", w.Since.UTC().Format(time.DateTime))
+		}
+		b.WriteString("\n")
+	}
+	if s.MoreWaitingOn > 0 {
+		fmt.Fprintf(b, "%s%s… and %d more\n", at, branch(true), s.MoreWaitingOn)
+	}
+}
+
+func stepStatus(ps *kudov1beta1.PlanStatus, phase, step string) *kudov1beta1.StepStatus {
+	for at, s := range ps.Steps() {
+		if at.Phase.Name == phase && s.Name == step {
+			return s
+		}
+	}
+	return nil
 }
 
 func phaseStatus(ps *kudov1beta1.PlanStatus, name string) kudov1beta1.ExecutionStatus {

@@ -67,6 +67,26 @@ func TestWriteStatus(t *testing.T) {
 	drifted.Status.Conditions = []metav1.Condition{{Type: kudov1beta1.ReadyCondition, Status: metav1.ConditionFalse, Reason: "Missing",
 		Message: "StatefulSet default/zk is missing"}}
 	tests["drifted"] = drifted
+	// A running plan whose step waits on a Widget a rule judges, a
+	// Deployment kstatus judges, and one more object.
+	waiting := tests["complete"].DeepCopy()
+	deploy = waiting.Status.PlanStatus["deploy"]
+	waiting.Status.ActivePlan.Status, deploy.Status = kudov1beta1.ExecutionInProgress, kudov1beta1.ExecutionInProgress
+	deploy.Phases[0].Status, deploy.Phases[1].Status = kudov1beta1.ExecutionInProgress, kudov1beta1.ExecutionPending
+	deploy.Phases[1].Steps[0].Status, deploy.Phases[1].Steps[1].Status = kudov1beta1.ExecutionPending, kudov1beta1.ExecutionPending
+	since := metav1.NewTime(updated.Add(-time.Minute))
+	deploy.Phases[0].Steps[0] = kudov1beta1.StepStatus{Name: "deploy", Status: kudov1beta1.ExecutionInProgress,
+		Message: `waiting for Widget zk: healthChecks[0].current: status.phase == 'Ready' does not hold yet (status.phase="Pending")`,
+		WaitingOn: []kudov1beta1.ObjectHealth{
+			{APIVersion: "example.com/v1", Kind: "Widget", Namespace: "default", Name: "zk", Status: "InProgress",
+				Rule: "healthChecks[0].current: status.phase == 'Ready'", Observed: []kudov1beta1.ObservedField{{Field: "status.phase", Value: `"Pending"`}},
+				Since: &since},
+			{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "zk-web", Status: "InProgress", Rule: "kstatus",
+				Message: "waiting for Deployment zk-web: Available: 0/1", Since: &updated},
+		},
+		MoreWaitingOn: 1}
+	waiting.Status.PlanStatus["deploy"] = deploy
+	tests["waiting"] = waiting
 	for name, i := range tests {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer

@@ -1,0 +1,193 @@
+package healthrule
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/yaml"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/health"
+)
+
+func object(t *testing.T, y string) *unstructured.Unstructured {
+	t.Helper()
+	j, err := yaml.ToJSON([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(j); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// widgetRules are the rules of a package whose Widgets say how they are in
+// status.phase, and whose task "app" waits for its Widgets' replicas.
+var widgetRules = &kudov1beta1.OperatorVersionSpec{
+	HealthChecks: []kudov1beta1.HealthCheck{{
+		APIVersion: "example.com/v1", Kind: "Widget",
+		InProgress: "has(status.phase) && status.phase == 'Running' && status.ready == false",
+		Failed:     "status.phase == 'Failed'",
+		Current:    "status.phase == 'Running'",
+	}},
+	Tasks: []kudov1beta1.Task{{Name: "app", Kind: kudov1beta1.ApplyTaskKind,
+		Spec: kudov1beta1.TaskSpec{ResourceTaskSpec: kudov1beta1.ResourceTaskSpec{ReadyWhen: []string{"status.readyReplicas >= 2"}}}}},
+}
+
+// readyStatefulSet is ready as kstatus judges it, with one replica.
+const readyStatefulSet = `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: s, generation: 1}
+spec: {replicas: 1}
+status: {observedGeneration: 1, replicas: 1, readyReplicas: 1, currentReplicas: 1, updatedReplicas: 1, availableReplicas: 1,
+  currentRevision: s-1, updateRevision: s-1}`
+
+func TestCheckEvaluatesInProgressFailedCurrentInThatOrder(t *testing.T) {
+	rules, err := Compile(widgetRules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	widget := "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n"
+	tests := []struct {
+		name, obj, task string
+		healthy, fatal  bool
+		status, rule    string
+		message         string
+	}{
+		{"the current expression holds", widget + "status: {phase: Running, ready: true}", "", true, false,
+			health.Current, "healthChecks[0].current: status.phase == 'Running'", ""},
+		{"inProgress comes first, though current holds too", widget + "status: {phase: Running, ready: false}", "", false, false,
+			health.InProgress, "healthChecks[0].inProgress: has(status.phase) && status.phase == 'Running' && status.ready == false",
+			`waiting for Widget w: healthChecks[0].inProgress: has(status.phase) && status.phase == 'Running' && status.ready == false holds ` +
+				`(status.phase="Running", status.ready=false)`},
+		{"failed is fatal, with the expression and the values it read", widget + "status: {phase: Failed}", "", false, true,
+			health.Failed, "healthChecks[0].failed: status.phase == 'Failed'",
+			`Widget w has failed: healthChecks[0].failed: status.phase == 'Failed' holds (status.phase="Failed")`},
+		{"none holds: in progress, named by current", widget + "status: {phase: Pending}", "", false, false,
+			health.InProgress, "healthChecks[0].current: status.phase == 'Running'",
+			`waiting for Widget w: healthChecks[0].current: status.phase == 'Running' does not hold yet (status.phase="Pending")`},
+		{"a field not there yet is not yet, not an error", widget, "", false, false,
+			health.InProgress, "healthChecks[0].current: status.phase == 'Running'",
+			`waiting for Widget w: healthChecks[0].current: status.phase == 'Running' does not hold yet (status.phase=<absent>)`},
+		{"another version of the kind is kstatus's", "apiVersion: example.com/v2\nkind: Widget\nmetadata: {name: w}\nstatus: {phase: Failed}", "",
+			true, false, health.Current, health.RuleKstatus, "Widget w reports no status; counted healthy once applied"},
+		{"readyWhen holds besides kstatus", readyStatefulSet, "app",
+			false, false, health.InProgress, "tasks[0].spec.readyWhen[0]: status.readyReplicas >= 2",
+			"waiting for StatefulSet s: tasks[0].spec.readyWhen[0]: status.readyReplicas >= 2 does not hold yet (status.readyReplicas=1)"},
+		{"readyWhen of another task does not apply", readyStatefulSet, "db",
+			true, false, health.Current, health.RuleKstatus, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := rules.Check(context.Background(), object(t, tt.obj), tt.task)
+			if got.Healthy != tt.healthy || got.Fatal != tt.fatal || got.Status != tt.status || got.Rule != tt.rule || got.Message != tt.message {
+				t.Errorf("Check =\n%+v\nwant healthy %v fatal %v %s by %q:\n%s", got, tt.healthy, tt.fatal, tt.status, tt.rule, tt.message)
+			}
+		})
+	}
+}
+
+func TestCheckWithoutRulesIsKstatus(t *testing.T) {
+	var none *Set
+	got := none.Check(context.Background(), object(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}"), "app")
+	if !got.Healthy || got.Rule != health.RuleKstatus {
+		t.Errorf("Check = %+v, want kstatus's healthy", got)
+	}
+	if set, err := Compile(&kudov1beta1.OperatorVersionSpec{}); set != nil || err != nil {
+		t.Errorf("Compile of no rules = %v, %v; want nil, nil", set, err)
+	}
+}
+
+func TestRuledKinds(t *testing.T) {
+	rules, err := Compile(widgetRules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	widget := schema.GroupKind{Group: "example.com", Kind: "Widget"}
+	statefulSet := schema.GroupKind{Group: "apps", Kind: "StatefulSet"}
+	if !rules.Ruled(widget, "db") || !rules.Ruled(statefulSet, "app") || rules.Ruled(statefulSet, "db") {
+		t.Error("Ruled: want the healthChecks' kinds in any task, and every kind in a task with readyWhen")
+	}
+}
+
+func TestCompileRefusesWhatCannotRun(t *testing.T) {
+	tests := []struct {
+		name, expr, want string
+	}{
+		{"a syntax error", "status.phase ==", "healthChecks[0].current: Syntax error: mismatched input '<EOF>'"},
+		{"of a type known only when it runs", "status.ready", ""},
+		{"a literal of another type", "'Running'", "healthChecks[0].current: the expression gives a string, not a bool"},
+		{"an unknown variable", "data.x == 'y'", "undeclared reference to 'data'"},
+		{"too long", strings.Repeat("true && ", MaxExpressionBytes/8) + "true", "more than the 4096 a rule may"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Compile(&kudov1beta1.OperatorVersionSpec{HealthChecks: []kudov1beta1.HealthCheck{
+				{APIVersion: "example.com/v1", Kind: "Widget", Current: tt.expr}}})
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("Compile: %v, want it compiled (its type is known only when it runs)", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("Compile: %v, want an error with %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestEvaluationIsBoundedByCostAndTime(t *testing.T) {
+	rules, err := Compile(&kudov1beta1.OperatorVersionSpec{HealthChecks: []kudov1beta1.HealthCheck{{
+		APIVersion: "example.com/v1", Kind: "Widget", Current: "status.items.all(i, status.items.all(j, i + j >= 0))",
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2,000 items make 4,000,000 pairs: past the cost limit at a quarter.
+	items := make([]any, 2000)
+	for n := range items {
+		items[n] = int64(n)
+	}
+	obj := object(t, "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}")
+	obj.Object["status"] = map[string]any{"items": items}
+	tests := []struct {
+		bound   string
+		timeout time.Duration
+		want    string
+	}{
+		{"cost", time.Minute, "operation cancelled: actual cost limit exceeded"},
+		{"time", time.Millisecond, "took longer than 1ms, the longest a rule may"},
+	}
+	for _, tt := range tests {
+		rules.timeout = tt.timeout
+		got := rules.Check(context.Background(), obj, "")
+		if got.Healthy || got.Fatal || !strings.Contains(got.Message, "cannot be evaluated") || !strings.Contains(got.Message, tt.want) {
+			t.Errorf("past its %s: Check = %+v, want waiting, saying %q", tt.bound, got, tt.want)
+		}
+	}
+}
+
+func TestObservedValuesAreBounded(t *testing.T) {
+	e, err := NewExpression("f", "status.a == 1 && status.b.c == 2 && spec.x == 'y' && metadata.name == 'w' && status.e == 3 && status.b.c > 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := object(t, "apiVersion: v1\nkind: X\nmetadata: {name: w}\nstatus: {a: 1, b: {c: 2}}\nspec: {x: "+strings.Repeat("y", 500)+"}")
+	got := e.observe(obj)
+	want := []string{"status.a=1", "status.b.c=2", "spec.x=\"" + strings.Repeat("y", MaxValueBytes-4) + "…", "metadata.name=\"w\""}
+	if p := preview(map[string]any{"b": []any{"x", 1.5, nil, true}, "a": map[string]any{}}, 100); p != `{"a":{},"b":["x",1.5,null,true]}` {
+		t.Errorf("preview = %s", p)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("observe = %v, want %d fields", got, len(want))
+	}
+	for n, o := range got {
+		if o.Field+"="+o.Value != want[n] {
+			t.Errorf("observed %s=%s, want %s", o.Field, o.Value, want[n])
+		}
+	}
+}
