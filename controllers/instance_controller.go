@@ -174,8 +174,10 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 			return ctrl.Result{}, err
 		}
 	}
+	// An Instance being deleted runs its cleanup judged by kstatus: rules
+	// that do not compile must not keep it for ever.
 	rules, err := r.healthRulesOf(ov)
-	if err != nil {
+	if err != nil && instance.DeletionTimestamp.IsZero() {
 		// The OperatorVersion check says so too; a new OperatorVersion wakes the Instance.
 		run.judge(&engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.InvalidReason,
 			Message: fmt.Sprintf("OperatorVersion %s has health rules that do not compile: %v", ov.Name, err)})

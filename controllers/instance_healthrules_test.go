@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -148,5 +149,24 @@ var _ = Describe("Health rules shipped in a package", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(meta.IsStatusConditionTrue(getInstance(ctx, g, key).Status.Conditions, kudov1beta1.ReadyCondition)).To(BeTrue())
 		}).Should(Succeed())
+	})
+
+	It("stalls an Instance whose OperatorVersion has a rule that does not compile, naming it, and runs nothing", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		ov := configMapsOperator(ns, "broken-rule")
+		ov.Spec.HealthChecks = []kudov1beta1.HealthCheck{{APIVersion: "v1", Kind: "ConfigMap", Current: "data.size() =="}}
+		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+		Expect(k8sClient.Create(ctx, newInstance(ns, "broken", ov.Name))).To(Succeed())
+		Eventually(func(g Gomega) {
+			i := getInstance(ctx, g, types.NamespacedName{Namespace: ns, Name: "broken"})
+			ready := meta.FindStatusCondition(i.Status.Conditions, kudov1beta1.ReadyCondition)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Reason).To(Equal(kudov1beta1.InvalidReason))
+			g.Expect(ready.Message).To(ContainSubstring("healthChecks[0].current: Syntax error"))
+			g.Expect(meta.IsStatusConditionTrue(i.Status.Conditions, kudov1beta1.StalledCondition)).To(BeTrue())
+		}).Should(Succeed())
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "broken-a"}, &corev1.ConfigMap{})).
+			To(Satisfy(apierrors.IsNotFound))
 	})
 })

@@ -86,6 +86,10 @@ func Compile(spec *kudov1beta1.OperatorVersionSpec) (*Set, error) {
 	}
 	for n, hc := range spec.HealthChecks {
 		at := fmt.Sprintf("healthChecks[%d]", n)
+		if hc.Current == "" {
+			errs = append(errs, &FieldError{at + ".current", "is required: it says when the object is ready"})
+			continue
+		}
 		gvk := schema.FromAPIVersionAndKind(hc.APIVersion, hc.Kind)
 		s.kinds[gvk] = &check{
 			inProgress: compile(at+".inProgress", hc.InProgress),

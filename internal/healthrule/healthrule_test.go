@@ -2,6 +2,9 @@ package healthrule
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/health"
@@ -125,6 +129,7 @@ func TestCompileRefusesWhatCannotRun(t *testing.T) {
 		{"a literal of another type", "'Running'", "healthChecks[0].current: the expression gives a string, not a bool"},
 		{"an unknown variable", "data.x == 'y'", "undeclared reference to 'data'"},
 		{"too long", strings.Repeat("true && ", MaxExpressionBytes/8) + "true", "more than the 4096 a rule may"},
+		{"none", "", "healthChecks[0].current: is required"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -188,6 +193,48 @@ func TestObservedValuesAreBounded(t *testing.T) {
 	for n, o := range got {
 		if o.Field+"="+o.Value != want[n] {
 			t.Errorf("observed %s=%s, want %s", o.Field, o.Value, want[n])
+		}
+	}
+}
+
+// TestRulesForRealKinds evaluates the rules docs/health.md gives for
+// cert-manager's Certificates and Argo's Workflows against objects as their
+// controllers write them.
+func TestRulesForRealKinds(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "real-kinds.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases struct {
+		HealthChecks []kudov1beta1.HealthCheck `json:"healthChecks"`
+		Objects      []struct {
+			Verdict string         `json:"verdict"`
+			Object  map[string]any `json:"object"`
+		} `json:"objects"`
+	}
+	if err := sigsyaml.Unmarshal(b, &cases); err != nil {
+		t.Fatal(err)
+	}
+	rules, err := Compile(&kudov1beta1.OperatorVersionSpec{HealthChecks: cases.HealthChecks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases.Objects {
+		j, _ := json.Marshal(c.Object)
+		obj := object(t, string(j))
+		if got := rules.Check(context.Background(), obj, ""); got.Status != c.Verdict {
+			t.Errorf("%s %s (generation %d): %s (%s), want %s", obj.GetKind(), obj.GetName(), obj.GetGeneration(), got.Status, got.Message, c.Verdict)
+		}
+	}
+	docs, err := os.ReadFile(filepath.Join("..", "..", "docs", "health.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hc := range cases.HealthChecks {
+		for _, expr := range []string{hc.InProgress, hc.Failed, hc.Current} {
+			if !strings.Contains(string(docs), expr) {
+				t.Errorf("docs/health.md does not give the rule tested here: %s", expr)
+			}
 		}
 	}
 }

@@ -33,10 +33,13 @@ const latencyPackage = "test/bench/testdata/latency"
 // Latency is Instance creation → deploy COMPLETE, beside the same objects
 // applied by the floor program, installed by helm and by the helm-operator.
 type Latency struct {
-	Runs         int
-	Resources    int
-	Steps        int
-	Kudo         Distribution
+	Runs      int
+	Resources int
+	Steps     int
+	Kudo      Distribution
+	// KudoRule is kudo-ng with a health rule (statefulSetRule) judging the
+	// StatefulSet in place of kstatus.
+	KudoRule     Distribution
 	Floor        Distribution
 	Helm         Distribution
 	HelmOperator Distribution
@@ -71,6 +74,10 @@ func measureLatency(ctx context.Context, c *localcluster.Cluster, m *manager, cf
 	if err != nil {
 		return nil, err
 	}
+	ruled, err := withStatefulSetRule(filepath.Join(c.Root, latencyPackage))
+	if err != nil {
+		return nil, err
+	}
 	steps, err := renderSteps(pkg, "bench", "default")
 	if err != nil {
 		return nil, err
@@ -92,6 +99,9 @@ func measureLatency(ctx context.Context, c *localcluster.Cluster, m *manager, cf
 	if _, _, err := kudoRun(ctx, c, m, pkg, "kudo-warmup"); err != nil {
 		return nil, err
 	}
+	if _, _, err := kudoRun(ctx, c, m, ruled, "kudo-rule-warmup"); err != nil {
+		return nil, err
+	}
 	if _, err := floorRun(ctx, c, dyn, pkg, "floor-warmup"); err != nil {
 		return nil, err
 	}
@@ -108,7 +118,7 @@ func measureLatency(ctx context.Context, c *localcluster.Cluster, m *manager, cf
 	if _, _, err := helmOperatorLatencyRun(ctx, c, dyn, h, steps, "helm-operator-warmup"); err != nil {
 		return nil, err
 	}
-	var kudo, floor, helm, helmOperator []float64
+	var kudo, kudoRule, floor, helm, helmOperator []float64
 	l.Requests, l.HelmOperatorRequests, l.InstanceWrites = map[string]float64{}, map[string]float64{}, map[string]float64{}
 	// Interleaved, so that a slower moment of the machine hits all alike.
 	for i := range cfg.runs {
@@ -124,6 +134,10 @@ func measureLatency(ctx context.Context, c *localcluster.Cluster, m *manager, cf
 		for resource, n := range spent.InstanceWrites {
 			l.InstanceWrites[resource] += n / float64(cfg.runs)
 		}
+		if d, _, err = kudoRun(ctx, c, m, ruled, fmt.Sprintf("kudo-rule-%d", i)); err != nil {
+			return nil, err
+		}
+		kudoRule = append(kudoRule, d.Seconds())
 		if d, err = floorRun(ctx, c, dyn, pkg, fmt.Sprintf("floor-%d", i)); err != nil {
 			return nil, err
 		}
@@ -140,11 +154,32 @@ func measureLatency(ctx context.Context, c *localcluster.Cluster, m *manager, cf
 		for verb, n := range requests {
 			l.HelmOperatorRequests[verb] += n / float64(cfg.runs)
 		}
-		logf("latency run %d: kudo-ng %.3fs, floor %.3fs, helm %.3fs, helm-operator %.3fs",
-			i+1, kudo[i], floor[i], helm[i], helmOperator[i])
+		logf("latency run %d: kudo-ng %.3fs, with a health rule %.3fs, floor %.3fs, helm %.3fs, helm-operator %.3fs",
+			i+1, kudo[i], kudoRule[i], floor[i], helm[i], helmOperator[i])
 	}
+	l.KudoRule = distribution(kudoRule)
 	l.Kudo, l.Floor, l.Helm, l.HelmOperator = distribution(kudo), distribution(floor), distribution(helm), distribution(helmOperator)
 	return l, nil
+}
+
+// statefulSetRule judges the latency package's StatefulSet as kstatus does
+// (docs/health.md): all its replicas ready and updated, for its generation.
+var statefulSetRule = kudov1beta1.HealthCheck{
+	APIVersion: "apps/v1", Kind: "StatefulSet",
+	Current: "status.observedGeneration == metadata.generation && status.?readyReplicas.orValue(0) == spec.replicas && " +
+		"status.?updatedReplicas.orValue(0) == spec.replicas",
+}
+
+// withStatefulSetRule is the latency package, read from dir, under another
+// name, whose StatefulSet a health rule judges.
+func withStatefulSetRule(dir string) (*packages.Package, error) {
+	pkg, err := packages.Read(dir)
+	if err != nil {
+		return nil, err
+	}
+	pkg.Operator.Name += "-rule"
+	pkg.Operator.HealthChecks = []kudov1beta1.HealthCheck{statefulSetRule}
+	return pkg, nil
 }
 
 // renderSteps renders the deploy plan's objects, step by step, as the

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/kudo-ng/kudo/internal/packages"
 )
 
 func TestScaleRuns(t *testing.T) {
@@ -42,5 +45,17 @@ func TestMedianRun(t *testing.T) {
 				t.Errorf("times() = %v, want the runs in order %v", got, tt.runs)
 			}
 		})
+	}
+}
+
+// TestTheLatencyPackageWithARuleVerifies: the health rule the latency runs
+// judge the StatefulSet with type-checks against apps/v1 StatefulSet.
+func TestTheLatencyPackageWithARuleVerifies(t *testing.T) {
+	pkg, err := withStatefulSetRule(filepath.Join("testdata", "latency"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := packages.Verify(pkg, packages.VerifyOptions{}); len(r.Errors) > 0 {
+		t.Errorf("verify: %v", r.Errors)
 	}
 }

@@ -50,14 +50,17 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 func Write(w io.Writer, i *kudov1beta1.Instance, now time.Time) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Instance %s/%s of %s\n", i.Namespace, i.Name, i.Spec.OperatorVersion.Name)
+	said := ""
 	for _, t := range []string{kudov1beta1.ReadyCondition, kudov1beta1.ReconcilingCondition, kudov1beta1.StalledCondition} {
 		c := meta.FindStatusCondition(i.Status.Conditions, t)
 		if c == nil {
 			continue
 		}
 		fmt.Fprintf(&b, "%s: %s (%s), since %s\n", c.Type, c.Status, c.Reason, at(c.LastTransitionTime, now))
-		if c.Message != "" {
+		// Reconciling and Stalled mostly repeat Ready's message.
+		if c.Message != "" && c.Message != said {
 			fmt.Fprintf(&b, "  %s\n", c.Message)
+			said = c.Message
 		}
 	}
 	a := i.Status.ActivePlan
