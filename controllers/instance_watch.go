@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -53,33 +54,87 @@ type kindWatches struct {
 	mu      sync.Mutex
 	watched map[schema.GroupVersionKind]bool
 	secrets bool
-	// statusRead are the kinds whose status a package's health rule reads.
-	statusRead sync.Map
+	// fieldsRead are the fields health rules read of the objects of each
+	// kind, by schema.GroupKind.
+	fieldsRead sync.Map
 }
 
-// StatusMatters makes every change of the status of objects of kind gk wake
-// their Instance, for the life of the manager.
-func (k *kindWatches) StatusMatters(gk schema.GroupKind) {
-	k.statusRead.Store(gk, true)
+// FieldsMatter makes every change of these fields of objects of kind gk
+// wake their Instance, for the life of the manager.
+func (k *kindWatches) FieldsMatter(gk schema.GroupKind, fields [][]string) {
+	read, _ := k.fieldsRead.LoadOrStore(gk, &readFields{})
+	read.(*readFields).add(fields)
 }
 
-// statusChanged lets through a change of the status of an object of a kind
-// a health rule reads, which mayMovePlan would hold back while kstatus's
-// verdict stays.
-func (k *kindWatches) statusChanged(gk schema.GroupKind) predicate.Predicate {
+// fieldsChanged lets through a change of a field a health rule reads of an
+// object, which mayMovePlan would hold back while kstatus's verdict stays:
+// a rule's verdict changes only with the fields it reads.
+func (k *kindWatches) fieldsChanged(gk schema.GroupKind) predicate.Predicate {
 	return predicate.Funcs{
 		CreateFunc:  func(event.CreateEvent) bool { return false },
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 		UpdateFunc: func(e event.UpdateEvent) bool {
-			if _, read := k.statusRead.Load(gk); !read {
+			read, ok := k.fieldsRead.Load(gk)
+			if !ok {
 				return false
 			}
 			oldU, errOld := objects.Unstructured(e.ObjectOld)
 			curU, errCur := objects.Unstructured(e.ObjectNew)
-			return errOld != nil || errCur != nil || !equality.Semantic.DeepEqual(oldU.Object["status"], curU.Object["status"])
+			return errOld != nil || errCur != nil || read.(*readFields).changed(oldU.Object, curU.Object)
 		},
 	}
+}
+
+// maxReadFields bounds the fields noted of a kind; past it, any change of
+// an object's spec or status counts.
+const maxReadFields = 64
+
+// readFields are the fields health rules read of a kind's objects.
+type readFields struct {
+	mu     sync.RWMutex
+	fields [][]string
+	all    bool
+}
+
+func (r *readFields) add(fields [][]string) {
+	r.mu.RLock()
+	known := r.all || !slices.ContainsFunc(fields, r.missing)
+	r.mu.RUnlock()
+	if known {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, f := range fields {
+		if r.missing(f) {
+			r.fields = append(r.fields, f)
+		}
+	}
+	if len(r.fields) > maxReadFields {
+		r.fields, r.all = nil, true
+	}
+}
+
+// missing: field is not noted yet. Callers hold the lock.
+func (r *readFields) missing(field []string) bool {
+	return !slices.ContainsFunc(r.fields, func(f []string) bool { return slices.Equal(f, field) })
+}
+
+func (r *readFields) changed(old, cur map[string]any) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.all {
+		return !equality.Semantic.DeepEqual(old["status"], cur["status"]) || !equality.Semantic.DeepEqual(old["spec"], cur["spec"])
+	}
+	for _, f := range r.fields {
+		before, _, _ := unstructured.NestedFieldNoCopy(old, f...)
+		after, _, _ := unstructured.NestedFieldNoCopy(cur, f...)
+		if !equality.Semantic.DeepEqual(before, after) {
+			return true
+		}
+	}
+	return false
 }
 
 func newKindWatches(c controller.Controller, informers cache.Cache, mapper meta.RESTMapper, cl client.Client,
@@ -128,7 +183,7 @@ func (k *kindWatches) start(ctx context.Context, gvk schema.GroupVersionKind) er
 	if isPod {
 		moves = podMayMovePlan
 	}
-	moves = predicate.Or(moves, k.statusChanged(gvk.GroupKind()))
+	moves = predicate.Or(moves, k.fieldsChanged(gvk.GroupKind()))
 	if err := k.controller.Watch(k.ownerSource(obj, moves)); err != nil {
 		return err
 	}

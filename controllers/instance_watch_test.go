@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"fmt"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -209,4 +210,28 @@ func object(t *testing.T, y string) *unstructured.Unstructured {
 		t.Fatalf("want one object: %v", err)
 	}
 	return objs[0]
+}
+
+func TestReadFieldsWakeOnAChangeOfAFieldARuleReads(t *testing.T) {
+	widget := func(phase string, replicas int64) map[string]any {
+		return map[string]any{"spec": map[string]any{"size": int64(1)}, "status": map[string]any{"phase": phase, "replicas": replicas}}
+	}
+	read := &readFields{}
+	read.add([][]string{{"status", "phase"}})
+	read.add([][]string{{"status", "phase"}, {"spec", "size"}})
+	if len(read.fields) != 2 {
+		t.Errorf("fields noted: %v, want status.phase and spec.size once each", read.fields)
+	}
+	if !read.changed(widget("Pending", 1), widget("Ready", 1)) {
+		t.Error("a new phase does not wake the Instance")
+	}
+	if read.changed(widget("Pending", 1), widget("Pending", 2)) {
+		t.Error("a field no rule reads wakes the Instance")
+	}
+	for n := range maxReadFields + 1 {
+		read.add([][]string{{"status", fmt.Sprint("f", n)}})
+	}
+	if !read.all || !read.changed(widget("Pending", 1), widget("Pending", 2)) {
+		t.Error("past maxReadFields, any change of the status does not wake the Instance")
+	}
 }

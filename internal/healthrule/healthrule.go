@@ -50,8 +50,9 @@ type Expression struct {
 	Field   string
 	Source  string
 	program cel.Program
-	// paths are the fields it reads, as status.phase.
-	paths [][]string
+	// shown are the fields a verdict shows, as status.phase; read, those
+	// whose change may change its value (fieldsRead).
+	shown, read [][]string
 }
 
 func (e *Expression) String() string { return e.Field + ": " + e.Source }
@@ -127,7 +128,8 @@ func NewExpression(field, source string) (*Expression, error) {
 	if err != nil {
 		return nil, &FieldError{field, err.Error()}
 	}
-	return &Expression{Field: field, Source: source, program: program, paths: fieldPaths(checked)}, nil
+	shown, read := fieldsRead(checked)
+	return &Expression{Field: field, Source: source, program: program, shown: shown, read: read}, nil
 }
 
 // FieldError is a rule that cannot run, and where it is.
@@ -202,21 +204,33 @@ func (s *Set) Check(ctx context.Context, obj *unstructured.Unstructured, task st
 	return verdict
 }
 
-// Ruled reports whether a rule may judge objects of kind gk applied by the
-// task named task: their status changes matter.
-func (s *Set) Ruled(gk schema.GroupKind, task string) bool {
+// Reads lists the fields that the rules judging objects of kind gk applied
+// by the task named task read: a change of one of them may change the
+// verdict, where kstatus's would not change. None: no rule judges them.
+func (s *Set) Reads(gk schema.GroupKind, task string) [][]string {
 	if s == nil {
-		return false
+		return nil
 	}
-	if len(s.readyWhen[task]) > 0 {
-		return true
-	}
-	for gvk := range s.kinds {
-		if gvk.GroupKind() == gk {
-			return true
+	var read [][]string
+	add := func(e *Expression) {
+		if e == nil {
+			return
+		}
+		for _, path := range e.read {
+			read = keepShortest(read, path)
 		}
 	}
-	return false
+	for gvk, c := range s.kinds {
+		if gvk.GroupKind() == gk {
+			add(c.inProgress)
+			add(c.failed)
+			add(c.current)
+		}
+	}
+	for _, e := range s.readyWhen[task] {
+		add(e)
+	}
+	return read
 }
 
 // judge evaluates inProgress, failed and current in that order: the first
@@ -297,7 +311,7 @@ func absent(err error) bool {
 // observe shows the fields e reads as obj has them.
 func (e *Expression) observe(obj *unstructured.Unstructured) []kudov1beta1.ObservedField {
 	var out []kudov1beta1.ObservedField
-	for _, path := range e.paths {
+	for _, path := range e.shown {
 		if len(out) == MaxObserved {
 			break
 		}
@@ -381,35 +395,71 @@ func writePreview(b *strings.Builder, v any, limit int) {
 	}
 }
 
-// fieldPaths lists the fields of the object an expression reads, as chains
-// of field selections from one of its variables (status.phase), the longest
-// only, in the order they appear.
-func fieldPaths(checked *cel.Ast) [][]string {
-	var paths [][]string
+// fieldsRead lists the fields of the object an expression reads, as chains
+// of field selections from one of its variables (status.phase, also
+// status.?phase and metadata.labels['app']), in the order they appear:
+// shown, the longest of each chain (status.conditions.exists(...) shows
+// status.conditions); read, the shortest, and a whole variable the
+// expression uses otherwise (size(status)).
+func fieldsRead(checked *cel.Ast) (shown, read [][]string) {
+	operands := map[int64]bool{}
+	var idents []ast.Expr
 	ast.PreOrderVisit(checked.NativeRep().Expr(), ast.NewExprVisitor(func(e ast.Expr) {
-		path := selection(e)
-		if path == nil {
-			return
+		if operand, _, ok := link(e); ok {
+			operands[operand.ID()] = true
 		}
-		for _, p := range paths {
-			if isPrefix(path, p) {
-				return
-			}
+		if e.Kind() == ast.IdentKind && slices.Contains(variables, e.AsIdent()) {
+			idents = append(idents, e)
 		}
-		paths = slices.DeleteFunc(paths, func(p []string) bool { return isPrefix(p, path) })
-		paths = append(paths, path)
+		// Pre-order: a link's operand is noted before it is visited, and
+		// only whole chains count (status.a.b reads status.a.b, not status.a).
+		if path := chain(e); len(path) > 1 && !operands[e.ID()] {
+			shown = keepLongest(shown, path)
+			read = keepShortest(read, path)
+		}
 	}))
-	return paths
+	for _, ident := range idents {
+		if !operands[ident.ID()] {
+			read = keepShortest(read, []string{ident.AsIdent()})
+		}
+	}
+	return shown, read
 }
 
-// selection is the path of a chain of field selections from a variable.
-func selection(e ast.Expr) []string {
-	var reversed []string
-	for e.Kind() == ast.SelectKind {
-		reversed = append(reversed, e.AsSelect().FieldName())
-		e = e.AsSelect().Operand()
+// link is one step of a chain: a field selection (status.phase,
+// has(status.phase)), an optional one (status.?phase) or an index by a
+// constant string (metadata.labels['app']), with its operand and field.
+func link(e ast.Expr) (operand ast.Expr, field string, ok bool) {
+	switch e.Kind() {
+	case ast.SelectKind:
+		return e.AsSelect().Operand(), e.AsSelect().FieldName(), true
+	case ast.CallKind:
+		call := e.AsCall()
+		if !linkFunctions[call.FunctionName()] || len(call.Args()) != 2 || call.Args()[1].Kind() != ast.LiteralKind {
+			break
+		}
+		if key, isString := call.Args()[1].AsLiteral().Value().(string); isString {
+			return call.Args()[0], key, true
+		}
 	}
-	if e.Kind() != ast.IdentKind || !slices.Contains(variables, e.AsIdent()) || len(reversed) == 0 {
+	return nil, "", false
+}
+
+// linkFunctions select a field or an entry: optional selection, index and
+// optional index.
+var linkFunctions = map[string]bool{"_?._": true, "_[_]": true, "_[?_]": true}
+
+// chain is the path of a chain of links from a variable, or nil.
+func chain(e ast.Expr) []string {
+	var reversed []string
+	for {
+		operand, field, ok := link(e)
+		if !ok {
+			break
+		}
+		reversed, e = append(reversed, field), operand
+	}
+	if e.Kind() != ast.IdentKind || !slices.Contains(variables, e.AsIdent()) {
 		return nil
 	}
 	path := []string{e.AsIdent()}
@@ -417,6 +467,28 @@ func selection(e ast.Expr) []string {
 		path = append(path, reversed[n])
 	}
 	return path
+}
+
+// keepLongest adds path to paths unless one extends it, dropping those it
+// extends.
+func keepLongest(paths [][]string, path []string) [][]string {
+	for _, p := range paths {
+		if isPrefix(path, p) {
+			return paths
+		}
+	}
+	return append(slices.DeleteFunc(paths, func(p []string) bool { return isPrefix(p, path) }), path)
+}
+
+// keepShortest adds path to paths unless one is a prefix of it, dropping
+// those it is a prefix of.
+func keepShortest(paths [][]string, path []string) [][]string {
+	for _, p := range paths {
+		if isPrefix(p, path) {
+			return paths
+		}
+	}
+	return append(slices.DeleteFunc(paths, func(p []string) bool { return isPrefix(path, p) }), path)
 }
 
 // isPrefix reports whether p is a prefix of (or equal to) of.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -108,15 +110,63 @@ func TestCheckWithoutRulesIsKstatus(t *testing.T) {
 	}
 }
 
-func TestRuledKinds(t *testing.T) {
+func TestReadsAreTheFieldsTheRulesOfAKindRead(t *testing.T) {
 	rules, err := Compile(widgetRules)
 	if err != nil {
 		t.Fatal(err)
 	}
 	widget := schema.GroupKind{Group: "example.com", Kind: "Widget"}
 	statefulSet := schema.GroupKind{Group: "apps", Kind: "StatefulSet"}
-	if !rules.Ruled(widget, "db") || !rules.Ruled(statefulSet, "app") || rules.Ruled(statefulSet, "db") {
-		t.Error("Ruled: want the healthChecks' kinds in any task, and every kind in a task with readyWhen")
+	tests := []struct {
+		gk   schema.GroupKind
+		task string
+		want [][]string
+	}{
+		{widget, "db", [][]string{{"status", "phase"}, {"status", "ready"}}},
+		{statefulSet, "app", [][]string{{"status", "readyReplicas"}}},
+		{statefulSet, "db", nil},
+	}
+	for _, tt := range tests {
+		got := rules.Reads(tt.gk, tt.task)
+		slices.SortFunc(got, func(a, b []string) int { return slices.Compare(a, b) })
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Reads(%s, %s) = %v, want %v", tt.gk, tt.task, got, tt.want)
+		}
+	}
+}
+
+func TestFieldsRead(t *testing.T) {
+	tests := []struct {
+		expr        string
+		shown, read []string
+	}{
+		{"status.phase == 'Ready' && has(status.phase)", []string{"status.phase"}, []string{"status.phase"}},
+		{"status.?readyReplicas.orValue(0) == spec.replicas", []string{"status.readyReplicas", "spec.replicas"},
+			[]string{"status.readyReplicas", "spec.replicas"}},
+		{"metadata.labels['app'] == 'web'", []string{"metadata.labels.app"}, []string{"metadata.labels.app"}},
+		{"status.conditions.exists(c, c.type == 'Ready') && status.conditions[0].status == 'True'",
+			[]string{"status.conditions"}, []string{"status.conditions"}},
+		{"status.a.b == 1 && status.a == {'b': 1}", []string{"status.a.b"}, []string{"status.a"}},
+		{"size(status) > 0 && status.phase == 'x'", []string{"status.phase"}, []string{"status"}},
+	}
+	for _, tt := range tests {
+		e, err := NewExpression("f", tt.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		join := func(paths [][]string) []string {
+			out := make([]string, len(paths))
+			for n, p := range paths {
+				out[n] = strings.Join(p, ".")
+			}
+			return out
+		}
+		if got := join(e.shown); !reflect.DeepEqual(got, tt.shown) {
+			t.Errorf("%s shows %v, want %v", tt.expr, got, tt.shown)
+		}
+		if got := join(e.read); !reflect.DeepEqual(got, tt.read) {
+			t.Errorf("%s reads %v, want %v", tt.expr, got, tt.read)
+		}
 	}
 }
 

@@ -28,8 +28,10 @@ const storageClassReadTimeout = 10 * time.Second
 // health.AwaitsFirstConsumer), and, for a workload that is not healthy, why
 // its pods are not ready.
 func (m *Manager) Health(ctx context.Context, instance, task string, obj *unstructured.Unstructured) health.Result {
-	if gk := obj.GroupVersionKind().GroupKind(); m.kinds != nil && m.rules.Ruled(gk, task) {
-		m.kinds.StatusMatters(gk)
+	if gk := obj.GroupVersionKind().GroupKind(); m.kinds != nil {
+		if fields := m.rules.Reads(gk, task); len(fields) > 0 {
+			m.kinds.FieldsMatter(gk, fields)
+		}
 	}
 	verdict := m.check(ctx, task, obj)
 	if !verdict.Healthy {
