@@ -248,9 +248,9 @@ func (r *Report) markdown() string {
 		verdict(l.Kudo.Median <= 1.15*l.Floor.Median), verdict(l.Kudo.P95 <= 1.5*l.Floor.P95))
 	p("")
 	p("The health rule: the same package under another name, with a `healthChecks` rule (docs/health.md) judging")
-	p("its StatefulSet in place of kstatus, `%s`; its status changes wake the Instance, as", statefulSetRule.Current)
-	p("every change of the status of a kind a rule reads does. With the rule / without: median %.2f×, p95 %.2f×.",
-		l.KudoRule.Median/l.Kudo.Median, l.KudoRule.P95/l.Kudo.P95)
+	p("its StatefulSet in place of kstatus, `%s`; a change of a field it reads wakes the", statefulSetRule.Current)
+	p("Instance, where kstatus's verdict changes once. The two take turns at going first. With the rule / without:")
+	p("median %.2f×, p95 %.2f×.", l.KudoRule.Median/l.Kudo.Median, l.KudoRule.P95/l.Kudo.P95)
 	p("Goal: the rule makes the plan at most 5%% slower (median) — %s.", verdict(l.KudoRule.Median <= 1.05*l.Kudo.Median))
 	p("")
 
