@@ -53,6 +53,38 @@ type OperatorVersionSpec struct {
 	// +kubebuilder:validation:MaxItems=64
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Health Checks"
 	HealthChecks []HealthCheck `json:"healthChecks,omitempty"`
+	// TypedAPI (kudo-ng) names the kind Instances of this package are also
+	// served as (docs/typed-apis.md); unset, the names derive from the
+	// Operator's name.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Typed API"
+	TypedAPI *TypedAPI `json:"typedAPI,omitempty"`
+}
+
+// TypedAPI (kudo-ng) is how a package names its own kind: each field left
+// empty derives from the Operator's name, as docs/typed-apis.md says.
+type TypedAPI struct {
+	// Group of the kind, a DNS subdomain; packages.kudo.dev when empty.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Group string `json:"group,omitempty"`
+	// Version served, a Kubernetes API version (v1, v1beta2, ...).
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Version string `json:"version,omitempty"`
+	// Kind in UpperCamelCase.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Kind string `json:"kind,omitempty"`
+	// Plural resource name, lower case.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Plural string `json:"plural,omitempty"`
+	// ShortNames kubectl accepts for the resource.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	ShortNames []string `json:"shortNames,omitempty"`
 }
 
 // HealthCheck (kudo-ng) is when an object of one kind is healthy, as CEL

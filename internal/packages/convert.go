@@ -46,6 +46,7 @@ func (p *Package) Convert(namespace string) (*kudov1beta1.Operator, *kudov1beta1
 			Parameters:   parameters,
 			Plans:        o.Plans,
 			HealthChecks: o.HealthChecks,
+			TypedAPI:     o.TypedAPI,
 		},
 	}
 	return operator, ov, nil

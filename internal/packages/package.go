@@ -44,6 +44,8 @@ type OperatorFile struct {
 	NamespaceManifest string                      `json:"namespaceManifest,omitempty"`
 	// HealthChecks (kudo-ng) judge the objects of the kinds they name.
 	HealthChecks []kudov1beta1.HealthCheck `json:"healthChecks,omitempty"`
+	// TypedAPI (kudo-ng) names the kind the package is served as.
+	TypedAPI *kudov1beta1.TypedAPI `json:"typedAPI,omitempty"`
 }
 
 // ParamsFile is params.yaml.

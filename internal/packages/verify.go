@@ -117,6 +117,7 @@ func Verify(p *Package, opts VerifyOptions) *Report {
 	v.plans(!opts.SkipDeployPlan)
 	v.templates(opts)
 	v.healthRules()
+	v.typedAPI()
 	v.unused()
 	v.paramChecks(opts.ParamChecks)
 	return r

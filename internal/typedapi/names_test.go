@@ -1,0 +1,102 @@
+package typedapi
+
+import (
+	"strings"
+	"testing"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+)
+
+func TestNamesDeriveFromTheOperatorsName(t *testing.T) {
+	for _, tc := range []struct {
+		operator, kind, plural string
+	}{
+		{"zookeeper", "Zookeeper", "zookeepers"},
+		{"kafka-connect", "KafkaConnect", "kafkaconnects"},
+		{"confluent-rest-proxy", "ConfluentRestProxy", "confluentrestproxies"},
+		{"redis", "Redis", "redises"},
+		{"first-operator", "FirstOperator", "firstoperators"},
+		{"cowsay", "Cowsay", "cowsays"},
+		{"my.search", "MySearch", "mysearches"},
+		{"3scale", "Kudo3scale", "kudo3scales"},
+		{"rabbitmq", "Rabbitmq", "rabbitmqs"},
+	} {
+		n, err := NamesOf(tc.operator, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.operator, err)
+		}
+		want := Names{Group: DefaultGroup, Version: DefaultVersion, Kind: tc.kind, Plural: tc.plural, Singular: strings.ToLower(tc.kind)}
+		if n.Group != want.Group || n.Version != want.Version || n.Kind != want.Kind || n.Plural != want.Plural ||
+			n.Singular != want.Singular || n.ShortNames != nil {
+			t.Errorf("%s: got %+v, want %+v", tc.operator, n, want)
+		}
+		if n.CRDName() != tc.plural+"."+DefaultGroup {
+			t.Errorf("%s: CRD name %s", tc.operator, n.CRDName())
+		}
+	}
+}
+
+func TestNamesAPackageGivesTakeTheirPlace(t *testing.T) {
+	n, err := NamesOf("zookeeper", &kudov1beta1.TypedAPI{
+		Group: "zk.example.com", Version: "v2beta1", Kind: "ZooKeeperEnsemble", Plural: "ensembles", ShortNames: []string{"zke"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.CRDName() != "ensembles.zk.example.com" || n.Singular != "zookeeperensemble" || n.Version != "v2beta1" || n.ShortNames[0] != "zke" {
+		t.Errorf("got %+v", n)
+	}
+	n, err = NamesOf("zookeeper", &kudov1beta1.TypedAPI{Kind: "Ensemble"})
+	if err != nil || n.Plural != "ensembles" || n.Group != DefaultGroup {
+		t.Errorf("a kind alone: %+v, %v", n, err)
+	}
+}
+
+func TestNamesTheAPIServerWouldRefuseAreRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		custom kudov1beta1.TypedAPI
+		want   string
+	}{
+		{"group without a dot", kudov1beta1.TypedAPI{Group: "zookeeper"}, `typedAPI.group "zookeeper" is not a DNS subdomain`},
+		{"kudo-ng's own group", kudov1beta1.TypedAPI{Group: "kudo.dev"}, `typedAPI.group "kudo.dev" is reserved`},
+		{"a Kubernetes group", kudov1beta1.TypedAPI{Group: "apps.k8s.io"}, `typedAPI.group "apps.k8s.io" is reserved`},
+		{"version", kudov1beta1.TypedAPI{Version: "1.0"}, `typedAPI.version "1.0" is not a Kubernetes API version`},
+		{"kind", kudov1beta1.TypedAPI{Kind: "zoo_keeper"}, `typedAPI.kind "zoo_keeper" is not UpperCamelCase`},
+		{"plural", kudov1beta1.TypedAPI{Plural: "Zoo"}, `typedAPI.plural "Zoo" is not lower-case letters`},
+		{"short name", kudov1beta1.TypedAPI{ShortNames: []string{"z_k"}}, `typedAPI.shortNames "z_k" is not lower-case letters`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NamesOf("zookeeper", &tc.custom)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestFieldOfKeepsPlainNamesAndEscapesOthers(t *testing.T) {
+	for param, field := range map[string]string{
+		"NODE_COUNT":      "NODE_COUNT",
+		"nodeCount":       "nodeCount",
+		"_private":        "_private",
+		"log.level":       "log_level",
+		"zk-port":         "zk_port",
+		"2FA":             "_2FA",
+		"a b/c":           "a_b_c",
+		"operatorVersion": "operatorVersion_",
+		"":                "_",
+	} {
+		if got := FieldOf(param); got != field {
+			t.Errorf("FieldOf(%q) = %q, want %q", param, got, field)
+		}
+	}
+}
+
+func TestFieldsRefusesTwoParametersOfOneField(t *testing.T) {
+	_, err := Fields([]kudov1beta1.Parameter{{Name: "zk-port"}, {Name: "zk.port"}})
+	want := `parameters "zk-port" and "zk.port" would both be the field "zk_port" of the typed API`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want %q", err, want)
+	}
+}
