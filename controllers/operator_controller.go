@@ -6,6 +6,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -24,6 +25,10 @@ import (
 // operators -o yaml` answers "what runs here".
 type OperatorReconciler struct {
 	client.Client
+	// APIReader reads from the API server what the cache may not hold yet.
+	APIReader client.Reader
+	// TypedAPIs runs the objects of the kinds Operators are served as.
+	TypedAPIs *TypedAPIs
 }
 
 // +kubebuilder:rbac:groups=kudo.dev,resources=operators,verbs=get;list;watch;create;update;patch;delete
@@ -46,11 +51,16 @@ func (r *OperatorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err := r.List(ctx, instances, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, err
 	}
+	typed, err := r.serveTypedAPI(ctx, operator)
 	before := operator.DeepCopy()
 	operator.Status.ObservedGeneration = operator.Generation
 	operator.Status.Versions = summarize(operator.Name, versions.Items, instances.Items)
-	setReadiness(operator, engine.Readiness{Ready: metav1.ConditionTrue, Reason: kudov1beta1.SucceededReason, Message: "Operator accepted"})
-	return ctrl.Result{}, patchStatus(ctx, r.Client, before, operator)
+	message := "Operator accepted"
+	if typed.message != "" {
+		message += "; " + typed.message
+	}
+	setReadiness(operator, engine.Readiness{Ready: metav1.ConditionTrue, Reason: kudov1beta1.SucceededReason, Message: message})
+	return ctrl.Result{RequeueAfter: typed.requeue}, kerrors.NewAggregate([]error{err, patchStatus(ctx, r.Client, before, operator)})
 }
 
 func summarize(

@@ -62,7 +62,9 @@ func New(ctx context.Context, cfg *Config) (ctrl.Manager, *controllers.InstanceR
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := (&controllers.OperatorReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	typedAPIs := controllers.NewTypedAPIs(mgr, cfg.Instances.MaxConcurrentReconciles)
+	operators := &controllers.OperatorReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), TypedAPIs: typedAPIs}
+	if err := operators.SetupWithManager(mgr); err != nil {
 		return nil, nil, fmt.Errorf("the Operator controller: %w", err)
 	}
 	operatorVersions := &controllers.OperatorVersionReconciler{Client: mgr.GetClient(), RenderLimits: cfg.RenderLimits}

@@ -3,6 +3,8 @@ package typedapi
 import (
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/params"
 )
@@ -57,4 +59,33 @@ func SpecValues(values map[string]string, parameters []kudov1beta1.Parameter) (m
 		}
 	}
 	return spec, nil
+}
+
+// InstanceSpec is the spec of the Instance that runs a typed object whose
+// spec is spec, with the OperatorVersion ov: the shared fields as they are,
+// and the parameters from their fields, except those that secretParameters
+// names (the API server defaults their fields too).
+func InstanceSpec(spec map[string]any, ov *kudov1beta1.OperatorVersion) (kudov1beta1.InstanceSpec, error) {
+	out := kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: ov.Name}}
+	out.ServiceAccountName, _ = spec[ServiceAccountNameField].(string)
+	if secrets, ok := spec[SecretParametersField].(map[string]any); ok && len(secrets) > 0 {
+		out.SecretParameters = make(map[string]kudov1beta1.SecretKeyReference, len(secrets))
+		for name, ref := range secrets {
+			r, _ := ref.(map[string]any)
+			secret, _ := r["name"].(string)
+			key, _ := r["key"].(string)
+			out.SecretParameters[name] = kudov1beta1.SecretKeyReference{Name: secret, Key: key}
+		}
+	}
+	values, err := Parameters(spec, ov.Spec.Parameters)
+	if err != nil {
+		return out, err
+	}
+	for name := range out.SecretParameters {
+		delete(values, name)
+	}
+	if len(values) > 0 {
+		out.Parameters = values
+	}
+	return out, nil
 }

@@ -6,11 +6,13 @@
 package typedapi
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -140,4 +142,29 @@ func pluralOf(singular string) string {
 		return singular[:len(singular)-1] + "ies"
 	}
 	return singular + "s"
+}
+
+// Newest splits the OperatorVersions of one Operator into the newest, by
+// the semantic version of spec.version (the one whose parameters the
+// schema types), and the others, whose parameters' fields it keeps. A
+// version that is not semantic sorts before those that are.
+func Newest(versions []kudov1beta1.OperatorVersion) (newest *kudov1beta1.OperatorVersion, older []kudov1beta1.OperatorVersion) {
+	if len(versions) == 0 {
+		return nil, nil
+	}
+	sorted := slices.Clone(versions)
+	slices.SortStableFunc(sorted, func(a, b kudov1beta1.OperatorVersion) int {
+		va, errA := semver.NewVersion(a.Spec.Version)
+		vb, errB := semver.NewVersion(b.Spec.Version)
+		switch {
+		case errA != nil && errB != nil:
+			return strings.Compare(a.Spec.Version+a.Name, b.Spec.Version+b.Name)
+		case errA != nil:
+			return -1
+		case errB != nil:
+			return 1
+		}
+		return cmp.Or(va.Compare(vb), strings.Compare(a.Name, b.Name), strings.Compare(a.Namespace, b.Namespace))
+	})
+	return &sorted[len(sorted)-1], sorted[:len(sorted)-1]
 }

@@ -85,6 +85,7 @@ func TestFieldOfKeepsPlainNamesAndEscapesOthers(t *testing.T) {
 		"2FA":             "_2FA",
 		"a b/c":           "a_b_c",
 		"operatorVersion": "operatorVersion_",
+		"planExecution":   "planExecution_",
 		"":                "_",
 	} {
 		if got := FieldOf(param); got != field {
@@ -98,5 +99,20 @@ func TestFieldsRefusesTwoParametersOfOneField(t *testing.T) {
 	want := `parameters "zk-port" and "zk.port" would both be the field "zk_port" of the typed API`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("got %v, want %q", err, want)
+	}
+}
+
+func TestNewestIsBySemanticVersion(t *testing.T) {
+	ov := func(name, version string) kudov1beta1.OperatorVersion {
+		v := kudov1beta1.OperatorVersion{Spec: kudov1beta1.OperatorVersionSpec{Version: version}}
+		v.Name = name
+		return v
+	}
+	newest, older := Newest([]kudov1beta1.OperatorVersion{ov("a", "0.10.0"), ov("b", "0.9.1"), ov("c", "not-semver")})
+	if newest.Name != "a" || len(older) != 2 || older[0].Name != "c" || older[1].Name != "b" {
+		t.Errorf("newest %s, older %v", newest.Name, older)
+	}
+	if newest, older := Newest(nil); newest != nil || older != nil {
+		t.Errorf("of none: %v %v", newest, older)
 	}
 }

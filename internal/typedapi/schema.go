@@ -16,9 +16,17 @@ import (
 	"github.com/kudo-ng/kudo/internal/params"
 )
 
-// OperatorVersionField is the spec field that names the OperatorVersion a
-// typed object runs; no parameter's field takes its name (FieldOf).
-const OperatorVersionField = "operatorVersion"
+// The spec fields a typed object shares with an Instance's spec (all but
+// parameters, which the typed object holds a field each); no parameter's
+// field takes their names (FieldOf).
+const (
+	OperatorVersionField    = "operatorVersion"
+	SecretParametersField   = "secretParameters"
+	ServiceAccountNameField = "serviceAccountName"
+	planExecutionField      = "planExecution"
+)
+
+var reservedFields = []string{OperatorVersionField, SecretParametersField, ServiceAccountNameField, planExecutionField}
 
 // OperatorLabel names, on the CustomResourceDefinition, the Operator that
 // serves it: a kind is one package's.
@@ -37,8 +45,9 @@ var celKeywords = []string{
 // letters, digits and underscores not beginning with a digit (every KUDO
 // package's so far: NODE_COUNT stays NODE_COUNT); otherwise each other
 // character becomes "_" and a leading digit gets "_" before it
-// ("log.level" → log_level, "2FA" → _2FA). A parameter named
-// operatorVersion gets "_" after it. Two parameters that end with one field
+// ("log.level" → log_level, "2FA" → _2FA). A parameter named as a field
+// of the Instance's spec (operatorVersion, secretParameters,
+// serviceAccountName, planExecution) gets "_" after it. Two parameters that end with one field
 // are refused (Fields).
 func FieldOf(param string) string {
 	field := param
@@ -53,7 +62,7 @@ func FieldOf(param string) string {
 			field = "_" + field
 		}
 	}
-	if field == OperatorVersionField {
+	if slices.Contains(reservedFields, field) {
 		field += "_"
 	}
 	return field
@@ -94,13 +103,29 @@ func SpecSchema(newest []kudov1beta1.Parameter, older ...[]kudov1beta1.Parameter
 		return nil, err
 	}
 	spec := &apiextensionsv1.JSONSchemaProps{
-		Type: "object",
+		Type:        "object",
 		Description: "The package's parameters, one field each, and the OperatorVersion that runs them.",
 		Properties: map[string]apiextensionsv1.JSONSchemaProps{
 			OperatorVersionField: {
 				Type: "string", MaxLength: ptr.To(int64(253)),
 				Description: "The OperatorVersion that runs this object, in its namespace. Empty: the Operator's newest " +
 					"there when the object is created. Changing it upgrades, as kubectl kudo upgrade does.",
+			},
+			SecretParametersField: {
+				Type: "object", MaxProperties: ptr.To(int64(256)),
+				Description: "Parameters whose values come from keys of Secrets in the object's namespace, as an Instance's " +
+					"spec.secretParameters; a parameter set here takes its value from the Secret, not from its field.",
+				AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true, Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", Required: []string{"name", "key"},
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{
+						"name": {Type: "string", MaxLength: ptr.To(int64(253))},
+						"key":  {Type: "string", MaxLength: ptr.To(int64(253))},
+					},
+				}},
+			},
+			ServiceAccountNameField: {
+				Type: "string", MaxLength: ptr.To(int64(253)),
+				Description: "The ServiceAccount of the object's namespace its plans run as, as an Instance's spec.serviceAccountName.",
 			},
 		},
 	}
@@ -131,7 +156,7 @@ func SpecSchema(newest []kudov1beta1.Parameter, older ...[]kudov1beta1.Parameter
 	}
 	for _, version := range older {
 		for _, p := range version {
-			if field := FieldOf(p.Name); spec.Properties[field].Type == "" && field != OperatorVersionField {
+			if field := FieldOf(p.Name); spec.Properties[field].Type == "" {
 				spec.Properties[field] = apiextensionsv1.JSONSchemaProps{
 					XPreserveUnknownFields: ptr.To(true),
 					Description:            "Parameter " + p.Name + " of an older version of the package.",
@@ -263,7 +288,7 @@ func CRD(names Names, operator string, newest []kudov1beta1.Parameter, older ...
 			Scope: apiextensionsv1.NamespaceScoped,
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
 				Name: names.Version, Served: true, Storage: true,
-				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+				Subresources:             &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
 				AdditionalPrinterColumns: printerColumns,
 				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
 					Type: "object",

@@ -249,3 +249,24 @@ func TestParametersRoundTrip(t *testing.T) {
 		t.Errorf("an unknown parameter: %v", err)
 	}
 }
+
+func TestInstanceSpecOfATypedObject(t *testing.T) {
+	ov := &kudov1beta1.OperatorVersion{Spec: kudov1beta1.OperatorVersionSpec{Parameters: []kudov1beta1.Parameter{
+		{Name: "NODE_COUNT", Type: "integer"}, {Name: "PASSWORD", Default: ptr.To("changeme")},
+	}}}
+	ov.Name = "zookeeper-0.3.1"
+	spec := map[string]any{
+		"operatorVersion": "ignored: the caller chose ov", "serviceAccountName": "zk",
+		"NODE_COUNT": int64(5), "PASSWORD": "changeme",
+		"secretParameters": map[string]any{"PASSWORD": map[string]any{"name": "zk-secret", "key": "password"}},
+	}
+	got, err := typedapi.InstanceSpec(spec, ov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"operatorVersion":{"name":"zookeeper-0.3.1"},"parameters":{"NODE_COUNT":"5"},` +
+		`"secretParameters":{"PASSWORD":{"name":"zk-secret","key":"password"}},"serviceAccountName":"zk","planExecution":{}}`
+	if s := asJSON(t, got); s != want {
+		t.Errorf("got  %s\nwant %s", s, want)
+	}
+}

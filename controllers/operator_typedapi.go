@@ -1,0 +1,190 @@
+package controllers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/typedapi"
+)
+
+// typedAPIHashAnnotation records, on a served CustomResourceDefinition, the
+// hash of what the manager last applied: an unchanged one is not applied
+// again on each of the many reconciles of its Operator.
+const typedAPIHashAnnotation = "kudo.dev/typed-api-hash"
+
+// establishedWait is how soon an Operator looks again at a
+// CustomResourceDefinition the API server has not established yet.
+const establishedWait = time.Second
+
+var crdGVK = apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
+
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;create;update;patch;delete
+
+// typedAPI is how the Operator's typed API is served: what its Ready
+// condition says of it, and how soon to look again.
+type typedAPI struct {
+	message string
+	requeue time.Duration
+}
+
+// serveTypedAPI serves the Operator as a kind of its own
+// (docs/typed-apis.md): the CustomResourceDefinition made from the
+// parameters of its OperatorVersions in every namespace, typed by the
+// newest's, and the controller of its objects once the API server serves
+// them. A kind another Operator serves, or a CustomResourceDefinition
+// kudo-ng did not make, is left alone and the Operator says so. Without
+// OperatorVersions, the CustomResourceDefinition is deleted once no object
+// of it remains.
+func (r *OperatorReconciler) serveTypedAPI(ctx context.Context, operator *kudov1beta1.Operator) (typedAPI, error) {
+	all := &kudov1beta1.OperatorVersionList{}
+	if err := r.List(ctx, all); err != nil {
+		return typedAPI{}, err
+	}
+	var versions []kudov1beta1.OperatorVersion
+	for _, ov := range all.Items {
+		if ov.Spec.Operator.Name == operator.Name {
+			versions = append(versions, ov)
+		}
+	}
+	newest, older := typedapi.Newest(versions)
+	if newest == nil {
+		return r.retireTypedAPI(ctx, operator)
+	}
+	names, err := typedapi.NamesOf(operator.Name, newest.Spec.TypedAPI)
+	if err != nil {
+		return typedAPI{message: fmt.Sprintf("no typed API: %v", err)}, nil
+	}
+	olderParameters := make([][]kudov1beta1.Parameter, 0, len(older))
+	for _, ov := range older {
+		olderParameters = append(olderParameters, ov.Spec.Parameters)
+	}
+	crd, err := typedapi.CRD(names, operator.Name, newest.Spec.Parameters, olderParameters...)
+	if err != nil {
+		return typedAPI{message: fmt.Sprintf("no typed API: OperatorVersion %s: %v", newest.Name, err)}, nil
+	}
+	existing := &unstructured.Unstructured{}
+	existing.SetGroupVersionKind(crdGVK)
+	if err := r.Get(ctx, client.ObjectKey{Name: crd.Name}, existing); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return typedAPI{}, err
+		}
+		existing = nil
+	}
+	if existing != nil {
+		switch owner, ok := existing.GetLabels()[typedapi.OperatorLabel]; {
+		case !ok:
+			return typedAPI{message: fmt.Sprintf("no typed API: the CustomResourceDefinition %s exists and is not kudo-ng's", crd.Name)}, nil
+		case owner != operator.Name:
+			return typedAPI{message: fmt.Sprintf("no typed API: %s is Operator %s's kind, which Operator %s claims too",
+				crd.Name, owner, operator.Name)}, nil
+		}
+	}
+	hash, err := hashOf(crd.Spec)
+	if err != nil {
+		return typedAPI{}, err
+	}
+	if existing == nil || existing.GetAnnotations()[typedAPIHashAnnotation] != hash {
+		crd.Annotations = map[string]string{typedAPIHashAnnotation: hash}
+		if existing, err = r.applyCRD(ctx, crd); err != nil {
+			return typedAPI{message: fmt.Sprintf("no typed API: applying %s: %v", crd.Name, err)}, err
+		}
+		ctrl.LoggerFrom(ctx).Info("Serving the typed API", "crd", crd.Name, "operatorVersion", newest.Name)
+	}
+	if !established(existing) {
+		return typedAPI{message: fmt.Sprintf("serving %s once the API server establishes it", crd.Name), requeue: establishedWait}, nil
+	}
+	if err := r.TypedAPIs.Serve(names, operator.Name); err != nil {
+		return typedAPI{}, err
+	}
+	return typedAPI{message: fmt.Sprintf("served as %s %s (kubectl get %s)", names.GroupVersionKind().GroupVersion(), names.Kind, names.Plural)}, nil
+}
+
+func hashOf(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8]), nil
+}
+
+// applyCRD writes the CustomResourceDefinition with server-side apply and
+// returns it as the API server holds it.
+func (r *OperatorReconciler) applyCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) (*unstructured.Unstructured, error) {
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+	if err != nil {
+		return nil, err
+	}
+	delete(content, "status")
+	unstructured.RemoveNestedField(content, "metadata", "creationTimestamp")
+	u := &unstructured.Unstructured{Object: content}
+	if err := r.Patch(ctx, u, client.Apply, client.FieldOwner("kudo-ng"), client.ForceOwnership); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+func established(crd *unstructured.Unstructured) bool {
+	conditions, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+	for _, c := range conditions {
+		condition, _ := c.(map[string]any)
+		if condition["type"] == string(apiextensionsv1.Established) && condition["status"] == string(metav1.ConditionTrue) {
+			return true
+		}
+	}
+	return false
+}
+
+// retireTypedAPI deletes the CustomResourceDefinitions served for the
+// Operator, which has no OperatorVersion left, unless objects of them remain:
+// deleting it would delete them.
+func (r *OperatorReconciler) retireTypedAPI(ctx context.Context, operator *kudov1beta1.Operator) (typedAPI, error) {
+	crds := &unstructured.UnstructuredList{}
+	crds.SetGroupVersionKind(crdGVK.GroupVersion().WithKind("CustomResourceDefinitionList"))
+	if err := r.List(ctx, crds, client.MatchingLabels{typedapi.OperatorLabel: operator.Name}); err != nil {
+		return typedAPI{}, err
+	}
+	var api typedAPI
+	for i := range crds.Items {
+		crd := &crds.Items[i]
+		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+		versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+		if len(versions) == 0 {
+			continue
+		}
+		version, _ := versions[0].(map[string]any)["name"].(string)
+		objects := &metav1.PartialObjectMetadataList{}
+		objects.SetGroupVersionKind(schema.GroupVersionKind{Group: group, Version: version, Kind: kind + "List"})
+		// From the API server: an object the cache does not hold yet would
+		// be deleted with the CustomResourceDefinition.
+		if err := r.APIReader.List(ctx, objects, client.Limit(1)); err != nil {
+			return typedAPI{}, err
+		}
+		if remaining := len(objects.Items) + int(ptr.Deref(objects.RemainingItemCount, 0)); remaining > 0 {
+			api.message = fmt.Sprintf("no OperatorVersion left; the CustomResourceDefinition %s is kept while %d %s objects remain",
+				crd.GetName(), remaining, kind)
+			continue
+		}
+		if err := r.Delete(ctx, crd, client.Preconditions{UID: ptr.To(crd.GetUID())}); client.IgnoreNotFound(err) != nil {
+			return typedAPI{}, err
+		}
+		ctrl.LoggerFrom(ctx).Info("No OperatorVersion left: the typed API is no longer served", "crd", crd.GetName())
+	}
+	return api, nil
+}

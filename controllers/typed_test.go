@@ -1,0 +1,196 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/typedapi"
+)
+
+var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+
+// typedOperator installs an Operator of ConfigMaps with an enum and an
+// immutable parameter, under a name of its own (its kind is cluster-wide),
+// and returns the names of its typed API once the API server serves it.
+func typedOperator(ctx context.Context, ns string) (string, typedapi.Names) {
+	name := "typed" + rand.String(6)
+	ov := configMapsOperator(ns, name)
+	ov.Spec.Parameters = append(ov.Spec.Parameters,
+		kudov1beta1.Parameter{Name: "SIZE", Default: ptr.To("small"), Enum: &[]string{"small", "large"}, Description: "How large."},
+		kudov1beta1.Parameter{Name: "ZONE", Default: ptr.To("a"), Immutable: ptr.To(true)},
+		kudov1beta1.Parameter{Name: "REPLICAS", Type: kudov1beta1.IntegerValueType, Default: ptr.To("1")},
+	)
+	Expect(k8sClient.Create(ctx, &kudov1beta1.Operator{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})).To(Succeed())
+	Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+	names, err := typedapi.NamesOf(name, nil)
+	Expect(err).NotTo(HaveOccurred())
+	Eventually(func(g Gomega) {
+		crd := &unstructured.Unstructured{}
+		crd.SetGroupVersionKind(crdGVK)
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: names.CRDName()}, crd)).To(Succeed())
+		g.Expect(crd.GetLabels()).To(HaveKeyWithValue(typedapi.OperatorLabel, name))
+		// The client finds the kind once discovery does.
+		g.Expect(k8sClient.List(ctx, typedList(names), client.InNamespace(ns))).To(Succeed())
+	}).Should(Succeed())
+	return name, names
+}
+
+func typedObject(names typedapi.Names, ns, name string, spec map[string]any) *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	obj.SetGroupVersionKind(names.GroupVersionKind())
+	obj.SetNamespace(ns)
+	obj.SetName(name)
+	return obj
+}
+
+func typedList(names typedapi.Names) *unstructured.UnstructuredList {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(names.GroupVersionKind().GroupVersion().WithKind(names.Kind + "List"))
+	return list
+}
+
+func getTyped(ctx context.Context, g Gomega, names typedapi.Names, key types.NamespacedName) *unstructured.Unstructured {
+	obj := typedObject(names, key.Namespace, key.Name, nil)
+	g.Expect(k8sClient.Get(ctx, key, obj)).To(Succeed())
+	return obj
+}
+
+// typedPlan is the status the typed object shows of a plan.
+func typedPlan(g Gomega, obj *unstructured.Unstructured, plan string) string {
+	status, _, err := unstructured.NestedString(obj.Object, "status", "planStatus", plan, "status")
+	g.Expect(err).NotTo(HaveOccurred())
+	return status
+}
+
+func typedReady(g Gomega, obj *unstructured.Unstructured) metav1.ConditionStatus {
+	conditions, _, err := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, c := range conditions {
+		if c := c.(map[string]any); c["type"] == kudov1beta1.ReadyCondition {
+			return metav1.ConditionStatus(c["status"].(string))
+		}
+	}
+	return ""
+}
+
+var _ = Describe("Typed APIs", func() {
+	It("runs a typed object as an Instance: create runs deploy, a change the plan its field triggers", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		operator, names := typedOperator(ctx, ns)
+		key := types.NamespacedName{Namespace: ns, Name: "t"}
+		Expect(k8sClient.Create(ctx, typedObject(names, ns, "t", map[string]any{"GREETING": "hi"}))).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			obj := getTyped(ctx, g, names, key)
+			g.Expect(typedPlan(g, obj, "deploy")).To(Equal("COMPLETE"))
+			g.Expect(typedReady(g, obj)).To(Equal(metav1.ConditionTrue))
+			g.Expect(obj.Object["status"]).To(HaveKeyWithValue("operatorVersion", operator+"-0.1.0"))
+			g.Expect(obj.Object["status"]).To(HaveKeyWithValue("observedGeneration", obj.GetGeneration()))
+		}).Should(Succeed())
+		instance := getInstance(ctx, Default, key)
+		// The API server wrote the defaults into the object; the Instance
+		// holds every value, typed ones as KUDO's strings.
+		Expect(instance.Spec.Parameters).To(Equal(map[string]string{
+			"GREETING": "hi", "MOOD": "calm", "SIZE": "small", "ZONE": "a", "REPLICAS": "1",
+		}))
+		Expect(instance.Spec.OperatorVersion.Name).To(Equal(operator + "-0.1.0"))
+		owner := metav1.GetControllerOf(instance)
+		Expect(owner).NotTo(BeNil())
+		Expect(owner.Kind).To(Equal(names.Kind))
+		// Deleting the object deletes the Instance (the garbage collector,
+		// which envtest does not run; the e2e suite does), and a foreground
+		// deletion waits for its cleanup.
+		Expect(owner.BlockOwnerDeletion).To(Equal(ptr.To(true)))
+
+		By("a change of MOOD runs the plan it triggers, mood")
+		Expect(k8sClient.Patch(ctx, typedObject(names, ns, "t", map[string]any{"MOOD": "glad"}), client.Merge)).To(Succeed())
+		Eventually(func(g Gomega) {
+			obj := getTyped(ctx, g, names, key)
+			g.Expect(typedPlan(g, obj, "mood")).To(Equal("COMPLETE"))
+			g.Expect(obj.Object["status"]).To(HaveKeyWithValue("observedGeneration", obj.GetGeneration()))
+			g.Expect(getInstance(ctx, g, key).Spec.Parameters).To(HaveKeyWithValue("MOOD", "glad"))
+		}).Should(Succeed())
+
+		By("an integer field is an integer, and the Instance holds its text")
+		Expect(k8sClient.Patch(ctx, typedObject(names, ns, "t", map[string]any{"REPLICAS": 3}), client.Merge)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(getInstance(ctx, g, key).Spec.Parameters).To(HaveKeyWithValue("REPLICAS", "3"))
+		}).Should(Succeed())
+	})
+
+	It("has the API server refuse a bad enum value and a change of an immutable parameter, naming the field", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		_, names := typedOperator(ctx, ns)
+		err := k8sClient.Create(ctx, typedObject(names, ns, "bad", map[string]any{"SIZE": "huge"}))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(ContainSubstring(`spec.SIZE: Unsupported value: "huge": supported values: "small", "large"`))
+
+		err = k8sClient.Create(ctx, typedObject(names, ns, "bad", map[string]any{"REPLICAS": "three"}))
+		Expect(err).To(MatchError(ContainSubstring(`spec.REPLICAS: Invalid value: "string": spec.REPLICAS in body must be of type integer`)))
+
+		Expect(k8sClient.Create(ctx, typedObject(names, ns, "t", map[string]any{"ZONE": "b"}))).To(Succeed())
+		err = k8sClient.Patch(ctx, typedObject(names, ns, "t", map[string]any{"ZONE": "c"}), client.Merge)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(ContainSubstring("spec.ZONE: Invalid value: \"string\": parameter ZONE is immutable"))
+	})
+
+	It("refuses a kind two Operators claim, naming both", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		first, names := typedOperator(ctx, ns)
+		second := "claimer" + rand.String(6)
+		ov := configMapsOperator(ns, second)
+		ov.Spec.TypedAPI = &kudov1beta1.TypedAPI{Kind: names.Kind}
+		Expect(k8sClient.Create(ctx, &kudov1beta1.Operator{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: second}})).To(Succeed())
+		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+		Eventually(func(g Gomega) {
+			op := &kudov1beta1.Operator{}
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: second}, op)).To(Succeed())
+			ready := meta.FindStatusCondition(op.Status.Conditions, kudov1beta1.ReadyCondition)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Message).To(Equal(fmt.Sprintf(
+				"Operator accepted; no typed API: %s is Operator %s's kind, which Operator %s claims too", names.CRDName(), first, second)))
+		}).Should(Succeed())
+	})
+
+	It("keeps the CustomResourceDefinition while objects remain, and retires it after", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		operator, names := typedOperator(ctx, ns)
+		Expect(k8sClient.Create(ctx, typedObject(names, ns, "t", map[string]any{}))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(typedPlan(g, getTyped(ctx, g, names, types.NamespacedName{Namespace: ns, Name: "t"}), "deploy")).To(Equal("COMPLETE"))
+		}).Should(Succeed())
+		Expect(k8sClient.Delete(ctx, &kudov1beta1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: operator + "-0.1.0"}})).
+			To(Succeed())
+		Eventually(func(g Gomega) {
+			op := &kudov1beta1.Operator{}
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: operator}, op)).To(Succeed())
+			g.Expect(meta.FindStatusCondition(op.Status.Conditions, kudov1beta1.ReadyCondition).Message).To(Equal(fmt.Sprintf(
+				"Operator accepted; no OperatorVersion left; the CustomResourceDefinition %s is kept while 1 %s objects remain",
+				names.CRDName(), names.Kind)))
+		}).Should(Succeed())
+
+		Expect(k8sClient.Delete(ctx, typedObject(names, ns, "t", nil))).To(Succeed())
+		// The next reconcile of the Operator (a summary of its Instances)
+		// finds none left.
+		Expect(k8sClient.Delete(ctx, &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "t"}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			crd := &unstructured.Unstructured{}
+			crd.SetGroupVersionKind(crdGVK)
+			err := k8sClient.Get(ctx, client.ObjectKey{Name: names.CRDName()}, crd)
+			g.Expect(apierrors.IsNotFound(err) || !crd.GetDeletionTimestamp().IsZero()).To(BeTrue(), "%v", err)
+		}).Should(Succeed())
+	})
+})
