@@ -135,37 +135,20 @@ func (r *TypedReconciler) instanceOf(
 	ctx context.Context, obj *unstructured.Unstructured, instance *kudov1beta1.Instance,
 ) (*kudov1beta1.Instance, *engine.Readiness) {
 	spec, _ := obj.Object["spec"].(map[string]any)
-	ovName, _ := spec[typedapi.OperatorVersionField].(string)
-	if ovName == "" && instance != nil {
-		ovName = instance.Spec.OperatorVersion.Name
+	current := ""
+	if instance != nil {
+		current = instance.Spec.OperatorVersion.Name
 	}
-	stalled := func(format string, args ...any) *engine.Readiness {
-		return &engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.OperatorVersionNotFoundReason,
-			Message: fmt.Sprintf(format, args...)}
+	versions := &kudov1beta1.OperatorVersionList{}
+	if err := r.List(ctx, versions, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil, &engine.Readiness{Ready: metav1.ConditionUnknown, Reason: kudov1beta1.OperatorVersionNotFoundReason,
+			Message: fmt.Sprintf("listing OperatorVersions: %v", err)}
 	}
-	ov := &kudov1beta1.OperatorVersion{}
-	if ovName == "" {
-		versions := &kudov1beta1.OperatorVersionList{}
-		if err := r.List(ctx, versions, client.InNamespace(obj.GetNamespace())); err != nil {
-			return nil, stalled("listing OperatorVersions: %v", err)
-		}
-		var own []kudov1beta1.OperatorVersion
-		for _, v := range versions.Items {
-			if v.Spec.Operator.Name == r.Operator {
-				own = append(own, v)
-			}
-		}
-		newest, _ := typedapi.Newest(own)
-		if newest == nil {
-			return nil, stalled("no OperatorVersion of Operator %s in namespace %s: install the package there "+
-				"(kubectl kudo install %s --skip-instance)", r.Operator, obj.GetNamespace(), r.Operator)
-		}
-		ov = newest
-	} else if err := r.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: ovName}, ov); err != nil {
-		return nil, stalled("OperatorVersion %q not found in namespace %q", ovName, obj.GetNamespace())
-	}
-	if ov.Spec.Operator.Name != r.Operator {
-		return nil, stalled("OperatorVersion %s is of Operator %s, not %s", ov.Name, ov.Spec.Operator.Name, r.Operator)
+	ov, err := typedapi.OperatorVersionOf(spec, current, r.Operator, versions.Items)
+	if err != nil {
+		// Not terminal: a new OperatorVersion wakes the object.
+		return nil, &engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.OperatorVersionNotFoundReason,
+			Message: err.Error()}
 	}
 	instanceSpec, err := typedapi.InstanceSpec(spec, ov)
 	if err != nil {

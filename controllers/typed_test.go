@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,8 +29,18 @@ var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1
 // immutable parameter, under a name of its own (its kind is cluster-wide),
 // and returns the names of its typed API once the API server serves it.
 func typedOperator(ctx context.Context, ns string) (string, typedapi.Names) {
+	return typedOperatorOf(ctx, ns, false)
+}
+
+// typedOperatorOf: with slow, deploy waits for ever on a Dummy task, so
+// that a plan stays running.
+func typedOperatorOf(ctx context.Context, ns string, slow bool) (string, typedapi.Names) {
 	name := "typed" + rand.String(6)
 	ov := configMapsOperator(ns, name)
+	if slow {
+		ov.Spec.Tasks = append(ov.Spec.Tasks, kudov1beta1.Task{Name: "wait", Kind: kudov1beta1.DummyTaskKind})
+		ov.Spec.Plans["deploy"] = plan("", phase("main", "", step("wait", "wait")))
+	}
 	ov.Spec.Parameters = append(ov.Spec.Parameters,
 		kudov1beta1.Parameter{Name: "SIZE", Default: ptr.To("small"), Enum: &[]string{"small", "large"}, Description: "How large."},
 		kudov1beta1.Parameter{Name: "ZONE", Default: ptr.To("a"), Immutable: ptr.To(true)},
@@ -192,5 +205,58 @@ var _ = Describe("Typed APIs", func() {
 			err := k8sClient.Get(ctx, client.ObjectKey{Name: names.CRDName()}, crd)
 			g.Expect(apierrors.IsNotFound(err) || !crd.GetDeletionTimestamp().IsZero()).To(BeTrue(), "%v", err)
 		}).Should(Succeed())
+	})
+
+	It("admits a change by the Instance's rules: none that starts a plan while another runs", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		_, names := typedOperatorOf(ctx, ns, true)
+		key := types.NamespacedName{Namespace: ns, Name: "t"}
+		Expect(k8sClient.Create(ctx, typedObject(names, ns, "t", map[string]any{}))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(typedPlan(g, getTyped(ctx, g, names, key), "deploy")).To(Equal("IN_PROGRESS"))
+		}).Should(Succeed())
+		err := k8sClient.Patch(ctx, typedObject(names, ns, "t", map[string]any{"MOOD": "dark"}), client.Merge)
+		Expect(err).To(MatchError(ContainSubstring(`admission webhook "vtyped.kudo.dev" denied the request: ` +
+			"plan deploy is running, and changing MOOD would start plan mood: change them when deploy has finished, or cancel it first")))
+		// What starts no plan passes.
+		Expect(k8sClient.Patch(ctx, typedObject(names, ns, "t", map[string]any{"ZONE": "a"}), client.Merge)).To(Succeed())
+	})
+
+	It("refuses a user a Secret or an identity they may not use themselves", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		_, names := typedOperator(ctx, ns)
+		Expect(k8sClient.Create(ctx, &rbacv1.Role{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "typed-editor"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{names.Group}, Resources: []string{names.Plural}, Verbs: []string{"*"}}},
+		})).To(Succeed())
+		Expect(k8sClient.Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "alice"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "typed-editor"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "alice"}},
+		})).To(Succeed())
+		cfg := rest.CopyConfig(testEnv.Config)
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: "alice"}
+		alice, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+		Expect(err).NotTo(HaveOccurred())
+
+		err = alice.Create(ctx, typedObject(names, ns, "t", map[string]any{
+			"secretParameters": map[string]any{"GREETING": map[string]any{"name": "db", "key": "password"}},
+		}))
+		Expect(err).To(MatchError(ContainSubstring(
+			fmt.Sprintf("spec.secretParameters.GREETING: alice may not get Secret %s/db, so no Instance of theirs may read it", ns))))
+		err = alice.Create(ctx, typedObject(names, ns, "t", map[string]any{"serviceAccountName": "ci"}))
+		Expect(err).To(MatchError(ContainSubstring(
+			fmt.Sprintf("spec.serviceAccountName: alice may not impersonate ServiceAccount %s/ci", ns))))
+		Expect(alice.Create(ctx, typedObject(names, ns, "t", map[string]any{"GREETING": "hi"}))).To(Succeed())
+	})
+
+	It("refuses an object whose name an Instance it does not own has", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		operator, names := typedOperator(ctx, ns)
+		Expect(k8sClient.Create(ctx, newInstance(ns, "taken", operator+"-0.1.0"))).To(Succeed())
+		Eventually(func() error {
+			return k8sClient.Create(ctx, typedObject(names, ns, "taken", map[string]any{}))
+		}).Should(MatchError(ContainSubstring(
+			fmt.Sprintf("Instance taken exists and is not this %s's: delete it first, or name this %s otherwise", names.Kind, names.Kind))))
 	})
 })

@@ -89,3 +89,36 @@ func InstanceSpec(spec map[string]any, ov *kudov1beta1.OperatorVersion) (kudov1b
 	}
 	return out, nil
 }
+
+// OperatorVersionOf is the OperatorVersion a typed object runs, of those of
+// its namespace: the one its spec names, else the one its Instance runs
+// (current; an Operator's new version is not an upgrade until asked for),
+// else the Operator's newest.
+func OperatorVersionOf(spec map[string]any, current, operator string, versions []kudov1beta1.OperatorVersion) (
+	*kudov1beta1.OperatorVersion, error,
+) {
+	name, _ := spec[OperatorVersionField].(string)
+	name = cmpOr(name, current)
+	var own []kudov1beta1.OperatorVersion
+	for _, ov := range versions {
+		if name != "" && ov.Name == name {
+			if ov.Spec.Operator.Name != operator {
+				return nil, fmt.Errorf("OperatorVersion %s is of Operator %s, not %s", ov.Name, ov.Spec.Operator.Name, operator)
+			}
+			return &ov, nil
+		}
+		if ov.Spec.Operator.Name == operator {
+			own = append(own, ov)
+		}
+	}
+	if name != "" {
+		return nil, fmt.Errorf("OperatorVersion %q not found in the namespace: install it first (kubectl kudo install %s --skip-instance)",
+			name, operator)
+	}
+	newest, _ := Newest(own)
+	if newest == nil {
+		return nil, fmt.Errorf("no OperatorVersion of Operator %s in the namespace: install the package first "+
+			"(kubectl kudo install %s --skip-instance)", operator, operator)
+	}
+	return newest, nil
+}

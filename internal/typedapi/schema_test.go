@@ -270,3 +270,40 @@ func TestInstanceSpecOfATypedObject(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", s, want)
 	}
 }
+
+func TestOperatorVersionOfATypedObject(t *testing.T) {
+	ov := func(name, operator, version string) kudov1beta1.OperatorVersion {
+		v := kudov1beta1.OperatorVersion{Spec: kudov1beta1.OperatorVersionSpec{Version: version}}
+		v.Name, v.Spec.Operator.Name = name, operator
+		return v
+	}
+	versions := []kudov1beta1.OperatorVersion{ov("zk-1", "zk", "1.0.0"), ov("zk-2", "zk", "2.0.0"), ov("kafka-9", "kafka", "9.0.0")}
+	for _, tc := range []struct {
+		name          string
+		spec          map[string]any
+		current, want string
+	}{
+		{"the newest when nothing names one", nil, "", "zk-2"},
+		{"the one the Instance runs: a new version is no upgrade", nil, "zk-1", "zk-1"},
+		{"the one the spec names", map[string]any{"operatorVersion": "zk-1"}, "zk-2", "zk-1"},
+		{"another Operator's", map[string]any{"operatorVersion": "kafka-9"}, "", "error: OperatorVersion kafka-9 is of Operator kafka, not zk"},
+		{"a missing one", map[string]any{"operatorVersion": "zk-3"}, "", `error: OperatorVersion "zk-3" not found in the namespace`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := typedapi.OperatorVersionOf(tc.spec, tc.current, "zk", versions)
+			name := ""
+			if err != nil {
+				name = "error: " + err.Error()
+			} else {
+				name = got.Name
+			}
+			if !strings.HasPrefix(name, tc.want) {
+				t.Errorf("got %s, want %s", name, tc.want)
+			}
+		})
+	}
+	if _, err := typedapi.OperatorVersionOf(nil, "", "redis", versions); err == nil ||
+		!strings.Contains(err.Error(), "no OperatorVersion of Operator redis in the namespace") {
+		t.Errorf("none of the Operator: %v", err)
+	}
+}

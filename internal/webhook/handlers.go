@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -39,7 +40,8 @@ type Instances struct {
 	RequireServiceAccount bool
 }
 
-// SetupWithManager registers the Instance and OperatorVersion webhooks.
+// SetupWithManager registers the Instance, typed object and
+// OperatorVersion webhooks.
 func SetupWithManager(mgr ctrl.Manager, requireServiceAccount bool, renderLimits render.Limits) error {
 	instances := &Instances{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Access: mgr.GetClient(),
 		RequireServiceAccount: requireServiceAccount}
@@ -47,6 +49,7 @@ func SetupWithManager(mgr ctrl.Manager, requireServiceAccount bool, renderLimits
 		WithDefaulter(instances).WithValidator(instances).Complete(); err != nil {
 		return err
 	}
+	mgr.GetWebhookServer().Register(TypedPath, &webhook.Admission{Handler: &TypedObjects{Instances: instances}})
 	return ctrl.NewWebhookManagedBy(mgr).For(&kudov1beta1.OperatorVersion{}).
 		WithValidator(&operatorVersions{instances: mgr.GetAPIReader(), renderLimits: renderLimits}).Complete()
 }
