@@ -112,7 +112,7 @@ func (r *TypedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return ctrl.Result{}, r.writeStatus(ctx, obj, instance, refused)
 	}
 	if instance == nil || !runsAsDesired(instance, desired) {
-		applied, err := r.apply(ctx, obj, desired)
+		applied, err := r.apply(ctx, desired)
 		if err != nil {
 			// Admission refuses what it would refuse of an Instance: a
 			// change while a plan runs that may not, for one.
@@ -191,7 +191,7 @@ func ownerOf(desired *kudov1beta1.Instance) metav1.Object {
 // apply writes the Instance with server-side apply: the fields it sets are
 // the object's, and no one else's (kubectl kudo plan trigger's
 // spec.planExecution is left as it is).
-func (r *TypedReconciler) apply(ctx context.Context, obj *unstructured.Unstructured, desired *kudov1beta1.Instance) (*kudov1beta1.Instance, error) {
+func (r *TypedReconciler) apply(ctx context.Context, desired *kudov1beta1.Instance) (*kudov1beta1.Instance, error) {
 	spec := map[string]any{"operatorVersion": map[string]any{"name": desired.Spec.OperatorVersion.Name}}
 	if len(desired.Spec.Parameters) > 0 {
 		spec["parameters"] = desired.Spec.Parameters
@@ -231,7 +231,9 @@ func (r *TypedReconciler) apply(ctx context.Context, obj *unstructured.Unstructu
 
 // writeStatus writes to the object's status the plans and conditions of its
 // Instance, or, when it has none or it cannot run, why.
-func (r *TypedReconciler) writeStatus(ctx context.Context, obj *unstructured.Unstructured, i *kudov1beta1.Instance, why *engine.Readiness) error {
+func (r *TypedReconciler) writeStatus(
+	ctx context.Context, obj *unstructured.Unstructured, i *kudov1beta1.Instance, why *engine.Readiness,
+) error {
 	status := map[string]any{}
 	carrier := &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Generation: obj.GetGeneration()}}
 	if i != nil {

@@ -227,7 +227,7 @@ var _ = Describe("Typed APIs", func() {
 		_, names := typedOperator(ctx, ns)
 		Expect(k8sClient.Create(ctx, &rbacv1.Role{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "typed-editor"},
-			Rules: []rbacv1.PolicyRule{{APIGroups: []string{names.Group}, Resources: []string{names.Plural}, Verbs: []string{"*"}}},
+			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{names.Group}, Resources: []string{names.Plural}, Verbs: []string{"*"}}},
 		})).To(Succeed())
 		Expect(k8sClient.Create(ctx, &rbacv1.RoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "alice"},
@@ -257,6 +257,6 @@ var _ = Describe("Typed APIs", func() {
 		Eventually(func() error {
 			return k8sClient.Create(ctx, typedObject(names, ns, "taken", map[string]any{}))
 		}).Should(MatchError(ContainSubstring(
-			fmt.Sprintf("Instance taken exists and is not this %s's: delete it first, or name this %s otherwise", names.Kind, names.Kind))))
+			fmt.Sprintf("an Instance named taken exists and is not this %s's: delete it first, or name this %s otherwise", names.Kind, names.Kind))))
 	})
 })

@@ -318,5 +318,3 @@ var printerColumns = []apiextensionsv1.CustomResourceColumnDefinition{
 	{Name: "Ready", Type: "string", JSONPath: `.status.conditions[?(@.type=="Ready")].status`},
 	{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -71,7 +71,8 @@ func (w *TypedObjects) check(ctx context.Context, req admission.Request, obj *un
 	}
 	kind := obj.GetKind()
 	if mirror != nil && (req.Operation == admissionv1.Create || !metav1.IsControlledBy(mirror, obj)) {
-		return fmt.Errorf("Instance %s exists and is not this %s's: delete it first, or name this %s otherwise", obj.GetName(), kind, kind)
+		return fmt.Errorf("an Instance named %s exists and is not this %s's: delete it first, or name this %s otherwise",
+			obj.GetName(), kind, kind)
 	}
 	versions := &kudov1beta1.OperatorVersionList{}
 	if err := w.Instances.Client.List(ctx, versions, client.InNamespace(obj.GetNamespace())); err != nil {
