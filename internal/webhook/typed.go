@@ -85,7 +85,14 @@ func (w *TypedObjects) check(ctx context.Context, req admission.Request, obj *un
 	}
 	ov, err := typedapi.OperatorVersionOf(spec, current, operator, versions.Items)
 	if err != nil {
-		return fmt.Errorf("spec.operatorVersion: %w", err)
+		// One installed just before (kubectl kudo upgrade) may not be in the
+		// cache yet.
+		if listErr := w.Instances.Reader.List(ctx, versions, client.InNamespace(obj.GetNamespace())); listErr != nil {
+			return listErr
+		}
+		if ov, err = typedapi.OperatorVersionOf(spec, current, operator, versions.Items); err != nil {
+			return fmt.Errorf("spec.operatorVersion: %w", err)
+		}
 	}
 	instanceSpec, err := typedapi.InstanceSpec(spec, ov)
 	if err != nil {

@@ -67,10 +67,19 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	// Read before the delete: an Instance without finalizer goes at once,
 	// and its inventory with it.
 	left := newLeftovers(i)
-	if err := c.Delete(ctx, i); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting Instance %s: %w", i.Name, err)
+	if typed := clientutil.TypedObjectOf(i); typed != nil {
+		// The manager would make the Instance again; the garbage collector
+		// deletes it with the object.
+		if err := c.Delete(ctx, typed); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting %s: %w", clientutil.TypedName(typed), err)
+		}
+		_, _ = fmt.Fprintf(streams.Out, "%s deleted\n", clientutil.TypedName(typed))
+	} else {
+		if err := c.Delete(ctx, i); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting Instance %s: %w", i.Name, err)
+		}
+		_, _ = fmt.Fprintf(streams.Out, "instance.kudo.dev/%s deleted\n", i.Name)
 	}
-	_, _ = fmt.Fprintf(streams.Out, "instance.kudo.dev/%s deleted\n", i.Name)
 	if opts.Force {
 		if err := cancelCleanup(ctx, c, client.ObjectKeyFromObject(i), streams.Out, opts); err != nil {
 			return err

@@ -49,7 +49,8 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	return cmd
 }
 
-// Run checks the new values against the OperatorVersion, then patches them.
+// Run checks the new values against the OperatorVersion, then patches them:
+// into the Instance, or into the typed object that makes it.
 func Run(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
 	if len(opts.Parameters) == 0 && len(opts.ParameterFiles) == 0 {
 		return fmt.Errorf("nothing to update: give parameters with -p NAME=VALUE or -P FILE")
@@ -63,12 +64,23 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 		return err
 	}
 	clientutil.WarnPlainSensitive(streams.ErrOut, changes, ov.Spec.Parameters)
-	patch := client.MergeFrom(i.DeepCopy())
-	changes.ApplyTo(&i.Spec)
-	if err := c.Patch(ctx, i, patch); err != nil {
-		return fmt.Errorf("updating Instance %s: %w", i.Name, err)
+	if typed := clientutil.TypedObjectOf(i); typed != nil {
+		spec, err := clientutil.TypedChanges(changes, ov.Spec.Parameters)
+		if err != nil {
+			return err
+		}
+		if err := clientutil.PatchTyped(ctx, c, typed, spec); err != nil {
+			return err
+		}
+		_, _ = fmt.Fprintf(streams.Out, "%s updated\n", clientutil.TypedName(typed))
+	} else {
+		patch := client.MergeFrom(i.DeepCopy())
+		changes.ApplyTo(&i.Spec)
+		if err := c.Patch(ctx, i, patch); err != nil {
+			return fmt.Errorf("updating Instance %s: %w", i.Name, err)
+		}
+		_, _ = fmt.Fprintf(streams.Out, "instance.kudo.dev/%s updated\n", i.Name)
 	}
-	_, _ = fmt.Fprintf(streams.Out, "instance.kudo.dev/%s updated\n", i.Name)
 	if !opts.Wait {
 		return nil
 	}

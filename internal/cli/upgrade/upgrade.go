@@ -5,20 +5,25 @@ package upgrade
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/cli/repoconfig"
 	"github.com/kudo-ng/kudo/internal/cli/resolve"
 	"github.com/kudo-ng/kudo/internal/packages"
 	"github.com/kudo-ng/kudo/internal/params"
+	"github.com/kudo-ng/kudo/internal/typedapi"
 )
 
 // Options are the flags of upgrade.
@@ -120,17 +125,39 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 			return err
 		}
 	}
-	patch := client.MergeFrom(i.DeepCopy())
-	i.Spec.OperatorVersion.Name = ov.Name
-	changes.ApplyTo(&i.Spec)
-	if err := c.Patch(ctx, i, patch); err != nil {
-		return fmt.Errorf("upgrading Instance %s: %w", i.Name, err)
+	if typed := clientutil.TypedObjectOf(i); typed != nil {
+		if err := upgradeTyped(ctx, c, typed, ov, changes); err != nil {
+			return err
+		}
+		_, _ = fmt.Fprintf(streams.Out, "%s upgraded to %s\n", clientutil.TypedName(typed), ov.Name)
+	} else {
+		patch := client.MergeFrom(i.DeepCopy())
+		i.Spec.OperatorVersion.Name = ov.Name
+		changes.ApplyTo(&i.Spec)
+		if err := c.Patch(ctx, i, patch); err != nil {
+			return fmt.Errorf("upgrading Instance %s: %w", i.Name, err)
+		}
+		_, _ = fmt.Fprintf(streams.Out, "instance.kudo.dev/%s upgraded to %s\n", i.Name, ov.Name)
 	}
-	_, _ = fmt.Fprintf(streams.Out, "instance.kudo.dev/%s upgraded to %s\n", i.Name, ov.Name)
 	if !opts.Wait {
 		return nil
 	}
 	return action.Wait(ctx, c, ns, streams.Out, i.Name, opts.WaitTime)
+}
+
+// upgradeTyped points the typed object that makes the Instance at ov, with
+// the changes, once its typed API has the fields they set.
+func upgradeTyped(ctx context.Context, c client.Client, typed *unstructured.Unstructured, ov *kudov1beta1.OperatorVersion,
+	changes params.Assigned) error {
+	spec, err := clientutil.TypedChanges(changes, ov.Spec.Parameters)
+	if err != nil {
+		return err
+	}
+	if err := clientutil.AwaitTypedFields(ctx, c, typed, slices.Collect(maps.Keys(spec))); err != nil {
+		return err
+	}
+	spec[typedapi.OperatorVersionField] = ov.Name
+	return clientutil.PatchTyped(ctx, c, typed, spec)
 }
 
 func newer(next, current string) error {

@@ -1,0 +1,119 @@
+package clientutil
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/params"
+	"github.com/kudo-ng/kudo/internal/typedapi"
+)
+
+// TypedObjectOf is the typed object (docs/typed-apis.md) the Instance
+// runs, where its spec is changed, since the manager makes the Instance's
+// from it; nil for an Instance of its own.
+func TypedObjectOf(i *kudov1beta1.Instance) *unstructured.Unstructured {
+	ref := metav1.GetControllerOf(i)
+	if ref == nil || ref.APIVersion == kudov1beta1.GroupVersion.String() {
+		return nil
+	}
+	obj := &unstructured.Unstructured{}
+	obj.SetAPIVersion(ref.APIVersion)
+	obj.SetKind(ref.Kind)
+	obj.SetNamespace(i.Namespace)
+	obj.SetName(ref.Name)
+	return obj
+}
+
+// TypedName is how kubectl names a typed object: kind.group/name.
+func TypedName(obj *unstructured.Unstructured) string {
+	return strings.ToLower(obj.GetKind()) + "." + obj.GroupVersionKind().Group + "/" + obj.GetName()
+}
+
+// TypedChanges is the change of a typed object's spec that sets what
+// changes would set in an Instance's of an OperatorVersion with parameters:
+// a field each, or a Secret key in secretParameters.
+func TypedChanges(changes params.Assigned, parameters []kudov1beta1.Parameter) (map[string]any, error) {
+	spec, err := typedapi.SpecValues(changes.Values, parameters)
+	if err != nil {
+		return nil, err
+	}
+	secrets := map[string]any{}
+	for name := range changes.Values {
+		// A value given replaces a Secret key named before.
+		secrets[name] = nil
+	}
+	for name, ref := range changes.Secrets {
+		secrets[name] = map[string]any{"name": ref.Name, "key": ref.Key}
+	}
+	if len(secrets) > 0 {
+		spec[typedapi.SecretParametersField] = secrets
+	}
+	return spec, nil
+}
+
+// PatchTyped merges spec into the typed object's spec.
+func PatchTyped(ctx context.Context, c client.Client, obj *unstructured.Unstructured, spec map[string]any) error {
+	patch, err := json.Marshal(map[string]any{"spec": spec})
+	if err != nil {
+		return err
+	}
+	if err := c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("changing %s: %w", TypedName(obj), err)
+	}
+	return nil
+}
+
+// typedSchemaWait bounds how long a new OperatorVersion's fields take to
+// appear in the typed API's schema: the manager serves it at once.
+const typedSchemaWait = 30 * time.Second
+
+// AwaitTypedFields waits until the typed API of obj has the fields: the
+// API server prunes a field its schema does not have, and the manager adds
+// a new OperatorVersion's parameters to it once the OperatorVersion exists.
+func AwaitTypedFields(ctx context.Context, c client.Client, obj *unstructured.Unstructured, fields []string) error {
+	mapping, err := c.RESTMapper().RESTMapping(obj.GroupVersionKind().GroupKind(), obj.GroupVersionKind().Version)
+	if err != nil {
+		return err
+	}
+	crd := &unstructured.Unstructured{}
+	crd.SetAPIVersion("apiextensions.k8s.io/v1")
+	crd.SetKind("CustomResourceDefinition")
+	name := mapping.Resource.Resource + "." + mapping.Resource.Group
+	var missing []string
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, typedSchemaWait, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+			return false, err
+		}
+		versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+		missing = fields
+		for _, v := range versions {
+			version, _ := v.(map[string]any)
+			if version["name"] != obj.GroupVersionKind().Version {
+				continue
+			}
+			properties, _, _ := unstructured.NestedMap(version, "schema", "openAPIV3Schema", "properties", "spec", "properties")
+			missing = nil
+			for _, f := range fields {
+				if property, _ := properties[f].(map[string]any); property == nil || property["type"] == nil && f != typedapi.SecretParametersField {
+					missing = append(missing, f)
+				}
+			}
+		}
+		return len(missing) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the typed API %s does not have the fields %s yet: is the kudo-ng manager running? (%w)",
+			name, strings.Join(missing, ", "), err)
+	}
+	return nil
+}
