@@ -11,9 +11,9 @@ import (
 func NewCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "package",
-		Short: "Verify, create, list and render operator packages",
+		Short: "Verify, create, list, render operator packages, and print their typed APIs",
 	}
 	cmd.AddCommand(newVerifyCmd(streams), newCreateCmd(streams), newListCmd(streams), newRenderCmd(streams), newNewCmd(streams),
-		newAddCmd(streams))
+		newAddCmd(streams), newSchemaCmd(streams))
 	return cmd
 }
