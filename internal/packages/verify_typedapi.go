@@ -1,6 +1,10 @@
 package packages
 
 import (
+	"maps"
+	"slices"
+
+	"github.com/kudo-ng/kudo/internal/crd"
 	"github.com/kudo-ng/kudo/internal/typedapi"
 )
 
@@ -30,6 +34,14 @@ func (v *verifier) typedAPI() {
 	}
 	if _, err := typedapi.CRD(names, o.Name, parameters); err != nil {
 		report(ParamsFileName, "", "the typed API %s cannot be served: %v", names.CRDName(), err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(v.rendered)) {
+		for _, obj := range v.rendered[name] {
+			if defined := crd.DefinedBy(obj); crd.Is(obj) && (defined.Kind == names.Kind || defined.Plural == names.Plural) {
+				v.r.warnf(OperatorFileName, "typedAPI", "templates/%s defines %s %s too, so kubectl get %s would name two kinds: "+
+					"give the package's its own (typedAPI.kind)", name, defined.Group, defined.Kind, names.Plural)
+			}
+		}
 	}
 }
 

@@ -245,6 +245,11 @@ var _ = Describe("kudo-ng in the cluster, from its image, on the real node", Ord
 		}
 	})
 
+	It("serves zookeeper as a typed API: kubectl get, explain and wait, the API server validating its fields, kubectl kudo update and uninstall", func() {
+		typedZookeeper(ctx, newNamespace(ctx))
+		widgetEnumRefused(newNamespace(ctx))
+	})
+
 	It("installs, updates and uninstalls a package that ships a CRD and a custom resource of it: nothing remains, the CRD included", func() {
 		ns, other := newNamespace(ctx), newNamespace(ctx)
 		mustKudo(ns, "install", filepath.Join("testdata", "wide"), "--instance", "wide", "-p", "OTHER_NAMESPACE="+other, "--wait")

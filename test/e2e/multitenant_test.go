@@ -243,6 +243,12 @@ var _ = Describe("kudo-ng locked down for tenants (make deploy MULTI_TENANT=true
 		})
 	}
 
+	It("runs zookeeper as a typed object in a tenant's namespace, as the account kubectl kudo rbac prints for it", func() {
+		ns := tenantNamespace(ctx)
+		grantAsPrinted(ns, conformancePackage("zookeeper"), "zk", false)
+		typedZookeeper(ctx, ns)
+	})
+
 	It("runs a Pipe task as the tenant's service account on the real node, granted what kubectl kudo rbac prints: its pod, the copy of its file, its ConfigMap", func() {
 		ns := tenantNamespace(ctx)
 		dir := filepath.Join("testdata", "realnode")
