@@ -102,6 +102,21 @@ func (a Assigned) ApplyTo(spec *kudov1beta1.InstanceSpec) {
 	}
 }
 
+// AppliedTo reports whether the Instance has the values and Secret keys.
+func (a Assigned) AppliedTo(i *kudov1beta1.Instance) bool {
+	for name, v := range a.Values {
+		if got, ok := i.Spec.Parameters[name]; !ok || got != v {
+			return false
+		}
+	}
+	for name, ref := range a.Secrets {
+		if i.Spec.SecretParameters[name] != ref {
+			return false
+		}
+	}
+	return true
+}
+
 // PlainSensitive lists, sorted, the sensitive parameters given a value
 // rather than a Secret key: their values are stored in the Instance's spec.
 func (a Assigned) PlainSensitive(parameters []kudov1beta1.Parameter) []string {

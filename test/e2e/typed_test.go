@@ -39,8 +39,9 @@ func typedZookeeper(ctx context.Context, ns string) {
 	// The manager serves the kind once the OperatorVersion exists.
 	Eventually(func() error { _, err := kubectlIn(ns, "", "get", "zookeepers"); return err }).Should(Succeed())
 
-	explain, err := cluster.Kubectl("explain", "zookeepers.spec")
-	Expect(err).NotTo(HaveOccurred())
+	// The API server publishes the kind's OpenAPI a moment after it serves it.
+	var explain string
+	Eventually(func() (err error) { explain, err = cluster.Kubectl("explain", "zookeepers.spec"); return err }).Should(Succeed())
 	Expect(explain).To(ContainSubstring("NODE_COUNT\t<string>"))
 	Expect(explain).To(ContainSubstring("Number of nodes spun up for Zookeeper."))
 	AddReportEntry("kubectl explain zookeepers.spec", explain)
@@ -71,6 +72,13 @@ func typedZookeeper(ctx context.Context, ns string) {
 	sts := &appsv1.StatefulSet{}
 	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "zk-zookeeper"}, sts)).To(Succeed())
 	Expect(*sts.Spec.Replicas).To(BeEquivalentTo(5))
+
+	// A rollback writes the typed object too: its Instance would be made again from it.
+	mustKudo(ns, "rollback", "--instance", "zk", "--wait")
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "zk"}, obj)).To(Succeed())
+	Expect(obj.Object["spec"]).To(HaveKeyWithValue("NODE_COUNT", "3"))
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "zk-zookeeper"}, sts)).To(Succeed())
+	Expect(*sts.Spec.Replicas).To(BeEquivalentTo(3))
 
 	Expect(mustKudo(ns, "uninstall", "--instance", "zk", "--wait")).To(ContainSubstring("zookeeper.packages.kudo.dev/zk deleted"))
 	for _, gone := range []client.Object{obj, &kudov1beta1.Instance{}, &appsv1.StatefulSet{}} {

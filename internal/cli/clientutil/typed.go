@@ -61,6 +61,33 @@ func TypedChanges(changes params.Assigned, parameters []kudov1beta1.Parameter) (
 	return spec, nil
 }
 
+// TypedReplacement is the change of a typed object's spec that makes its
+// Instance's parameters values and its Secret keys secrets, where it has
+// had oldSecrets: what a rollback returns to.
+func TypedReplacement(values map[string]string, secrets, oldSecrets map[string]kudov1beta1.SecretKeyReference,
+	parameters []kudov1beta1.Parameter) (map[string]any, error) {
+	spec, err := typedapi.SpecValues(values, parameters)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range parameters {
+		if _, set := values[p.Name]; !set {
+			spec[typedapi.FieldOf(p.Name)] = nil
+		}
+	}
+	refs := map[string]any{}
+	for name := range oldSecrets {
+		refs[name] = nil
+	}
+	for name, ref := range secrets {
+		refs[name] = map[string]any{"name": ref.Name, "key": ref.Key}
+	}
+	if len(refs) > 0 {
+		spec[typedapi.SecretParametersField] = refs
+	}
+	return spec, nil
+}
+
 // PatchTyped merges spec into the typed object's spec.
 func PatchTyped(ctx context.Context, c client.Client, obj *unstructured.Unstructured, spec map[string]any) error {
 	patch, err := json.Marshal(map[string]any{"spec": spec})
@@ -104,7 +131,7 @@ func AwaitTypedFields(ctx context.Context, c client.Client, obj *unstructured.Un
 			properties, _, _ := unstructured.NestedMap(version, "schema", "openAPIV3Schema", "properties", "spec", "properties")
 			missing = nil
 			for _, f := range fields {
-				if property, _ := properties[f].(map[string]any); property == nil || property["type"] == nil && f != typedapi.SecretParametersField {
+				if _, ok := properties[f]; !ok {
 					missing = append(missing, f)
 				}
 			}
@@ -114,6 +141,25 @@ func AwaitTypedFields(ctx context.Context, c client.Client, obj *unstructured.Un
 	if err != nil {
 		return fmt.Errorf("the typed API %s does not have the fields %s yet: is the kudo-ng manager running? (%w)",
 			name, strings.Join(missing, ", "), err)
+	}
+	return nil
+}
+
+// AwaitInstanceOf waits until the Instance a typed object makes has what
+// the object was changed to (applied): the manager writes it after the
+// object, and a wait for its plan must see the change first.
+func AwaitInstanceOf(
+	ctx context.Context, c client.Client, typed *unstructured.Unstructured, applied func(*kudov1beta1.Instance) bool,
+) error {
+	i := &kudov1beta1.Instance{}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, typedSchemaWait, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(typed), i); err != nil {
+			return false, err
+		}
+		return applied(i), nil
+	})
+	if err != nil {
+		return fmt.Errorf("the Instance of %s does not have its change yet: is the kudo-ng manager running? (%w)", TypedName(typed), err)
 	}
 	return nil
 }

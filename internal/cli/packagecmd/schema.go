@@ -33,8 +33,9 @@ func newSchemaCmd(streams genericiooptions.IOStreams) *cobra.Command {
 		Long: "Print the kind kudo-ng serves a package as (docs/typed-apis.md), with a field for each parameter:\n" +
 			"the CustomResourceDefinition the manager applies (crd), its OpenAPI v3 schema (openapi), or that\n" +
 			"schema as a JSON Schema for editors and GitOps validation (json-schema).",
-		Example: "  kubectl kudo package schema ../zk/operator\n  kubectl kudo package schema ../zk/operator -o json-schema > zookeeper.schema.json",
-		Args:    cobra.ExactArgs(1),
+		Example: "  kubectl kudo package schema ../zk/operator\n" +
+			"  kubectl kudo package schema ../zk/operator -o json-schema > zookeeper.schema.json",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Path = args[0]
 			return RunSchema(streams, opts)

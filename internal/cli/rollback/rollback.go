@@ -7,9 +7,11 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
@@ -20,6 +22,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/params"
+	"github.com/kudo-ng/kudo/internal/typedapi"
 )
 
 // Options are the flags of rollback.
@@ -84,12 +87,18 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if err := checkImmutable(current, i, values, target); err != nil {
 		return err
 	}
-	patch := client.MergeFromWithOptions(i.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	i.Spec.OperatorVersion.Name = target.OperatorVersion
-	i.Spec.Parameters = values
-	i.Spec.SecretParameters = maps.Clone(target.SecretParameters)
-	if err := c.Patch(ctx, i, patch); err != nil {
-		return fmt.Errorf("rolling Instance %s back to revision %d: %w", i.Name, target.Number, err)
+	if typed := clientutil.TypedObjectOf(i); typed != nil {
+		if err := rollbackTyped(ctx, c, typed, i, ov, target, values); err != nil {
+			return err
+		}
+	} else {
+		patch := client.MergeFromWithOptions(i.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		i.Spec.OperatorVersion.Name = target.OperatorVersion
+		i.Spec.Parameters = values
+		i.Spec.SecretParameters = maps.Clone(target.SecretParameters)
+		if err := c.Patch(ctx, i, patch); err != nil {
+			return fmt.Errorf("rolling Instance %s back to revision %d: %w", i.Name, target.Number, err)
+		}
 	}
 	_, _ = fmt.Fprintf(streams.Out, "Instance %s rolled back to revision %d: OperatorVersion %s, parameters %s\n",
 		i.Name, target.Number, target.OperatorVersion, action.DescribeParameters(target))
@@ -97,6 +106,29 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 		return nil
 	}
 	return action.Wait(ctx, c, ns, streams.Out, i.Name, opts.WaitTime)
+}
+
+// rollbackTyped returns the typed object that makes the Instance to the
+// revision, and waits until its Instance has it: the manager writes the
+// Instance's spec.
+func rollbackTyped(ctx context.Context, c client.Client, typed *unstructured.Unstructured, i *kudov1beta1.Instance,
+	ov *kudov1beta1.OperatorVersion, target *kudov1beta1.Revision, values map[string]string) error {
+	spec, err := clientutil.TypedReplacement(values, target.SecretParameters, i.Spec.SecretParameters, ov.Spec.Parameters)
+	if err != nil {
+		return err
+	}
+	if err := clientutil.AwaitTypedFields(ctx, c, typed, slices.Collect(maps.Keys(spec))); err != nil {
+		return err
+	}
+	spec[typedapi.OperatorVersionField] = target.OperatorVersion
+	if err := clientutil.PatchTyped(ctx, c, typed, spec); err != nil {
+		return err
+	}
+	// The API server defaults the fields the revision did not set.
+	restored := params.Assigned{Values: values, Secrets: target.SecretParameters}
+	return clientutil.AwaitInstanceOf(ctx, c, typed, func(got *kudov1beta1.Instance) bool {
+		return got.Spec.OperatorVersion.Name == target.OperatorVersion && restored.AppliedTo(got)
+	})
 }
 
 // restoredValues are the spec.parameters of the revision: its values, but

@@ -73,6 +73,11 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 			return err
 		}
 		_, _ = fmt.Fprintf(streams.Out, "%s updated\n", clientutil.TypedName(typed))
+		if opts.Wait {
+			if err := clientutil.AwaitInstanceOf(ctx, c, typed, changes.AppliedTo); err != nil {
+				return err
+			}
+		}
 	} else {
 		patch := client.MergeFrom(i.DeepCopy())
 		changes.ApplyTo(&i.Spec)

@@ -130,6 +130,13 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 			return err
 		}
 		_, _ = fmt.Fprintf(streams.Out, "%s upgraded to %s\n", clientutil.TypedName(typed), ov.Name)
+		if opts.Wait {
+			if err := clientutil.AwaitInstanceOf(ctx, c, typed, func(i *kudov1beta1.Instance) bool {
+				return i.Spec.OperatorVersion.Name == ov.Name && changes.AppliedTo(i)
+			}); err != nil {
+				return err
+			}
+		}
 	} else {
 		patch := client.MergeFrom(i.DeepCopy())
 		i.Spec.OperatorVersion.Name = ov.Name
