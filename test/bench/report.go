@@ -337,6 +337,7 @@ func (r *Report) markdown() string {
 	}
 	writeInstanceBytes(p, r.Scale)
 	writeMultiTenant(p, r.Scale)
+	writeTyped(p, r.Scale)
 	if s := r.Sharded; s != nil && len(r.Scale) > 0 {
 		one := r.Scale[len(r.Scale)-1]
 		p("Sharded: %d Instances over one manager (the run above) and over two — the unsharded manager and one started",
@@ -518,6 +519,33 @@ func writeMultiTenant(p func(string, ...any), runs []Scale) {
 	}
 	p("")
 	p("Goal: the multi-tenant run ≤ 1.15× the plain run at every size — %s.", verdict(worst <= 1.15))
+	p("")
+}
+
+// writeTyped sets each size's typed run beside its plain one.
+func writeTyped(p func(string, ...any), runs []Scale) {
+	if len(runs) == 0 || runs[0].Typed == nil {
+		return
+	}
+	p("Typed objects (docs/typed-apis.md): the scale runs once more, as often, after the multi-tenant ones and each alone in")
+	p("the cluster, creating objects of the package's own kind (`BenchScale`) in place of Instances; each makes the")
+	p("Instance of its name, which runs as a plain one, and a run ends when every typed object's status shows deploy")
+	p("COMPLETE. Median runs:")
+	p("")
+	p("| objects | Instances | typed | typed range | typed / Instances | manager CPU, Instances / typed |" +
+		" requests, Instances / typed | requests, typed / Instances |")
+	p("|---|---|---|---|---|---|---|---|")
+	worstTime, worstRequests := 0.0, 0.0
+	for _, s := range runs {
+		t := s.Typed
+		worstTime, worstRequests = max(worstTime, t.Seconds/s.Seconds), max(worstRequests, sum(t.Requests)/sum(s.Requests))
+		p("| %d | %.2f s | %.2f s | %s | %.2f× | %.1f / %.1f s | %.0f / %.0f | %.2f× |", s.Instances, s.Seconds, t.Seconds,
+			span(t.Runs), t.Seconds/s.Seconds, s.CPUSeconds, t.CPUSeconds, sum(s.Requests), sum(t.Requests),
+			sum(t.Requests)/sum(s.Requests))
+	}
+	p("")
+	p("Goal: typed objects take at most 1.15× the time and the requests of Instances at every size — time %s, requests %s.",
+		verdict(worstTime <= 1.15), verdict(worstRequests <= 1.15))
 	p("")
 }
 

@@ -89,6 +89,9 @@ type Scale struct {
 	// helm-operator's.
 	MultiTenant  *SideRun `json:",omitempty"`
 	HelmOperator *SideRun `json:",omitempty"`
+	// Typed is kudo-ng's run of the same size with typed objects of the
+	// package in place of Instances (docs/typed-apis.md).
+	Typed *SideRun `json:",omitempty"`
 }
 
 // floorCPU is the CPU seconds the floor's median run used in all: the
@@ -124,6 +127,10 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 		if err != nil {
 			return nil, err
 		}
+		typed, err := typedRuns(ctx, c, m, pkg, n, len(runs))
+		if err != nil {
+			return nil, err
+		}
 		for k := range runs {
 			if k > 0 {
 				if err := deleteNamespace(ctx, c, scaleNamespace(n, k-1)); err != nil {
@@ -134,7 +141,7 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 			if i == len(cfg.sizes)-1 && k == len(runs)-1 {
 				profile = filepath.Join(c.Root, "bin", fmt.Sprintf("bench-%d.pprof", n))
 			}
-			s, err := scaleRun(ctx, c, m, pkg, scaleNamespace(n, k), n, profile, nil)
+			s, err := scaleRun(ctx, c, m, pkg, scaleNamespace(n, k), n, profile, nil, createInstancesOf(c))
 			if err != nil {
 				return nil, err
 			}
@@ -148,7 +155,7 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 		last := runs[len(runs)-1]
 		median.Profile, median.HeapProfile = last.Profile, last.HeapProfile
 		median.RSSAnonMiB, median.RSSFileMiB = last.RSSAnonMiB, last.RSSFileMiB
-		median.MultiTenant = tenants
+		median.MultiTenant, median.Typed = tenants, typed
 		results = append(results, *median)
 	}
 	return results, nil
@@ -317,12 +324,24 @@ func (before *controlPlaneUse) since(c *localcluster.Cluster) (map[string]float6
 func scaleNamespace(n, run int) string { return fmt.Sprintf("scale-%d-%d", n, run+1) }
 func floorNamespace(n, run int) string { return fmt.Sprintf("floor-%d-%d", n, run+1) }
 
-// scaleRun creates n Instances of the package in a new namespace ns, set up
-// by setup if given, and measures them until all are COMPLETE; with a
-// profile path, it profiles the manager and the API server.
+// creator creates the n objects of a scale run in namespace ns, of the
+// OperatorVersion ov, and waits until all are deployed; w watches the
+// namespace's Instances.
+type creator func(ctx context.Context, w watch.Interface, ns, ov string, n int) error
+
+// createInstancesOf creates Instances, as the scale runs do.
+func createInstancesOf(c *localcluster.Cluster) creator {
+	return func(ctx context.Context, w watch.Interface, ns, ov string, n int) error {
+		return createInstances(ctx, c, w, ns, ov, n, nil, nil)
+	}
+}
+
+// scaleRun creates n objects of the package with create in a new namespace
+// ns, set up by setup if given, and measures them until all are COMPLETE;
+// with a profile path, it profiles the manager and the API server.
 func scaleRun(
 	ctx context.Context, c *localcluster.Cluster, m *manager, pkg *packages.Package, ns string, n int, profile string,
-	setup func(context.Context) error,
+	setup func(context.Context) error, create creator,
 ) (*Scale, error) {
 	ov, w, err := installAndWatch(ctx, c, pkg, ns)
 	if err != nil {
@@ -354,7 +373,7 @@ func scaleRun(
 	}
 
 	start := time.Now()
-	if err := createInstances(ctx, c, w, ns, ov, n, nil, nil); err != nil {
+	if err := create(ctx, w, ns, ov, n); err != nil {
 		return nil, err
 	}
 	s := &Scale{Instances: n, Seconds: time.Since(start).Seconds()}

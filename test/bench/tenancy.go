@@ -46,7 +46,8 @@ func multiTenantRunsOf(ctx context.Context, c *localcluster.Cluster, m *manager,
 	runs := make([]*SideRun, count)
 	for k := range runs {
 		ns := tenantNamespace(n, k)
-		s, err := scaleRun(ctx, c, m, pkg, ns, n, "", func(ctx context.Context) error { return grantScalePackage(ctx, c, ns) })
+		s, err := scaleRun(ctx, c, m, pkg, ns, n, "", func(ctx context.Context) error { return grantScalePackage(ctx, c, ns) },
+			createInstancesOf(c))
 		if err != nil {
 			return nil, err
 		}
