@@ -6,7 +6,6 @@ import (
 	"maps"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -234,6 +233,10 @@ func (r *TypedReconciler) apply(ctx context.Context, desired *kudov1beta1.Instan
 func (r *TypedReconciler) writeStatus(
 	ctx context.Context, obj *unstructured.Unstructured, i *kudov1beta1.Instance, why *engine.Readiness,
 ) error {
+	if why == nil && i != nil && len(i.Status.Conditions) == 0 {
+		// The Instance has not been reconciled yet: nothing to tell.
+		return nil
+	}
 	status := map[string]any{}
 	carrier := &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Generation: obj.GetGeneration()}}
 	if i != nil {
@@ -260,7 +263,10 @@ func (r *TypedReconciler) writeStatus(
 		return err
 	}
 	maps.Copy(status, copied)
-	if equality.Semantic.DeepEqual(obj.Object["status"], any(status)) {
+	previous, _ := obj.Object["status"].(map[string]any)
+	if summaryOf(previous) == summaryOf(status) {
+		// A step's progress alone is not written: it would double the
+		// writes of a plan (kubectl kudo plan status shows it).
 		return nil
 	}
 	before := obj.DeepCopy()
@@ -272,6 +278,21 @@ func (r *TypedReconciler) writeStatus(
 		ctrl.LoggerFrom(ctx).V(1).Info("Status written", "ready", ready.Status, "reason", ready.Reason)
 	}
 	return nil
+}
+
+// summaryOf is what of a typed object's status is written when it changes:
+// the OperatorVersion, the generation observed, the active plan and its
+// state, and each condition's status and reason; the plans' trees and the
+// conditions' messages go with it.
+func summaryOf(status map[string]any) string {
+	conditions, _ := status["conditions"].([]any)
+	summary := []any{status[typedapi.OperatorVersionField], status["observedGeneration"], status["activePlan"]}
+	for _, c := range conditions {
+		if c, ok := c.(map[string]any); ok {
+			summary = append(summary, c["type"], c["status"], c["reason"])
+		}
+	}
+	return fmt.Sprint(summary...)
 }
 
 // SetupWithManager registers the controller of the kind: woken by its
