@@ -413,7 +413,8 @@ var _ = Describe("make deploy", Ordered, func() {
 		for _, w := range validating.Webhooks {
 			configs = append(configs, w.ClientConfig)
 		}
-		Expect(configs).To(HaveLen(3))
+		// Instances (mutating and validating), OperatorVersions, typed objects.
+		Expect(configs).To(HaveLen(4))
 		for _, c := range configs {
 			Expect(c.Service).NotTo(BeNil())
 			Expect(c.Service.Namespace + "/" + c.Service.Name).To(Equal("kudo-system/kudo-webhook-service"))
