@@ -33,7 +33,7 @@ const establishedWait = time.Second
 
 var crdGVK = apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
 
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;create;update;patch
 
 // typedAPI is how the Operator's typed API is served: what its Ready
 // condition says of it, and how soon to look again.
@@ -48,8 +48,7 @@ type typedAPI struct {
 // newest's, and the controller of its objects once the API server serves
 // them. A kind another Operator serves, or a CustomResourceDefinition
 // kudo-ng did not make, is left alone and the Operator says so. Without
-// OperatorVersions, the CustomResourceDefinition is deleted once no object
-// of it remains.
+// OperatorVersions, the CustomResourceDefinition stays (retireTypedAPI).
 func (r *OperatorReconciler) serveTypedAPI(ctx context.Context, operator *kudov1beta1.Operator) (typedAPI, error) {
 	all := &kudov1beta1.OperatorVersionList{}
 	if err := r.List(ctx, all); err != nil {
@@ -150,9 +149,11 @@ func established(crd *unstructured.Unstructured) bool {
 	return false
 }
 
-// retireTypedAPI deletes the CustomResourceDefinitions served for the
-// Operator, which has no OperatorVersion left, unless objects of them remain:
-// deleting it would delete them.
+// retireTypedAPI says what becomes of the CustomResourceDefinitions served
+// for the Operator, which has no OperatorVersion left: they stay, since
+// deleting one deletes its objects, and an OperatorVersion installed again
+// (into a namespace being replaced, say) serves them again; the Operator
+// says how many objects remain, counted at the API server.
 func (r *OperatorReconciler) retireTypedAPI(ctx context.Context, operator *kudov1beta1.Operator) (typedAPI, error) {
 	crds := &unstructured.UnstructuredList{}
 	crds.SetGroupVersionKind(crdGVK.GroupVersion().WithKind("CustomResourceDefinitionList"))
@@ -171,20 +172,16 @@ func (r *OperatorReconciler) retireTypedAPI(ctx context.Context, operator *kudov
 		version, _ := versions[0].(map[string]any)["name"].(string)
 		objects := &metav1.PartialObjectMetadataList{}
 		objects.SetGroupVersionKind(schema.GroupVersionKind{Group: group, Version: version, Kind: kind + "List"})
-		// From the API server: an object the cache does not hold yet would
-		// be deleted with the CustomResourceDefinition.
 		if err := r.APIReader.List(ctx, objects, client.Limit(1)); err != nil {
 			return typedAPI{}, err
 		}
 		if remaining := len(objects.Items) + int(ptr.Deref(objects.RemainingItemCount, 0)); remaining > 0 {
 			api.message = fmt.Sprintf("no OperatorVersion left; the CustomResourceDefinition %s is kept while %d %s objects remain",
 				crd.GetName(), remaining, kind)
-			continue
+		} else {
+			api.message = fmt.Sprintf("no OperatorVersion left; no %s object remains: kubectl delete crd %s removes the kind",
+				kind, crd.GetName())
 		}
-		if err := r.Delete(ctx, crd, client.Preconditions{UID: ptr.To(crd.GetUID())}); client.IgnoreNotFound(err) != nil {
-			return typedAPI{}, err
-		}
-		ctrl.LoggerFrom(ctx).Info("No OperatorVersion left: the typed API is no longer served", "crd", crd.GetName())
 	}
 	return api, nil
 }

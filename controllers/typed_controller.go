@@ -42,12 +42,12 @@ type TypedAPIs struct {
 	MaxConcurrentReconciles int
 
 	mu      sync.Mutex
-	started map[schema.GroupVersionKind]string
+	started map[schema.GroupVersionKind]bool
 }
 
 // NewTypedAPIs serves typed APIs with mgr.
 func NewTypedAPIs(mgr ctrl.Manager, maxConcurrentReconciles int) *TypedAPIs {
-	return &TypedAPIs{mgr: mgr, MaxConcurrentReconciles: maxConcurrentReconciles, started: map[schema.GroupVersionKind]string{}}
+	return &TypedAPIs{mgr: mgr, MaxConcurrentReconciles: maxConcurrentReconciles, started: map[schema.GroupVersionKind]bool{}}
 }
 
 // Serve starts the controller of the kind, for the Operator, unless it runs.
@@ -55,14 +55,14 @@ func (t *TypedAPIs) Serve(names typedapi.Names, operator string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	gvk := names.GroupVersionKind()
-	if _, ok := t.started[gvk]; ok {
+	if t.started[gvk] {
 		return nil
 	}
 	r := &TypedReconciler{Client: t.mgr.GetClient(), GVK: gvk, Operator: operator}
 	if err := r.SetupWithManager(t.mgr, t.MaxConcurrentReconciles, names.CRDName()); err != nil {
 		return err
 	}
-	t.started[gvk] = operator
+	t.started[gvk] = true
 	return nil
 }
 
@@ -103,10 +103,14 @@ func (r *TypedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if instance != nil && !metav1.IsControlledBy(instance, obj) {
 		return ctrl.Result{}, r.writeStatus(ctx, obj, nil, &engine.Readiness{
 			Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.InvalidReason,
-			Message: fmt.Sprintf("Instance %s exists and is not this %s's: delete one of them, or rename this one", obj.GetName(), r.GVK.Kind),
+			Message: fmt.Sprintf("an Instance named %s exists and is not this %s's: delete it, or name this %s otherwise",
+				obj.GetName(), r.GVK.Kind, r.GVK.Kind),
 		})
 	}
-	desired, refused := r.instanceOf(ctx, obj, instance)
+	desired, refused, err := r.instanceOf(ctx, obj, instance)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	if refused != nil {
 		return ctrl.Result{}, r.writeStatus(ctx, obj, instance, refused)
 	}
@@ -132,7 +136,7 @@ func (r *TypedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 // object's readiness.
 func (r *TypedReconciler) instanceOf(
 	ctx context.Context, obj *unstructured.Unstructured, instance *kudov1beta1.Instance,
-) (*kudov1beta1.Instance, *engine.Readiness) {
+) (*kudov1beta1.Instance, *engine.Readiness, error) {
 	spec, _ := obj.Object["spec"].(map[string]any)
 	current := ""
 	if instance != nil {
@@ -140,18 +144,17 @@ func (r *TypedReconciler) instanceOf(
 	}
 	versions := &kudov1beta1.OperatorVersionList{}
 	if err := r.List(ctx, versions, client.InNamespace(obj.GetNamespace())); err != nil {
-		return nil, &engine.Readiness{Ready: metav1.ConditionUnknown, Reason: kudov1beta1.OperatorVersionNotFoundReason,
-			Message: fmt.Sprintf("listing OperatorVersions: %v", err)}
+		return nil, nil, err
 	}
 	ov, err := typedapi.OperatorVersionOf(spec, current, r.Operator, versions.Items)
 	if err != nil {
 		// Not terminal: a new OperatorVersion wakes the object.
 		return nil, &engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.OperatorVersionNotFoundReason,
-			Message: err.Error()}
+			Message: err.Error()}, nil
 	}
 	instanceSpec, err := typedapi.InstanceSpec(spec, ov)
 	if err != nil {
-		return nil, &engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.InvalidReason, Message: err.Error()}
+		return nil, &engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.InvalidReason, Message: err.Error()}, nil
 	}
 	desired := &kudov1beta1.Instance{
 		TypeMeta: metav1.TypeMeta{APIVersion: kudov1beta1.GroupVersion.String(), Kind: "Instance"},
@@ -164,7 +167,7 @@ func (r *TypedReconciler) instanceOf(
 	if shard, ok := obj.GetLabels()[kudov1beta1.ShardLabel]; ok {
 		desired.Labels = map[string]string{kudov1beta1.ShardLabel: shard}
 	}
-	return desired, nil
+	return desired, nil, nil
 }
 
 // runsAsDesired reports whether the Instance already has what the object's
