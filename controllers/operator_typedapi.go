@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	kudocrd "github.com/kudo-ng/kudo/internal/crd"
 	"github.com/kudo-ng/kudo/internal/typedapi"
 )
 
@@ -30,8 +31,6 @@ const typedAPIHashAnnotation = "kudo.dev/typed-api-hash"
 // establishedWait is how soon an Operator looks again at a
 // CustomResourceDefinition the API server has not established yet.
 const establishedWait = time.Second
-
-var crdGVK = apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
 
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;create;update;patch
 
@@ -77,7 +76,7 @@ func (r *OperatorReconciler) serveTypedAPI(ctx context.Context, operator *kudov1
 		return typedAPI{message: fmt.Sprintf("no typed API: OperatorVersion %s: %v", newest.Name, err)}, nil
 	}
 	existing := &unstructured.Unstructured{}
-	existing.SetGroupVersionKind(crdGVK)
+	existing.SetGroupVersionKind(kudocrd.V1)
 	if err := r.Get(ctx, client.ObjectKey{Name: crd.Name}, existing); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return typedAPI{}, err
@@ -156,7 +155,7 @@ func established(crd *unstructured.Unstructured) bool {
 // says how many objects remain, counted at the API server.
 func (r *OperatorReconciler) retireTypedAPI(ctx context.Context, operator *kudov1beta1.Operator) (typedAPI, error) {
 	crds := &unstructured.UnstructuredList{}
-	crds.SetGroupVersionKind(crdGVK.GroupVersion().WithKind("CustomResourceDefinitionList"))
+	crds.SetGroupVersionKind(kudocrd.V1.GroupVersion().WithKind("CustomResourceDefinitionList"))
 	if err := r.List(ctx, crds, client.MatchingLabels{typedapi.OperatorLabel: operator.Name}); err != nil {
 		return typedAPI{}, err
 	}

@@ -10,6 +10,9 @@ import (
 // GroupKind is CustomResourceDefinition's.
 var GroupKind = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
 
+// V1 is the version kudo-ng reads and writes them in.
+var V1 = GroupKind.WithVersion("v1")
+
 // Is reports whether obj is a CustomResourceDefinition.
 func Is(obj *unstructured.Unstructured) bool { return obj.GroupVersionKind().GroupKind() == GroupKind }
 

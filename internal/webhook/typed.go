@@ -9,17 +9,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	kudocrd "github.com/kudo-ng/kudo/internal/crd"
 	"github.com/kudo-ng/kudo/internal/typedapi"
 )
 
 // +kubebuilder:webhook:path=/validate-packages-kudo-dev,mutating=false,failurePolicy=fail,sideEffects=None,groups=packages.kudo.dev,resources=*,verbs=create;update,versions=*,name=vtyped.kudo.dev,admissionReviewVersions=v1
-
-var apiextensionsCRD = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
 
 // TypedPath is where the typed objects' webhook is served.
 const TypedPath = "/validate-packages-kudo-dev"
@@ -53,7 +51,7 @@ func (w *TypedObjects) Handle(ctx context.Context, req admission.Request) admiss
 
 func (w *TypedObjects) check(ctx context.Context, req admission.Request, obj *unstructured.Unstructured) error {
 	crd := &unstructured.Unstructured{}
-	crd.SetGroupVersionKind(apiextensionsCRD)
+	crd.SetGroupVersionKind(kudocrd.V1)
 	if err := w.Instances.Client.Get(ctx, client.ObjectKey{Name: req.Resource.Resource + "." + req.Resource.Group}, crd); err != nil {
 		return fmt.Errorf("the typed API %s.%s: %w", req.Resource.Resource, req.Resource.Group, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	kudocrd "github.com/kudo-ng/kudo/internal/crd"
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/typedapi"
 )
@@ -113,8 +114,7 @@ func AwaitTypedFields(ctx context.Context, c client.Client, obj *unstructured.Un
 		return err
 	}
 	crd := &unstructured.Unstructured{}
-	crd.SetAPIVersion("apiextensions.k8s.io/v1")
-	crd.SetKind("CustomResourceDefinition")
+	crd.SetGroupVersionKind(kudocrd.V1)
 	name := mapping.Resource.Resource + "." + mapping.Resource.Group
 	var missing []string
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, typedSchemaWait, true, func(ctx context.Context) (bool, error) {
