@@ -17,5 +17,5 @@ func (r *InstanceReconciler) WatchKind(ctx context.Context, gvk schema.GroupVers
 // OwnerSource is the source that wakes the owners of obj's kind's objects
 // when their plans may move, for the envtest suite.
 func (r *InstanceReconciler) OwnerSource(obj client.Object) source.Source {
-	return r.kinds.ownerSource(obj, mayMovePlan)
+	return r.kinds.ownerSource(obj, mayMovePlan, nil)
 }

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/healthrule"
 	"github.com/kudo-ng/kudo/internal/render"
 )
 
@@ -212,26 +213,45 @@ func object(t *testing.T, y string) *unstructured.Unstructured {
 	return objs[0]
 }
 
-func TestReadFieldsWakeOnAChangeOfAFieldARuleReads(t *testing.T) {
-	widget := func(phase string, replicas int64) map[string]any {
-		return map[string]any{"spec": map[string]any{"size": int64(1)}, "status": map[string]any{"phase": phase, "replicas": replicas}}
+func TestJudgesWakeAnInstanceWhenTheirVerdictChanges(t *testing.T) {
+	widgetKind := schema.GroupKind{Group: "example.com", Kind: "Widget"}
+	judgeOf := func(current string) *healthrule.Judge {
+		rules, err := healthrule.Compile(&kudov1beta1.OperatorVersionSpec{HealthChecks: []kudov1beta1.HealthCheck{{
+			APIVersion: "example.com/v1", Kind: "Widget", Failed: "status.phase == 'Failed'", Current: current}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rules.JudgeOf(widgetKind, "app")
 	}
-	read := &readFields{}
-	read.add([][]string{{"status", "phase"}})
-	read.add([][]string{{"status", "phase"}, {"spec", "size"}})
-	if len(read.fields) != 2 {
-		t.Errorf("fields noted: %v, want status.phase and spec.size once each", read.fields)
+	widget := func(phase string, replicas int64) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
+			"spec": map[string]any{"size": int64(1)}, "status": map[string]any{"phase": phase, "replicas": replicas}}}
 	}
-	if !read.changed(widget("Pending", 1), widget("Ready", 1)) {
-		t.Error("a new phase does not wake the Instance")
+	judges := &kindJudges{byKey: map[string]*healthrule.Judge{}}
+	judges.add(judgeOf("status.phase == 'Ready'"))
+	judges.add(judgeOf("status.phase == 'Ready'"))
+	if len(judges.byKey) != 1 {
+		t.Errorf("judges noted: %d, want the rules of both OperatorVersions once", len(judges.byKey))
 	}
-	if read.changed(widget("Pending", 1), widget("Pending", 2)) {
-		t.Error("a field no rule reads wakes the Instance")
+	tests := []struct {
+		name     string
+		old, cur *unstructured.Unstructured
+		want     wakeup
+	}{
+		{"become Ready", widget("Pending", 1), widget("Ready", 1), wakeNow},
+		{"failed", widget("Pending", 1), widget("Failed", 1), wakeNow},
+		{"in progress, with a new value the rule reads", widget("Pending", 1), widget("Starting", 1), wakeLater},
+		{"a field no rule reads", widget("Pending", 1), widget("Pending", 2), stayAsleep},
 	}
-	for n := range maxReadFields + 1 {
-		read.add([][]string{{"status", fmt.Sprint("f", n)}})
+	for _, tt := range tests {
+		if got := judges.changed(tt.old, tt.cur); got != tt.want {
+			t.Errorf("%s: wakeup %d, want %d", tt.name, got, tt.want)
+		}
 	}
-	if !read.all || !read.changed(widget("Pending", 1), widget("Pending", 2)) {
-		t.Error("past maxReadFields, any change of the status does not wake the Instance")
+	for n := range maxJudges + 1 {
+		judges.add(judgeOf(fmt.Sprintf("status.replicas == %d", n)))
+	}
+	if !judges.all || judges.changed(widget("Pending", 1), widget("Pending", 2)) != wakeNow {
+		t.Error("past maxJudges, any change of the status does not wake the Instance")
 	}
 }

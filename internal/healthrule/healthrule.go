@@ -50,9 +50,8 @@ type Expression struct {
 	Field   string
 	Source  string
 	program cel.Program
-	// shown are the fields a verdict shows, as status.phase; read, those
-	// whose change may change its value (fieldsRead).
-	shown, read [][]string
+	// shown are the fields a verdict shows, as status.phase (fieldsRead).
+	shown [][]string
 }
 
 func (e *Expression) String() string { return e.Field + ": " + e.Source }
@@ -128,8 +127,7 @@ func NewExpression(field, source string) (*Expression, error) {
 	if err != nil {
 		return nil, &FieldError{field, err.Error()}
 	}
-	shown, read := fieldsRead(checked)
-	return &Expression{Field: field, Source: source, program: program, shown: shown, read: read}, nil
+	return &Expression{Field: field, Source: source, program: program, shown: fieldsRead(checked)}, nil
 }
 
 // FieldError is a rule that cannot run, and where it is.
@@ -204,33 +202,49 @@ func (s *Set) Check(ctx context.Context, obj *unstructured.Unstructured, task st
 	return verdict
 }
 
-// Reads lists the fields that the rules judging objects of kind gk applied
-// by the task named task read: a change of one of them may change the
-// verdict, where kstatus's would not change. None: no rule judges them.
-func (s *Set) Reads(gk schema.GroupKind, task string) [][]string {
+// Judge is the rules that judge the objects of one kind that one task
+// applies: the kind's health check, the task's readyWhen, or both.
+type Judge struct {
+	set  *Set
+	task string
+	// Key is the rules' sources: OperatorVersions that ship the same rules
+	// have judges of one key.
+	Key string
+}
+
+// JudgeOf is the rules judging the objects of kind gk that the task named
+// task applies; nil when no rule does, and kstatus judges them.
+func (s *Set) JudgeOf(gk schema.GroupKind, task string) *Judge {
 	if s == nil {
 		return nil
 	}
-	var read [][]string
-	add := func(e *Expression) {
-		if e == nil {
-			return
-		}
-		for _, path := range e.read {
-			read = keepShortest(read, path)
-		}
-	}
+	var sources []string
 	for gvk, c := range s.kinds {
 		if gvk.GroupKind() == gk {
-			add(c.inProgress)
-			add(c.failed)
-			add(c.current)
+			sources = append(sources, strings.Join([]string{gvk.String(), c.inProgress.source(), c.failed.source(), c.current.source()}, "\x00"))
 		}
 	}
-	for _, e := range s.readyWhen[task] {
-		add(e)
+	if len(sources) == 0 && len(s.readyWhen[task]) == 0 {
+		return nil
 	}
-	return read
+	slices.Sort(sources) // the kind's versions, from a map
+
+	for _, e := range s.readyWhen[task] {
+		sources = append(sources, e.Source)
+	}
+	return &Judge{set: s, task: task, Key: strings.Join(sources, "\x01")}
+}
+
+// Check judges obj as Set.Check does for the task.
+func (j *Judge) Check(obj *unstructured.Unstructured) health.Result {
+	return j.set.Check(context.Background(), obj, j.task)
+}
+
+func (e *Expression) source() string {
+	if e == nil {
+		return ""
+	}
+	return e.Source
 }
 
 // judge evaluates inProgress, failed and current in that order: the first
@@ -397,33 +411,23 @@ func writePreview(b *strings.Builder, v any, limit int) {
 
 // fieldsRead lists the fields of the object an expression reads, as chains
 // of field selections from one of its variables (status.phase, also
-// status.?phase and metadata.labels['app']), in the order they appear:
-// shown, the longest of each chain (status.conditions.exists(...) shows
-// status.conditions); read, the shortest, and a whole variable the
-// expression uses otherwise (size(status)).
-func fieldsRead(checked *cel.Ast) (shown, read [][]string) {
+// status.?phase and metadata.labels['app']), in the order they appear, the
+// longest of each chain (status.conditions.exists(...) reads
+// status.conditions).
+func fieldsRead(checked *cel.Ast) [][]string {
 	operands := map[int64]bool{}
-	var idents []ast.Expr
+	var read [][]string
 	ast.PreOrderVisit(checked.NativeRep().Expr(), ast.NewExprVisitor(func(e ast.Expr) {
 		if operand, _, ok := link(e); ok {
 			operands[operand.ID()] = true
 		}
-		if e.Kind() == ast.IdentKind && slices.Contains(variables, e.AsIdent()) {
-			idents = append(idents, e)
-		}
 		// Pre-order: a link's operand is noted before it is visited, and
 		// only whole chains count (status.a.b reads status.a.b, not status.a).
 		if path := chain(e); len(path) > 1 && !operands[e.ID()] {
-			shown = keepLongest(shown, path)
-			read = keepShortest(read, path)
+			read = keepLongest(read, path)
 		}
 	}))
-	for _, ident := range idents {
-		if !operands[ident.ID()] {
-			read = keepShortest(read, []string{ident.AsIdent()})
-		}
-	}
-	return shown, read
+	return read
 }
 
 // link is one step of a chain: a field selection (status.phase,
@@ -478,17 +482,6 @@ func keepLongest(paths [][]string, path []string) [][]string {
 		}
 	}
 	return append(slices.DeleteFunc(paths, func(p []string) bool { return isPrefix(p, path) }), path)
-}
-
-// keepShortest adds path to paths unless one is a prefix of it, dropping
-// those it is a prefix of.
-func keepShortest(paths [][]string, path []string) [][]string {
-	for _, p := range paths {
-		if isPrefix(p, path) {
-			return paths
-		}
-	}
-	return append(slices.DeleteFunc(paths, func(p []string) bool { return isPrefix(path, p) }), path)
 }
 
 // isPrefix reports whether p is a prefix of (or equal to) of.

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -110,44 +109,60 @@ func TestCheckWithoutRulesIsKstatus(t *testing.T) {
 	}
 }
 
-func TestReadsAreTheFieldsTheRulesOfAKindRead(t *testing.T) {
+func TestJudgeOfIsTheRulesOfAKindAndATask(t *testing.T) {
 	rules, err := Compile(widgetRules)
 	if err != nil {
 		t.Fatal(err)
 	}
 	widget := schema.GroupKind{Group: "example.com", Kind: "Widget"}
 	statefulSet := schema.GroupKind{Group: "apps", Kind: "StatefulSet"}
-	tests := []struct {
-		gk   schema.GroupKind
-		task string
-		want [][]string
-	}{
-		{widget, "db", [][]string{{"status", "phase"}, {"status", "ready"}}},
-		{statefulSet, "app", [][]string{{"status", "readyReplicas"}}},
-		{statefulSet, "db", nil},
+	if j := rules.JudgeOf(statefulSet, "db"); j != nil {
+		t.Errorf("JudgeOf(StatefulSet, db) = %q, want none: kstatus judges it", j.Key)
 	}
-	for _, tt := range tests {
-		got := rules.Reads(tt.gk, tt.task)
-		slices.SortFunc(got, func(a, b []string) int { return slices.Compare(a, b) })
-		if !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("Reads(%s, %s) = %v, want %v", tt.gk, tt.task, got, tt.want)
-		}
+	var none *Set
+	if j := none.JudgeOf(widget, "app"); j != nil {
+		t.Errorf("no rules give a judge %q", j.Key)
+	}
+	app := rules.JudgeOf(statefulSet, "app")
+	if app == nil || app.Check(object(t, readyStatefulSet)).Status != health.InProgress {
+		t.Fatalf("JudgeOf(StatefulSet, app) = %v, want readyWhen's verdict on a StatefulSet with one ready replica", app)
+	}
+	db, dbAgain := rules.JudgeOf(widget, "db"), rules.JudgeOf(widget, "db")
+	if db == nil || db.Key != dbAgain.Key {
+		t.Fatalf("JudgeOf(Widget, db) = %v and %v, want one key", db, dbAgain)
+	}
+	if widgetApp := rules.JudgeOf(widget, "app"); widgetApp.Key == db.Key {
+		t.Errorf("the Widgets of app, which its readyWhen also judges, have the key of those of db: %q", db.Key)
+	}
+	// The same sources in other places are other rules.
+	swapped, err := Compile(&kudov1beta1.OperatorVersionSpec{HealthChecks: []kudov1beta1.HealthCheck{{
+		APIVersion: "example.com/v1", Kind: "Widget",
+		InProgress: widgetRules.HealthChecks[0].Current, Current: widgetRules.HealthChecks[0].InProgress,
+		Failed: widgetRules.HealthChecks[0].Failed,
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := swapped.JudgeOf(widget, "db"); j.Key == db.Key {
+		t.Errorf("rules with inProgress and current swapped have one key: %q", j.Key)
+	}
+	failed := object(t, "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nstatus: {phase: Failed}")
+	if got := db.Check(failed).Status; got != health.Failed {
+		t.Errorf("Status of a failed Widget = %s, want %s", got, health.Failed)
 	}
 }
 
 func TestFieldsRead(t *testing.T) {
 	tests := []struct {
-		expr        string
-		shown, read []string
+		expr string
+		read []string
 	}{
-		{"status.phase == 'Ready' && has(status.phase)", []string{"status.phase"}, []string{"status.phase"}},
-		{"status.?readyReplicas.orValue(0) == spec.replicas", []string{"status.readyReplicas", "spec.replicas"},
-			[]string{"status.readyReplicas", "spec.replicas"}},
-		{"metadata.labels['app'] == 'web'", []string{"metadata.labels.app"}, []string{"metadata.labels.app"}},
-		{"status.conditions.exists(c, c.type == 'Ready') && status.conditions[0].status == 'True'",
-			[]string{"status.conditions"}, []string{"status.conditions"}},
-		{"status.a.b == 1 && status.a == {'b': 1}", []string{"status.a.b"}, []string{"status.a"}},
-		{"size(status) > 0 && status.phase == 'x'", []string{"status.phase"}, []string{"status"}},
+		{"status.phase == 'Ready' && has(status.phase)", []string{"status.phase"}},
+		{"status.?readyReplicas.orValue(0) == spec.replicas", []string{"status.readyReplicas", "spec.replicas"}},
+		{"metadata.labels['app'] == 'web'", []string{"metadata.labels.app"}},
+		{"status.conditions.exists(c, c.type == 'Ready') && status.conditions[0].status == 'True'", []string{"status.conditions"}},
+		{"status.a.b == 1 && status.a == {'b': 1}", []string{"status.a.b"}},
+		{"size(status) > 0 && status.phase == 'x'", []string{"status.phase"}},
 	}
 	for _, tt := range tests {
 		e, err := NewExpression("f", tt.expr)
@@ -161,11 +176,8 @@ func TestFieldsRead(t *testing.T) {
 			}
 			return out
 		}
-		if got := join(e.shown); !reflect.DeepEqual(got, tt.shown) {
-			t.Errorf("%s shows %v, want %v", tt.expr, got, tt.shown)
-		}
-		if got := join(e.read); !reflect.DeepEqual(got, tt.read) {
-			t.Errorf("%s reads %v, want %v", tt.expr, got, tt.read)
+		if got := join(e.shown); !reflect.DeepEqual(got, tt.read) {
+			t.Errorf("%s shows %v, want %v", tt.expr, got, tt.read)
 		}
 	}
 }

@@ -29,8 +29,8 @@ const storageClassReadTimeout = 10 * time.Second
 // its pods are not ready.
 func (m *Manager) Health(ctx context.Context, instance, task string, obj *unstructured.Unstructured) health.Result {
 	if gk := obj.GroupVersionKind().GroupKind(); m.kinds != nil {
-		if fields := m.rules.Reads(gk, task); len(fields) > 0 {
-			m.kinds.FieldsMatter(gk, fields)
+		if judge := m.rules.JudgeOf(gk, task); judge != nil {
+			m.kinds.JudgedBy(gk, judge)
 		}
 	}
 	verdict := m.check(ctx, task, obj)

@@ -39,10 +39,10 @@ const FieldOwner = "kudo-ng"
 // packages apply kinds known only at run time.
 type Watcher interface {
 	Watch(ctx context.Context, gvk schema.GroupVersionKind) error
-	// FieldsMatter says that a package's health rule reads these fields of
-	// objects of a kind (healthrule.Set.Reads): a change of one of them may
-	// move a plan, where kstatus's verdict would not change.
-	FieldsMatter(gk schema.GroupKind, fields [][]string)
+	// JudgedBy says that a package's health rules judge objects of a kind:
+	// a change of their verdict may move a plan, where kstatus's would not
+	// change.
+	JudgedBy(gk schema.GroupKind, judge *healthrule.Judge)
 }
 
 // Manager reads, applies, compares, deletes and judges objects for one

@@ -75,8 +75,11 @@ func run(ctx context.Context, cfg *config) error {
 		scaled += n
 	}
 	// Every Instance of the scale runs keeps its one pod, and so does every
-	// Instance of the scale floors: room for both on 3 nodes.
-	if err := os.Setenv("CLUSTER_NODE_PODS", strconv.Itoa(max(110, 2*scaled/3+100))); err != nil {
+	// Instance of the scale floors, beside the pods of the latency runs,
+	// whose namespaces stay (4 pods deployed 5 ways, each run and the
+	// warm-up): room for all on 3 nodes.
+	latencyPods := 4 * 5 * (cfg.runs + 1)
+	if err := os.Setenv("CLUSTER_NODE_PODS", strconv.Itoa(max(110, (latencyPods+2*scaled)/3+100))); err != nil {
 		return err
 	}
 	// The API server's CPU profiles of the largest run and its floor.
