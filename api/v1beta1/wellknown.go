@@ -73,6 +73,12 @@ const (
 	// someone else changed or deleted are applied again as the plan
 	// rendered them.
 	DriftCorrectionAnnotation = "kudo.dev/drift-correction"
+
+	// PackageDigestAnnotation (kudo-ng) on an OperatorVersion is the
+	// package it was installed from, when from an OCI registry: the
+	// reference by digest its tag resolved to when it was installed
+	// (oci://REGISTRY/REPOSITORY@sha256:…).
+	PackageDigestAnnotation = "kudo.dev/package-digest"
 )
 
 // InstanceCleanupFinalizer holds a deleted Instance until its cleanup plan

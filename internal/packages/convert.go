@@ -49,6 +49,9 @@ func (p *Package) Convert(namespace string) (*kudov1beta1.Operator, *kudov1beta1
 			TypedAPI:     o.TypedAPI,
 		},
 	}
+	if p.Origin != "" {
+		ov.Annotations = map[string]string{kudov1beta1.PackageDigestAnnotation: p.Origin}
+	}
 	return operator, ov, nil
 }
 

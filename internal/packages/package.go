@@ -26,6 +26,9 @@ type Package struct {
 	// Files are the package's files by path, as read, so that it can be
 	// written back unchanged.
 	Files map[string][]byte
+	// Origin is where a package read from a registry is for good: the
+	// reference by digest its tag resolved to (oci://REGISTRY/REPOSITORY@sha256:…).
+	Origin string
 }
 
 // OperatorFile is operator.yaml.

@@ -23,12 +23,12 @@ import (
 // Dependencies resolves the packages of p's KudoOperator tasks, and theirs,
 // each before the packages that need it; ref is where p was found, to which
 // a directory a task names is relative.
-func Dependencies(ctx context.Context, p *packages.Package, ref, repo string) ([]*packages.Package, error) {
+func Dependencies(ctx context.Context, p *packages.Package, ref, repo string, registry resolve.Registry) ([]*packages.Package, error) {
 	dir := ""
 	if info, err := os.Stat(ref); err == nil && info.IsDir() {
 		dir = ref
 	}
-	return resolve.Dependencies(ctx, p, dir, repo)
+	return resolve.Dependencies(ctx, p, dir, repo, registry)
 }
 
 // PrepareVersions verifies the packages to install or upgrade to, the last

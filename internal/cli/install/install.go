@@ -26,11 +26,13 @@ import (
 
 // Options are the flags of install.
 type Options struct {
-	Package         string
-	Instance        string
-	Parameters      []string
-	ParameterFiles  []string
-	Repo            string
+	Package        string
+	Instance       string
+	Parameters     []string
+	ParameterFiles []string
+	Repo           string
+	// Registry is how packages in OCI registries are reached.
+	Registry        resolve.Registry
 	AppVersion      string
 	OperatorVersion string
 	SkipInstance    bool
@@ -67,6 +69,7 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	f.StringVar(&opts.Instance, "instance", "", "Instance name (default <operator>-instance)")
 	clientutil.ParameterFlags(f, &opts.Parameters, &opts.ParameterFiles)
 	clientutil.RepoFlag(f, &opts.Repo)
+	opts.Registry.AddFlags(f)
 	f.StringVar(&opts.AppVersion, "app-version", "", "App version of the package to install")
 	f.StringVar(&opts.OperatorVersion, "operator-version", "", "Operator version of the package to install")
 	f.BoolVar(&opts.SkipInstance, "skip-instance", false, "Install the Operator and OperatorVersion only")
@@ -90,12 +93,12 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 		return err
 	}
 	p, err := resolve.Package(ctx, resolve.Request{
-		Ref: opts.Package, Repo: repo, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion,
+		Ref: opts.Package, Repo: repo, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion, Registry: opts.Registry,
 	})
 	if err != nil {
 		return err
 	}
-	deps, err := action.Dependencies(ctx, p, opts.Package, repo)
+	deps, err := action.Dependencies(ctx, p, opts.Package, repo, opts.Registry)
 	if err != nil {
 		return err
 	}

@@ -52,15 +52,8 @@ func RunCreate(_ context.Context, streams genericiooptions.IOStreams, opts *Crea
 		return err
 	}
 	target := filepath.Join(opts.Destination, p.TarballName())
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	if opts.Overwrite {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	}
-	f, err := os.OpenFile(target, flags, 0o644)
+	f, err := createFile(target, opts.Overwrite)
 	if err != nil {
-		if os.IsExist(err) {
-			return fmt.Errorf("%s exists; use --overwrite to replace it", target)
-		}
 		return err
 	}
 	if err := p.WriteTarball(f); err != nil {
@@ -74,4 +67,18 @@ func RunCreate(_ context.Context, streams genericiooptions.IOStreams, opts *Crea
 		_, err = fmt.Fprintf(streams.Out, "Package created: %s\n", target)
 	}
 	return err
+}
+
+// createFile creates the file target, which may exist only to be
+// overwritten.
+func createFile(target string, overwrite bool) (*os.File, error) {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if overwrite {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(target, flags, 0o644)
+	if os.IsExist(err) {
+		return nil, fmt.Errorf("%s exists; use --overwrite to replace it", target)
+	}
+	return f, err
 }

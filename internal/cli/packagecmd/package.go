@@ -1,5 +1,6 @@
 // Package packagecmd is `kubectl kudo package`: verify, create, list and
-// render operator packages, with no cluster.
+// render operator packages, with no cluster, and push them to OCI
+// registries and pull them.
 package packagecmd
 
 import (
@@ -11,9 +12,9 @@ import (
 func NewCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "package",
-		Short: "Verify, create, list, render operator packages, and print their typed APIs",
+		Short: "Verify, create, list, render operator packages, push them to OCI registries and pull them, and print their typed APIs",
 	}
 	cmd.AddCommand(newVerifyCmd(streams), newCreateCmd(streams), newListCmd(streams), newRenderCmd(streams), newNewCmd(streams),
-		newAddCmd(streams), newSchemaCmd(streams))
+		newAddCmd(streams), newSchemaCmd(streams), newPushCmd(streams), newPullCmd(streams))
 	return cmd
 }

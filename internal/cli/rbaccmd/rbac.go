@@ -38,13 +38,15 @@ import (
 
 // Options are the flags of rbac.
 type Options struct {
-	Package         string
-	Instance        string
-	Namespace       string
-	ServiceAccount  string
-	Parameters      []string
-	ParameterFiles  []string
-	Repo            string
+	Package        string
+	Instance       string
+	Namespace      string
+	ServiceAccount string
+	Parameters     []string
+	ParameterFiles []string
+	Repo           string
+	// Registry is how packages in OCI registries are reached.
+	Registry        resolve.Registry
 	AppVersion      string
 	OperatorVersion string
 	// KubernetesVersion is the version whose API versions the objects are
@@ -97,6 +99,7 @@ by a CustomResourceDefinition of the package, and for the Instance.`,
 	f.StringVar(&opts.ServiceAccount, "service-account", "default", "Service account of the Instance (its spec.serviceAccountName)")
 	clientutil.ParameterFlags(f, &opts.Parameters, &opts.ParameterFiles)
 	clientutil.RepoFlag(f, &opts.Repo)
+	opts.Registry.AddFlags(f)
 	f.StringVar(&opts.AppVersion, "app-version", "", "App version of the package")
 	f.StringVar(&opts.OperatorVersion, "operator-version", "", "Operator version of the package")
 	f.StringVar(&opts.KubernetesVersion, "kubernetes-version", packages.DefaultKubernetesVersion,
@@ -111,13 +114,13 @@ func Run(ctx context.Context, streams genericiooptions.IOStreams, opts *Options)
 		return err
 	}
 	p, err := resolve.Package(ctx, resolve.Request{
-		Ref: opts.Package, Repo: repo, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion,
+		Ref: opts.Package, Repo: repo, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion, Registry: opts.Registry,
 	})
 	if err != nil {
 		return err
 	}
 	// Children of KudoOperator tasks run as the same service account.
-	deps, err := action.Dependencies(ctx, p, opts.Package, repo)
+	deps, err := action.Dependencies(ctx, p, opts.Package, repo, opts.Registry)
 	if err != nil {
 		return err
 	}

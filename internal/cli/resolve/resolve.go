@@ -1,6 +1,6 @@
 // Package resolve finds the package a kubectl-kudo verb names — a
-// directory, a tarball, a URL or a name in a repository — and the packages
-// its KudoOperator tasks depend on.
+// directory, a tarball, a URL, a package in an OCI registry or a name in a
+// repository — and the packages its KudoOperator tasks depend on.
 package resolve
 
 import (
@@ -14,22 +14,28 @@ import (
 	"strings"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/ocipkg"
 	"github.com/kudo-ng/kudo/internal/packages"
 )
 
 // Request says which package to find.
 type Request struct {
-	// Ref is a directory, a .tgz file, an http(s) URL of a tarball, or a name.
+	// Ref is a directory, a .tgz file, an http(s) URL of a tarball, an
+	// oci:// reference, or a name.
 	Ref string
 	// Repo is the URL of the repository a name is looked up in.
 	Repo            string
 	AppVersion      string
 	OperatorVersion string
+	// Registry is how OCI registries are reached.
+	Registry Registry
 }
 
 // Package finds and reads a package.
 func Package(ctx context.Context, req Request) (*packages.Package, error) {
 	switch {
+	case ocipkg.IsRef(req.Ref):
+		return pull(ctx, req)
 	case strings.HasPrefix(req.Ref, "http://") || strings.HasPrefix(req.Ref, "https://"):
 		data, err := download(ctx, req.Ref)
 		if err != nil {
@@ -121,7 +127,7 @@ func versions(req Request) string {
 // to its parent's directory, or a name in the repository. Each task is
 // rewritten to name the package and versions it resolved to, which is what
 // the controller looks up in the cluster.
-func Dependencies(ctx context.Context, p *packages.Package, dir string, repo string) ([]*packages.Package, error) {
+func Dependencies(ctx context.Context, p *packages.Package, dir string, repo string, registry Registry) ([]*packages.Package, error) {
 	var out []*packages.Package
 	seen := map[string]bool{}
 	var walk func(p *packages.Package, dir string, chain []string) error
@@ -135,7 +141,8 @@ func Dependencies(ctx context.Context, p *packages.Package, dir string, repo str
 			if dir != "" && exists(filepath.Join(dir, ref)) {
 				ref = filepath.Join(dir, ref)
 			}
-			dep, err := Package(ctx, Request{Ref: ref, Repo: repo, AppVersion: t.Spec.AppVersion, OperatorVersion: t.Spec.OperatorVersion})
+			dep, err := Package(ctx, Request{Ref: ref, Repo: repo, AppVersion: t.Spec.AppVersion, OperatorVersion: t.Spec.OperatorVersion,
+				Registry: registry})
 			if err != nil {
 				return fmt.Errorf("dependency %s of %s: %w", t.Spec.Package, p.Operator.Name, err)
 			}

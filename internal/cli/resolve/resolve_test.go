@@ -31,7 +31,7 @@ func TestDependencies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Dependencies(context.Background(), p, filepath.Join(dir, "a"), "")
+	_, err = Dependencies(context.Background(), p, filepath.Join(dir, "a"), "", Registry{})
 	if err == nil || err.Error() != "circular dependency: a → b → a" {
 		t.Fatalf("a cycle: %v", err)
 	}
@@ -48,7 +48,7 @@ func TestDependencies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps, err := Dependencies(context.Background(), p, filepath.Join(dir, "a"), "")
+	deps, err := Dependencies(context.Background(), p, filepath.Join(dir, "a"), "", Registry{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,11 +28,13 @@ import (
 
 // Options are the flags of upgrade.
 type Options struct {
-	Package         string
-	Instance        string
-	Parameters      []string
-	ParameterFiles  []string
-	Repo            string
+	Package        string
+	Instance       string
+	Parameters     []string
+	ParameterFiles []string
+	Repo           string
+	// Registry is how packages in OCI registries are reached.
+	Registry        resolve.Registry
 	AppVersion      string
 	OperatorVersion string
 	Wait            bool
@@ -62,6 +64,7 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	clientutil.InstanceFlag(cmd, &opts.Instance, flags)
 	clientutil.ParameterFlags(f, &opts.Parameters, &opts.ParameterFiles)
 	clientutil.RepoFlag(f, &opts.Repo)
+	opts.Registry.AddFlags(f)
 	f.StringVar(&opts.AppVersion, "app-version", "", "App version to upgrade to")
 	f.StringVar(&opts.OperatorVersion, "operator-version", "", "Operator version to upgrade to")
 	clientutil.WaitFlags(f, &opts.Wait, &opts.WaitTime, "Wait until the upgrade's plan has finished")
@@ -82,7 +85,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 		return err
 	}
 	p, err := resolve.Package(ctx, resolve.Request{
-		Ref: opts.Package, Repo: repo, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion,
+		Ref: opts.Package, Repo: repo, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion, Registry: opts.Registry,
 	})
 	if err != nil {
 		return err
@@ -95,7 +98,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	}
 	// As KUDO's upgrade, and install: the new version's dependencies are
 	// installed with it, and its KudoOperator tasks name their packages.
-	deps, err := action.Dependencies(ctx, p, opts.Package, repo)
+	deps, err := action.Dependencies(ctx, p, opts.Package, repo, opts.Registry)
 	if err != nil {
 		return err
 	}

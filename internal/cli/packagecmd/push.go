@@ -1,0 +1,111 @@
+package packagecmd
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kudo-ng/kudo/internal/cli/resolve"
+	"github.com/kudo-ng/kudo/internal/ocipkg"
+	"github.com/kudo-ng/kudo/internal/packages"
+)
+
+// PushOptions are the flags of `package push`.
+type PushOptions struct {
+	Path, Ref string
+	Registry  resolve.Registry
+}
+
+func newPushCmd(streams genericiooptions.IOStreams) *cobra.Command {
+	opts := &PushOptions{}
+	cmd := &cobra.Command{
+		Use:   "push <dir|tgz> oci://REGISTRY/REPOSITORY:TAG",
+		Short: "Verify a package and push it to an OCI registry, printing its digest",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Path, opts.Ref = args[0], args[1]
+			return RunPush(cmd.Context(), streams, opts)
+		},
+	}
+	opts.Registry.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// RunPush verifies the package, as package create does, and pushes it.
+func RunPush(ctx context.Context, streams genericiooptions.IOStreams, opts *PushOptions) error {
+	if !ocipkg.IsRef(opts.Ref) {
+		return fmt.Errorf("%s: push to a reference that starts with %s", opts.Ref, ocipkg.Scheme)
+	}
+	p, err := packages.Read(opts.Path)
+	if err != nil {
+		return err
+	}
+	if report := packages.Verify(p, packages.VerifyOptions{}); len(report.Errors) > 0 {
+		return writeReport(streams.ErrOut, "", report)
+	}
+	c, err := opts.Registry.Client()
+	if err != nil {
+		return err
+	}
+	pushed, err := c.Push(ctx, p, opts.Ref)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(streams.Out, "Pushed: %s\nDigest: %s\n", pushed.Ref, pushed.Digest)
+	return err
+}
+
+// PullOptions are the flags of `package pull`.
+type PullOptions struct {
+	Ref         string
+	Destination string
+	Overwrite   bool
+	Registry    resolve.Registry
+}
+
+func newPullCmd(streams genericiooptions.IOStreams) *cobra.Command {
+	opts := &PullOptions{}
+	cmd := &cobra.Command{
+		Use:   "pull oci://REGISTRY/REPOSITORY:TAG|@sha256:DIGEST",
+		Short: "Fetch a package from an OCI registry as a tarball",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Ref = args[0]
+			return RunPull(cmd.Context(), streams, opts)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Destination, "destination", "d", ".", "Directory to write the tarball to")
+	cmd.Flags().BoolVarP(&opts.Overwrite, "overwrite", "w", false, "Overwrite an existing tarball")
+	opts.Registry.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// RunPull writes the package's tarball, as pushed, named as package create
+// names it.
+func RunPull(ctx context.Context, streams genericiooptions.IOStreams, opts *PullOptions) error {
+	c, err := opts.Registry.Client()
+	if err != nil {
+		return err
+	}
+	pulled, err := c.Pull(ctx, opts.Ref)
+	if err != nil {
+		return err
+	}
+	target := filepath.Join(opts.Destination, pulled.Package.TarballName())
+	f, err := createFile(target, opts.Overwrite)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(pulled.Tarball); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(streams.Out, "Pulled: %s\nDigest: %s\nPackage: %s\n", opts.Ref, pulled.Digest, target)
+	return err
+}
