@@ -212,13 +212,15 @@ func (k *kindWatches) start(ctx context.Context, gvk schema.GroupVersionKind) er
 }
 
 // ownerSource wakes the owners of the kind's objects on the changes moves
-// lets through, and on those judged says (nil: none). Unlike source.Kind, which adds its handler to the informer
-// in a goroutine of its own, it has added it, and the objects listed have
-// been through it, when the controller's Watch returns: a reconcile that started the watch, and applies and judges an
-// object right after, would otherwise miss the object becoming healthy in
-// between, as the handler's first list replays it as a create, which moves
-// holds back; its step then waited for an event that never came (seen after
-// a manager's restart, with many Instances reconciling at once).
+// lets through, and on those judged says (nil: none). Unlike source.Kind,
+// which adds its handler to the informer in a goroutine of its own, it has
+// added it, and the objects listed have been through it, when the
+// controller's Watch returns: a reconcile that started the watch, and
+// applies and judges an object right after, would otherwise miss the object
+// becoming healthy in between, as the handler's first list replays it as a
+// create, which moves holds back; its step then waited for an event that
+// never came (seen after a manager's restart, with many Instances
+// reconciling at once).
 func (k *kindWatches) ownerSource(obj client.Object, moves predicate.Predicate, judged func(event.UpdateEvent) wakeup) source.Source {
 	return source.Func(func(ctx context.Context, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		syncCtx, cancel := context.WithTimeout(ctx, watchSyncTimeout)
@@ -234,9 +236,9 @@ func (k *kindWatches) ownerSource(obj client.Object, moves predicate.Predicate, 
 				}
 			}
 		}
-		wakeAfter := func(o client.Object, delay time.Duration) {
+		wakeSoon := func(o client.Object) {
 			for _, req := range k.ownerOf(ctx, o) {
-				queue.AddAfter(req, delay)
+				queue.AddAfter(req, progressInterval)
 			}
 		}
 		registration, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
@@ -263,7 +265,7 @@ func (k *kindWatches) ownerSource(obj client.Object, moves predicate.Predicate, 
 				case wakeNow:
 					wake(curObj)
 				case wakeLater:
-					wakeAfter(curObj, progressInterval)
+					wakeSoon(curObj)
 				case stayAsleep:
 				}
 			},

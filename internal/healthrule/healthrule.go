@@ -221,14 +221,14 @@ func (s *Set) JudgeOf(gk schema.GroupKind, task string) *Judge {
 	var sources []string
 	for gvk, c := range s.kinds {
 		if gvk.GroupKind() == gk {
-			sources = append(sources, strings.Join([]string{gvk.String(), c.inProgress.source(), c.failed.source(), c.current.source()}, "\x00"))
+			rule := []string{gvk.String(), c.inProgress.source(), c.failed.source(), c.current.source()}
+			sources = append(sources, strings.Join(rule, "\x00"))
 		}
 	}
 	if len(sources) == 0 && len(s.readyWhen[task]) == 0 {
 		return nil
 	}
 	slices.Sort(sources) // the kind's versions, from a map
-
 	for _, e := range s.readyWhen[task] {
 		sources = append(sources, e.Source)
 	}

@@ -1,6 +1,7 @@
 package packages
 
 import (
+	"strings"
 	"testing"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -47,5 +48,17 @@ func TestArrayAndMapParametersWithoutDefaultAreNeverMissing(t *testing.T) {
 	values, err := params.Values(ov.Spec.Parameters, nil)
 	if err != nil || values["NODE_TOLERATIONS"] != nil && len(values["NODE_TOLERATIONS"].([]any)) != 0 {
 		t.Errorf("NODE_TOLERATIONS renders as %#v, %v; want an empty list", values["NODE_TOLERATIONS"], err)
+	}
+}
+
+func TestAnOperatorVersionNamesTheDigestItsPackageCameFrom(t *testing.T) {
+	p := &Package{Operator: &OperatorFile{Name: "hello", OperatorVersion: "0.1.0"}, Params: &ParamsFile{}}
+	_, ov, err := p.Convert("ns")
+	if err != nil || ov.Annotations[kudov1beta1.PackageDigestAnnotation] != "" {
+		t.Fatalf("a package from a directory: %v, %v; want no digest", ov.Annotations, err)
+	}
+	p.Origin = "oci://registry.example/packages/hello@sha256:" + strings.Repeat("a", 64)
+	if _, ov, err = p.Convert("ns"); err != nil || ov.Annotations[kudov1beta1.PackageDigestAnnotation] != p.Origin {
+		t.Errorf("a package from a registry: %v, %v; want %s", ov.Annotations, err, p.Origin)
 	}
 }

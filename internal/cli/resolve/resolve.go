@@ -124,7 +124,8 @@ func versions(req Request) string {
 // Dependencies finds, depth first, the packages the KudoOperator tasks of p
 // install, each once; a package that depends on itself, directly or not, is
 // an error naming the cycle. A dependency's package is a directory relative
-// to its parent's directory, or a name in the repository. Each task is
+// to its parent's directory, an oci:// reference (reached as registry
+// says), or a name in the repository. Each task is
 // rewritten to name the package and versions it resolved to, which is what
 // the controller looks up in the cluster.
 func Dependencies(ctx context.Context, p *packages.Package, dir string, repo string, registry Registry) ([]*packages.Package, error) {
