@@ -103,6 +103,11 @@ write_kubeconfig() { # file user
 }
 write_kubeconfig "$kubeconfig" admin
 for c in controller-manager scheduler kwok; do write_kubeconfig "$pki/$c.kubeconfig" "$c"; done
+# kubectl and kubectl-kudo keep what an API server serves for hours, by its
+# address: a new cluster at an old one's address would be taken for it (an
+# old run's typed APIs listed in the kudo category, and `kubectl get kudo`
+# failing on a kind this cluster does not serve).
+rm -rf "${KUBECACHEDIR:-$HOME/.kube/cache}/discovery/${address}_$apiserver_port"
 [[ $real_node == true ]] && node_certs
 
 launch() { # name command...
