@@ -11,7 +11,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilcache "k8s.io/apimachinery/pkg/util/cache"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/rest"
@@ -37,6 +39,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/task"
+	"github.com/kudo-ng/kudo/internal/typedapi"
 )
 
 // operatorVersionIndex indexes Instances by the namespace/name of their
@@ -87,6 +90,10 @@ type InstanceReconciler struct {
 	// RenderLimits bound each render of a template; none set:
 	// render.DefaultLimits.
 	RenderLimits render.Limits
+	// ServesTyped tells the kinds of the typed APIs the manager serves,
+	// whose objects hold the records of their Instances (typedapi.ReadRecord);
+	// nil: none.
+	ServesTyped func(context.Context, schema.GroupVersionKind) bool
 
 	cache cache.Cache
 	// kinds starts the watches of the kinds the Instances' objects are of.
@@ -144,7 +151,11 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("Instance", klog.KObj(instance)))
-	run := r.newPlanRun(instance)
+	holder, err := typedapi.ReadRecord(ctx, r.Client, instance, r.servesTyped)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	run := r.newPlanRun(instance, holder)
 	defer func() {
 		result, retErr = r.finish(ctx, run, result, retErr)
 	}()
@@ -205,6 +216,13 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	return ctrl.Result{RequeueAfter: run.requeue}, nil
 }
 
+// servesTyped tells whether the kind is a typed API the manager serves:
+// the one an Instance's record may be read from and written to, whatever
+// else its owner references name.
+func (r *InstanceReconciler) servesTyped(ctx context.Context, gvk schema.GroupVersionKind) bool {
+	return r.ServesTyped != nil && r.ServesTyped(ctx, gvk)
+}
+
 // healthRulesOf compiles the health rules of ov, once for each of its
 // versions; nil when it has none.
 func (r *InstanceReconciler) healthRulesOf(ov *kudov1beta1.OperatorVersion) (*healthrule.Set, error) {
@@ -222,9 +240,9 @@ func (r *InstanceReconciler) healthRulesOf(ov *kudov1beta1.OperatorVersion) (*he
 
 // newPlanRun is the scope of one reconcile of the Instance, with what of
 // the reconciler's configuration its plans follow.
-func (r *InstanceReconciler) newPlanRun(i *kudov1beta1.Instance) *planRun {
+func (r *InstanceReconciler) newPlanRun(i *kudov1beta1.Instance, holder *unstructured.Unstructured) *planRun {
 	return &planRun{
-		instance: i, patcher: newInstancePatcher(r.Client, i), writes: &objects.Writes{},
+		instance: i, patcher: newInstancePatcher(r.Client, i, holder), writes: &objects.Writes{},
 		events: r.Recorder, clock: r.Clock, warned: r.warned, served: r.served, scope: r.scope,
 		requireServiceAccount: r.RequireServiceAccount, defaultTimeout: r.defaultTimeout(i), renderLimits: r.RenderLimits,
 		readyBefore: meta.FindStatusCondition(i.Status.Conditions, kudov1beta1.ReadyCondition).DeepCopy(),
@@ -271,7 +289,7 @@ func (r *InstanceReconciler) subReconcilers() []subReconciler {
 // step that is about to apply one puts it on first (admit).
 func (r *InstanceReconciler) reconcileFinalizer(ctx context.Context, run *planRun) error {
 	i := run.instance
-	if controllerutil.ContainsFinalizer(i, kudov1beta1.InstanceCleanupFinalizer) || !needsCleanup(i, run.ov) {
+	if run.patcher.hasFinalizer(i) || !needsCleanup(i, run.ov) {
 		return nil
 	}
 	return run.patcher.addFinalizer(ctx, i)

@@ -121,7 +121,7 @@ func TestInstancePatcherWritesInOrder(t *testing.T) {
 			if err := c.Get(t.Context(), client.ObjectKeyFromObject(stored), i); err != nil {
 				t.Fatal(err)
 			}
-			p := newInstancePatcher(c, i)
+			p := newInstancePatcher(c, i, nil)
 			if tc.deleted {
 				if err := c.Delete(t.Context(), i.DeepCopy()); err != nil {
 					t.Fatal(err)

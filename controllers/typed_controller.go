@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strconv"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,12 +19,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	kudocrd "github.com/kudo-ng/kudo/internal/crd"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/typedapi"
 )
@@ -66,13 +69,48 @@ func (t *TypedAPIs) Serve(names typedapi.Names, operator string) error {
 	return nil
 }
 
+// Serves tells whether the kind is a typed API an Operator serves: its
+// controller runs, or its CustomResourceDefinition is kudo-ng's (labelled
+// with its Operator) and serves the version — which holds from the start
+// of a manager, before the Operator controller has started the kind's
+// controller again.
+func (t *TypedAPIs) Serves(ctx context.Context, gvk schema.GroupVersionKind) bool {
+	t.mu.Lock()
+	started := t.started[gvk]
+	t.mu.Unlock()
+	if started {
+		return true
+	}
+	crds := &unstructured.UnstructuredList{}
+	crds.SetGroupVersionKind(kudocrd.V1.GroupVersion().WithKind("CustomResourceDefinitionList"))
+	if err := t.mgr.GetClient().List(ctx, crds, client.HasLabels{typedapi.OperatorLabel}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing the typed APIs")
+		return false
+	}
+	for _, crd := range crds.Items {
+		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+		if group != gvk.Group || kind != gvk.Kind {
+			continue
+		}
+		versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+		for _, v := range versions {
+			if v, ok := v.(map[string]any); ok && v["name"] == gvk.Version && v["served"] == true {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // TypedReconciler runs the objects of one typed API (docs/typed-apis.md) as
 // Instances: for each it keeps an Instance of the same name, which it
-// controls — the engine's record, which the Instance controller runs, and
-// which kubectl kudo plan finds by the object's name — with the object's
-// parameters; and it writes the Instance's plans and conditions to the
-// object's status. Deleting the object deletes the Instance, which runs its
-// cleanup.
+// controls — which the Instance controller runs, and which kubectl kudo
+// plan finds by the object's name — with the object's parameters. The
+// Instance controller keeps the Instance's record in the object's status
+// (typedapi.StatusOf); this controller writes there only why the object
+// has no Instance that runs it. Deleting the object deletes the Instance,
+// which runs its cleanup.
 type TypedReconciler struct {
 	client.Client
 	GVK schema.GroupVersionKind
@@ -83,13 +121,12 @@ type TypedReconciler struct {
 // +kubebuilder:rbac:groups=packages.kudo.dev,resources=*,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=packages.kudo.dev,resources=*/status,verbs=get;update;patch
 
-// Reconcile applies the object's Instance when its spec differs, and
-// copies the Instance's status to the object's.
+// Reconcile applies the object's Instance when its spec differs, and lets
+// a deleted object go once its Instance has.
 func (r *TypedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(r.GVK)
-	if err := r.Get(ctx, req.NamespacedName, obj); err != nil || !obj.GetDeletionTimestamp().IsZero() {
-		// Once deleted, the garbage collector deletes its Instance.
+	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues(r.GVK.Kind, klog.KObj(obj)))
@@ -101,33 +138,60 @@ func (r *TypedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		instance = nil
 	}
 	if instance != nil && !metav1.IsControlledBy(instance, obj) {
-		return ctrl.Result{}, r.writeStatus(ctx, obj, nil, &engine.Readiness{
-			Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.InvalidReason,
-			Message: fmt.Sprintf("an Instance named %s exists and is not this %s's: delete it, or name this %s otherwise",
-				obj.GetName(), r.GVK.Kind, r.GVK.Kind),
-		})
+		instance = nil
+		if obj.GetDeletionTimestamp().IsZero() {
+			return ctrl.Result{}, r.refuse(ctx, obj, engine.Readiness{
+				Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.InvalidReason,
+				Message: fmt.Sprintf("an Instance named %s exists and is not this %s's: delete it, or name this %s otherwise",
+					obj.GetName(), r.GVK.Kind, r.GVK.Kind),
+			})
+		}
+	}
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return ctrl.Result{}, r.release(ctx, obj, instance)
 	}
 	desired, refused, err := r.instanceOf(ctx, obj, instance)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if refused != nil {
-		return ctrl.Result{}, r.writeStatus(ctx, obj, instance, refused)
+		return ctrl.Result{}, r.refuse(ctx, obj, *refused)
 	}
-	if instance == nil || !runsAsDesired(instance, desired) {
-		applied, err := r.apply(ctx, desired)
-		if err != nil {
-			// Admission refuses what it would refuse of an Instance: a
-			// change while a plan runs that may not, for one.
-			ctrl.LoggerFrom(ctx).Info("The Instance of the object refused its change", "reason", err.Error())
-			return ctrl.Result{}, kerrors.NewAggregate([]error{err, r.writeStatus(ctx, obj, instance, &engine.Readiness{
-				Ready: metav1.ConditionFalse, Reason: kudov1beta1.InvalidReason,
-				Message: fmt.Sprintf("Instance %s refused the change: %v", obj.GetName(), err),
-			})})
+	if instance != nil && runsAsDesired(instance, desired) {
+		return ctrl.Result{}, nil
+	}
+	if err := r.apply(ctx, desired); err != nil {
+		// Admission refuses what it would refuse of an Instance: a change
+		// while a plan runs that may not, for one.
+		ctrl.LoggerFrom(ctx).Info("The Instance of the object refused its change", "reason", err.Error())
+		return ctrl.Result{}, kerrors.NewAggregate([]error{err, r.refuse(ctx, obj, engine.Readiness{
+			Ready: metav1.ConditionFalse, Reason: kudov1beta1.InvalidReason,
+			Message: fmt.Sprintf("Instance %s refused the change: %v", obj.GetName(), err),
+		})})
+	}
+	return ctrl.Result{}, nil
+}
+
+// release lets a deleted object go once its Instance has: the object holds
+// the record of the Instance's cleanup, and has the cleanup finalizer while
+// the Instance needs one (instancePatcher.addFinalizer). The garbage
+// collector would wait for the object to go before it deletes the
+// Instance: the Instance is deleted here.
+func (r *TypedReconciler) release(ctx context.Context, obj *unstructured.Unstructured, instance *kudov1beta1.Instance) error {
+	if !controllerutil.ContainsFinalizer(obj, kudov1beta1.InstanceCleanupFinalizer) {
+		return nil
+	}
+	if instance != nil {
+		if !instance.DeletionTimestamp.IsZero() {
+			// Its deletion wakes the object.
+			return nil
 		}
-		instance = applied
+		ctrl.LoggerFrom(ctx).Info("Deleting the Instance of the deleted object", "Instance", klog.KObj(instance))
+		return client.IgnoreNotFound(r.Delete(ctx, instance, client.PropagationPolicy(metav1.DeletePropagationBackground)))
 	}
-	return ctrl.Result{}, r.writeStatus(ctx, obj, instance, nil)
+	before := obj.DeepCopy()
+	controllerutil.RemoveFinalizer(obj, kudov1beta1.InstanceCleanupFinalizer)
+	return client.IgnoreNotFound(r.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})))
 }
 
 // instanceOf is the Instance that runs obj: its OperatorVersion is the one
@@ -161,6 +225,7 @@ func (r *TypedReconciler) instanceOf(
 		ObjectMeta: metav1.ObjectMeta{
 			Name: obj.GetName(), Namespace: obj.GetNamespace(),
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(obj, r.GVK)},
+			Annotations:     map[string]string{kudov1beta1.TypedGenerationAnnotation: strconv.FormatInt(obj.GetGeneration(), 10)},
 		},
 		Spec: instanceSpec,
 	}
@@ -178,7 +243,8 @@ func runsAsDesired(i, desired *kudov1beta1.Instance) bool {
 		maps.Equal(i.Spec.Parameters, desired.Spec.Parameters) &&
 		maps.Equal(i.Spec.SecretParameters, desired.Spec.SecretParameters) &&
 		i.Spec.ServiceAccountName == desired.Spec.ServiceAccountName &&
-		i.Labels[kudov1beta1.ShardLabel] == desired.Labels[kudov1beta1.ShardLabel]
+		i.Labels[kudov1beta1.ShardLabel] == desired.Labels[kudov1beta1.ShardLabel] &&
+		i.Annotations[kudov1beta1.TypedGenerationAnnotation] == desired.Annotations[kudov1beta1.TypedGenerationAnnotation]
 }
 
 // ownerOf is an object with the uid of desired's controller.
@@ -193,7 +259,7 @@ func ownerOf(desired *kudov1beta1.Instance) metav1.Object {
 // apply writes the Instance with server-side apply: the fields it sets are
 // the object's, and no one else's (kubectl kudo plan trigger's
 // spec.planExecution is left as it is).
-func (r *TypedReconciler) apply(ctx context.Context, desired *kudov1beta1.Instance) (*kudov1beta1.Instance, error) {
+func (r *TypedReconciler) apply(ctx context.Context, desired *kudov1beta1.Instance) error {
 	spec := map[string]any{"operatorVersion": map[string]any{"name": desired.Spec.OperatorVersion.Name}}
 	if len(desired.Spec.Parameters) > 0 {
 		spec["parameters"] = desired.Spec.Parameters
@@ -210,9 +276,10 @@ func (r *TypedReconciler) apply(ctx context.Context, desired *kudov1beta1.Instan
 	}
 	owner, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&desired.OwnerReferences[0])
 	if err != nil {
-		return nil, err
+		return err
 	}
-	metadata := map[string]any{"name": desired.Name, "namespace": desired.Namespace, "ownerReferences": []any{owner}}
+	metadata := map[string]any{"name": desired.Name, "namespace": desired.Namespace, "ownerReferences": []any{owner},
+		"annotations": desired.Annotations}
 	if len(desired.Labels) > 0 {
 		metadata["labels"] = desired.Labels
 	}
@@ -220,92 +287,47 @@ func (r *TypedReconciler) apply(ctx context.Context, desired *kudov1beta1.Instan
 		"apiVersion": desired.APIVersion, "kind": desired.Kind, "metadata": metadata, "spec": spec,
 	}}
 	if err := r.Patch(ctx, u, client.Apply, client.FieldOwner(typedFieldOwner), client.ForceOwnership); err != nil {
-		return nil, err
-	}
-	applied := &kudov1beta1.Instance{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, applied); err != nil {
-		return nil, err
-	}
-	ctrl.LoggerFrom(ctx).Info("Applied the Instance of the object", "Instance", klog.KObj(applied),
-		"operatorVersion", applied.Spec.OperatorVersion.Name)
-	return applied, nil
-}
-
-// writeStatus writes to the object's status the plans and conditions of its
-// Instance, or, when it has none or it cannot run, why.
-func (r *TypedReconciler) writeStatus(
-	ctx context.Context, obj *unstructured.Unstructured, i *kudov1beta1.Instance, why *engine.Readiness,
-) error {
-	if why == nil && i != nil && len(i.Status.Conditions) == 0 {
-		// The Instance has not been reconciled yet: nothing to tell.
-		return nil
-	}
-	status := map[string]any{}
-	carrier := &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Generation: obj.GetGeneration()}}
-	if i != nil {
-		carrier.Status = kudov1beta1.InstanceStatus{
-			PlanStatus: i.Status.PlanStatus, ActivePlan: i.Status.ActivePlan, Conditions: i.Status.Conditions,
-		}
-		status[typedapi.OperatorVersionField] = i.Spec.OperatorVersion.Name
-	}
-	if why != nil {
-		setReadiness(carrier, *why)
-	}
-	if why == nil && i != nil && i.Status.ObservedGeneration == i.Generation {
-		// The Instance's conditions describe the spec it was applied with
-		// from this generation of the object.
-		status["observedGeneration"] = obj.GetGeneration()
-		for c := range carrier.Status.Conditions {
-			carrier.Status.Conditions[c].ObservedGeneration = obj.GetGeneration()
-		}
-	} else if previous, ok, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration"); ok {
-		status["observedGeneration"] = previous
-	}
-	copied, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&carrier.Status)
-	if err != nil {
 		return err
 	}
-	maps.Copy(status, copied)
-	previous, _ := obj.Object["status"].(map[string]any)
-	if summaryOf(previous) == summaryOf(status) {
-		// A step's progress alone is not written: it would double the
-		// writes of a plan (kubectl kudo plan status shows it).
-		return nil
-	}
-	before := obj.DeepCopy()
-	obj.Object["status"] = status
-	if err := r.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	if ready := meta.FindStatusCondition(carrier.Status.Conditions, kudov1beta1.ReadyCondition); ready != nil {
-		ctrl.LoggerFrom(ctx).V(1).Info("Status written", "ready", ready.Status, "reason", ready.Reason)
-	}
+	ctrl.LoggerFrom(ctx).Info("Applied the Instance of the object", "Instance", klog.KObj(desired),
+		"operatorVersion", desired.Spec.OperatorVersion.Name)
 	return nil
 }
 
-// summaryOf is what of a typed object's status is written when it changes:
-// the OperatorVersion, the generation observed, the active plan and its
-// state, and each condition's status and reason; the plans' trees and the
-// conditions' messages go with it.
-func summaryOf(status map[string]any) string {
-	conditions, _ := status["conditions"].([]any)
-	summary := []any{status[typedapi.OperatorVersionField], status["observedGeneration"], status["activePlan"]}
-	for _, c := range conditions {
-		if c, ok := c.(map[string]any); ok {
-			summary = append(summary, c["type"], c["status"], c["reason"])
-		}
+// refuse writes to the object's conditions why no Instance runs it as it
+// is: they describe its generation, which its status has not observed.
+func (r *TypedReconciler) refuse(ctx context.Context, obj *unstructured.Unstructured, why engine.Readiness) error {
+	carrier := &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Generation: obj.GetGeneration()}}
+	conditions, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "status", "conditions")
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"conditions": conditions}, &carrier.Status); err != nil {
+		return fmt.Errorf("the conditions of %s %s: %w", r.GVK.Kind, obj.GetName(), err)
 	}
-	return fmt.Sprint(summary...)
+	before := carrier.Status.DeepCopy()
+	setReadiness(carrier, why)
+	if equality.Semantic.DeepEqual(before.Conditions, carrier.Status.Conditions) {
+		return nil
+	}
+	written, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&carrier.Status)
+	if err != nil {
+		return err
+	}
+	patched := obj.DeepCopy()
+	if err := unstructured.SetNestedField(patched.Object, written["conditions"], "status", "conditions"); err != nil {
+		return err
+	}
+	ctrl.LoggerFrom(ctx).Info("No Instance runs the object", "reason", why.Reason, "message", why.Message)
+	return client.IgnoreNotFound(r.Status().Patch(ctx, patched, client.MergeFrom(obj)))
 }
 
 // SetupWithManager registers the controller of the kind: woken by its
-// objects' changes of spec, by their Instances' changes, and by new
+// objects' changes of spec and deletion, by their Instances' changes, and by new
 // OperatorVersions, which an object waiting for one needs.
 func (r *TypedReconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrentReconciles int, name string) error {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(r.GVK)
 	return ctrl.NewControllerManagedBy(mgr).
-		For(obj, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		For(obj, builder.WithPredicates(predicate.Or[client.Object](
+			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, deleting))).
 		Owns(&kudov1beta1.Instance{}).
 		Watches(&kudov1beta1.OperatorVersion{}, handler.EnqueueRequestsFromMapFunc(r.objectsOfNamespace),
 			builder.WithPredicates(predicate.Funcs{

@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -114,6 +115,11 @@ var _ = Describe("Typed APIs", func() {
 			g.Expect(obj.Object["status"]).To(HaveKeyWithValue("observedGeneration", obj.GetGeneration()))
 		}).Should(Succeed())
 		instance := getInstance(ctx, Default, key)
+		// The object holds the engine's record of its Instance, which holds
+		// none of its own.
+		Expect(instance.Status).To(Equal(kudov1beta1.InstanceStatus{}))
+		record, _, _ := unstructured.NestedString(getTyped(ctx, Default, names, key).Object, "status", "instance", "uid")
+		Expect(record).To(Equal(string(instance.UID)))
 		// The API server wrote the defaults into the object; the Instance
 		// holds every value, typed ones as KUDO's strings.
 		Expect(instance.Spec.Parameters).To(Equal(map[string]string{
@@ -141,6 +147,31 @@ var _ = Describe("Typed APIs", func() {
 		Expect(k8sClient.Patch(ctx, typedObject(names, ns, "t", map[string]any{"REPLICAS": 3}), client.Merge)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(getInstance(ctx, g, key).Spec.Parameters).To(HaveKeyWithValue("REPLICAS", "3"))
+		}).Should(Succeed())
+	})
+
+	It("keeps the record of its Instance's cleanup until it has run, then goes", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		_, names := typedOperator(ctx, ns)
+		key := types.NamespacedName{Namespace: ns, Name: "t"}
+		Expect(k8sClient.Create(ctx, typedObject(names, ns, "t", map[string]any{}))).To(Succeed())
+		Eventually(func(g Gomega) {
+			obj := getTyped(ctx, g, names, key)
+			g.Expect(typedPlan(g, obj, "deploy")).To(Equal("COMPLETE"))
+			// The package has a cleanup plan: the object must outlive it.
+			g.Expect(obj.GetFinalizers()).To(ContainElement(kudov1beta1.InstanceCleanupFinalizer))
+		}).Should(Succeed())
+
+		Expect(k8sClient.Delete(ctx, typedObject(names, ns, "t", nil))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(apierrors.IsNotFound(k8sClient.Get(ctx, key, typedObject(names, ns, "t", nil)))).To(BeTrue())
+			g.Expect(apierrors.IsNotFound(k8sClient.Get(ctx, key, &kudov1beta1.Instance{}))).To(BeTrue())
+			g.Expect(instanceEvents(ctx, g, key)).To(HaveKey("PlanFinished: Execution of plan cleanup finished with status COMPLETE"))
+			// envtest runs no garbage collector: the manager deleted what its
+			// plans applied, from the inventory the object recorded.
+			for _, name := range []string{"t-a", "t-b", "t-farewell"} {
+				g.Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &corev1.ConfigMap{}))).To(BeTrue(), name)
+			}
 		}).Should(Succeed())
 	})
 

@@ -79,6 +79,12 @@ const (
 	// reference by digest its tag resolved to when it was installed
 	// (oci://REGISTRY/REPOSITORY@sha256:…).
 	PackageDigestAnnotation = "kudo.dev/package-digest"
+
+	// TypedGenerationAnnotation (kudo-ng) on the Instance of a typed
+	// object is the generation of the object its spec was applied from:
+	// the object's status observes that generation once the Instance's
+	// does (docs/typed-apis.md).
+	TypedGenerationAnnotation = "kudo.dev/typed-generation"
 )
 
 // InstanceCleanupFinalizer holds a deleted Instance until its cleanup plan

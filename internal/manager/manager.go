@@ -22,6 +22,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/planmetrics"
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/task"
+	"github.com/kudo-ng/kudo/internal/typedapi"
 	kudowebhook "github.com/kudo-ng/kudo/internal/webhook"
 )
 
@@ -75,6 +76,7 @@ func New(ctx context.Context, cfg *Config) (ctrl.Manager, *controllers.InstanceR
 	instances.Client, instances.Scheme, instances.APIReader = mgr.GetClient(), mgr.GetScheme(), mgr.GetAPIReader()
 	instances.Recorder, instances.Mapper, instances.Config = mgr.GetEventRecorderFor("kudo-ng"), mgr.GetRESTMapper(), cfg.Rest
 	instances.MaskKeys, instances.Trim, instances.RenderLimits = cfg.MaskKeys, trim, cfg.RenderLimits
+	instances.ServesTyped = typedAPIs.Serves
 	if instances.Files == nil {
 		clientset, err := kubernetes.NewForConfig(cfg.Rest)
 		if err != nil {
@@ -88,13 +90,23 @@ func New(ctx context.Context, cfg *Config) (ctrl.Manager, *controllers.InstanceR
 	if err := metrics.Registry.Register(planmetrics.RunningSteps{List: func(ctx context.Context) ([]kudov1beta1.Instance, error) {
 		list := &kudov1beta1.InstanceList{}
 		// Read only, from the cache: no copy of every Instance at each scrape.
-		err := mgr.GetClient().List(ctx, list, client.UnsafeDisableDeepCopy)
-		return list.Items, err
+		if err := mgr.GetClient().List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, err
+		}
+		for k := range list.Items {
+			// The record of an Instance that runs a typed object is in the
+			// object's status; ReadRecord replaces the item's status, and
+			// changes nothing the cache holds.
+			if _, err := typedapi.ReadRecord(ctx, mgr.GetClient(), &list.Items[k], typedAPIs.Serves); err != nil {
+				return nil, err
+			}
+		}
+		return list.Items, nil
 	}}); err != nil {
 		return nil, nil, err
 	}
 	if cfg.Webhooks {
-		if err := kudowebhook.SetupWithManager(mgr, instances.RequireServiceAccount, cfg.RenderLimits); err != nil {
+		if err := kudowebhook.SetupWithManager(mgr, instances.RequireServiceAccount, cfg.RenderLimits, typedAPIs.Serves); err != nil {
 			return nil, nil, fmt.Errorf("the webhooks: %w", err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -16,6 +17,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/render"
+	"github.com/kudo-ng/kudo/internal/typedapi"
 )
 
 // +kubebuilder:webhook:path=/mutate-kudo-dev-v1beta1-instance,mutating=true,failurePolicy=fail,sideEffects=None,groups=kudo.dev,resources=instances,verbs=create;update,versions=v1beta1,name=minstance.kudo.dev,admissionReviewVersions=v1
@@ -38,13 +40,18 @@ type Instances struct {
 	// RequireServiceAccount refuses Instances without
 	// spec.serviceAccountName.
 	RequireServiceAccount bool
+	// ServesTyped tells the kinds of the typed APIs the manager serves,
+	// whose objects hold the status of their Instances
+	// (typedapi.ReadRecord); nil: none.
+	ServesTyped func(context.Context, schema.GroupVersionKind) bool
 }
 
 // SetupWithManager registers the Instance, typed object and
 // OperatorVersion webhooks.
-func SetupWithManager(mgr ctrl.Manager, requireServiceAccount bool, renderLimits render.Limits) error {
+func SetupWithManager(mgr ctrl.Manager, requireServiceAccount bool, renderLimits render.Limits,
+	servesTyped func(context.Context, schema.GroupVersionKind) bool) error {
 	instances := &Instances{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Access: mgr.GetClient(),
-		RequireServiceAccount: requireServiceAccount}
+		RequireServiceAccount: requireServiceAccount, ServesTyped: servesTyped}
 	if err := ctrl.NewWebhookManagedBy(mgr).For(&kudov1beta1.Instance{}).
 		WithDefaulter(instances).WithValidator(instances).Complete(); err != nil {
 		return err
@@ -78,6 +85,16 @@ func (w *Instances) operatorVersion(ctx context.Context, i *kudov1beta1.Instance
 	return ov, err
 }
 
+// readRecord reads into the status of the Instance the record its typed
+// object holds, if it runs one: the plans an update must not disturb.
+func (w *Instances) readRecord(ctx context.Context, i *kudov1beta1.Instance) error {
+	if w.ServesTyped == nil {
+		return nil
+	}
+	_, err := typedapi.ReadRecord(ctx, w.Client, i, w.ServesTyped)
+	return err
+}
+
 // Default schedules deploy on create, and on update the plan the update asks for.
 func (w *Instances) Default(ctx context.Context, obj runtime.Object) error {
 	i := obj.(*kudov1beta1.Instance)
@@ -95,6 +112,9 @@ func (w *Instances) Default(ctx context.Context, obj runtime.Object) error {
 	case admissionv1.Update:
 		old := &kudov1beta1.Instance{}
 		if err := json.Unmarshal(req.OldObject.Raw, old); err != nil {
+			return err
+		}
+		if err := w.readRecord(ctx, old); err != nil {
 			return err
 		}
 		DefaultUpdate(old, i, ov)
@@ -125,6 +145,9 @@ func (w *Instances) ValidateCreate(ctx context.Context, obj runtime.Object) (adm
 // ValidateUpdate refuses conflicting plans and forbidden changes.
 func (w *Instances) ValidateUpdate(ctx context.Context, oldObj, newObj runtime.Object) (admission.Warnings, error) {
 	old, i := oldObj.(*kudov1beta1.Instance), newObj.(*kudov1beta1.Instance)
+	if err := w.readRecord(ctx, old); err != nil {
+		return nil, err
+	}
 	if !i.DeletionTimestamp.IsZero() {
 		// Finalizers must be able to go, whatever else holds.
 		return nil, ValidateDeleting(old, i)

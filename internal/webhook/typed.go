@@ -106,8 +106,13 @@ func (w *TypedObjects) check(ctx context.Context, req admission.Request, obj *un
 		}
 		return ValidateCreate(i, ov)
 	}
-	// The change as the Instance would see it: its plan requests and status
-	// are its own.
+	// The change as the Instance would see it: its plan requests are its
+	// own, its status the object's.
+	if status, ok, err := typedapi.RecordOf(mirror, obj); err != nil {
+		return err
+	} else if ok {
+		mirror.Status = status
+	}
 	i.Spec.PlanExecution, i.Status = mirror.Spec.PlanExecution, mirror.Status
 	if err := w.Instances.checkReach(ctx, mirror, i); err != nil {
 		return err

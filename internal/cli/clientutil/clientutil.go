@@ -55,6 +55,9 @@ func GetInstance(ctx context.Context, c client.Reader, ns, name string) (*kudov1
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, i); err != nil {
 		return nil, nil, notFound(err, "Instance %s not found in namespace %s: see kubectl kudo get instances -n %s", name, ns, ns)
 	}
+	if err := ReadRecord(ctx, c, i); err != nil {
+		return nil, nil, err
+	}
 	ov := &kudov1beta1.OperatorVersion{}
 	if err := c.Get(ctx, i.OperatorVersionKey(), ov); err != nil {
 		return nil, nil, notFound(err, "OperatorVersion %s of Instance %s not found in namespace %s",

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -19,20 +18,13 @@ import (
 	"github.com/kudo-ng/kudo/internal/typedapi"
 )
 
-// TypedObjectOf is the typed object (docs/typed-apis.md) the Instance
-// runs, where its spec is changed, since the manager makes the Instance's
-// from it; nil for an Instance of its own.
-func TypedObjectOf(i *kudov1beta1.Instance) *unstructured.Unstructured {
-	ref := metav1.GetControllerOf(i)
-	if ref == nil || ref.APIVersion == kudov1beta1.GroupVersion.String() {
-		return nil
-	}
-	obj := &unstructured.Unstructured{}
-	obj.SetAPIVersion(ref.APIVersion)
-	obj.SetKind(ref.Kind)
-	obj.SetNamespace(i.Namespace)
-	obj.SetName(ref.Name)
-	return obj
+// ReadRecord reads into the status of the Instance the record its typed
+// object holds, if it runs one (typedapi.ReadRecord): the plans and
+// inventory of an Instance that runs a typed object are in the object's
+// status.
+func ReadRecord(ctx context.Context, c client.Reader, i *kudov1beta1.Instance) error {
+	_, err := typedapi.ReadRecord(ctx, c, i, nil)
+	return err
 }
 
 // TypedName is how kubectl names a typed object: kind.group/name.

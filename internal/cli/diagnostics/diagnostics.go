@@ -94,6 +94,9 @@ func Run(
 		}
 		return err
 	}
+	if err := clientutil.ReadRecord(ctx, c, i); err != nil {
+		return err
+	}
 	ov := &kudov1beta1.OperatorVersion{}
 	if err := c.Get(ctx, i.OperatorVersionKey(), ov); err != nil {
 		ov = nil

@@ -113,9 +113,16 @@ func (all *installed) list(ctx context.Context, c client.Client, ns, kind string
 		return err
 	}
 	list := &kudov1beta1.InstanceList{}
-	err := c.List(ctx, list, client.InNamespace(ns))
+	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	for k := range list.Items {
+		if err := clientutil.ReadRecord(ctx, c, &list.Items[k]); err != nil {
+			return err
+		}
+	}
 	all.instances = list.Items
-	return err
+	return nil
 }
 
 // objects are the objects listed with their kinds, which a typed list's

@@ -199,6 +199,11 @@ func held(ctx context.Context, c client.Reader, ns string, names []string) ([]ku
 				"and new parameters that rename it cannot prune it", name, err))
 			continue
 		}
+		if err := clientutil.ReadRecord(ctx, c, i); err != nil {
+			notes = append(notes, fmt.Sprintf("the status of Instance %s could not be read (%v): what it holds now is not granted, "+
+				"and new parameters that rename it cannot prune it", name, err))
+			continue
+		}
 		for _, t := range i.Status.Inventory {
 			for _, obj := range t.Objects {
 				refs = append(refs, obj.ObjectRef)

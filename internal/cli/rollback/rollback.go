@@ -87,7 +87,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if err := checkImmutable(current, i, values, target); err != nil {
 		return err
 	}
-	if typed := clientutil.TypedObjectOf(i); typed != nil {
+	if typed := typedapi.HolderOf(i); typed != nil {
 		if err := rollbackTyped(ctx, c, typed, i, ov, target, values); err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/inventory"
 )
 
@@ -81,6 +82,9 @@ func (l *leftovers) read(ctx context.Context, c client.Reader) ([]kudov1beta1.Ob
 			continue
 		} else if err != nil {
 			return nil, fmt.Errorf("reading %s to wait for it: %w", describe(ref), err)
+		}
+		if err := clientutil.ReadRecord(ctx, c, i); err != nil {
+			return nil, fmt.Errorf("reading the status of %s to wait for it: %w", describe(ref), err)
 		}
 		l.owners.Insert(i.UID)
 		instances = append(instances, ref)

@@ -18,6 +18,7 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/engine"
+	"github.com/kudo-ng/kudo/internal/typedapi"
 )
 
 // Options are the flags of uninstall.
@@ -64,10 +65,13 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 		}
 		return err
 	}
+	if err := clientutil.ReadRecord(ctx, c, i); err != nil {
+		return err
+	}
 	// Read before the delete: an Instance without finalizer goes at once,
 	// and its inventory with it.
 	left := newLeftovers(i)
-	if typed := clientutil.TypedObjectOf(i); typed != nil {
+	if typed := typedapi.HolderOf(i); typed != nil {
 		// The manager would make the Instance again; the garbage collector
 		// deletes it with the object.
 		if err := c.Delete(ctx, typed); client.IgnoreNotFound(err) != nil {
@@ -101,6 +105,9 @@ func cancelCleanup(ctx context.Context, c client.Client, key client.ObjectKey, o
 		case apierrors.IsNotFound(err):
 			return nil
 		case err != nil:
+			return err
+		}
+		if err := clientutil.ReadRecord(ctx, c, i); err != nil {
 			return err
 		}
 		if pe, err := engine.RequestCancel(i); err == nil {

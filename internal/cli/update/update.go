@@ -15,6 +15,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/params"
+	"github.com/kudo-ng/kudo/internal/typedapi"
 )
 
 // Options are the flags of update.
@@ -64,7 +65,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 		return err
 	}
 	clientutil.WarnPlainSensitive(streams.ErrOut, changes, ov.Spec.Parameters)
-	if typed := clientutil.TypedObjectOf(i); typed != nil {
+	if typed := typedapi.HolderOf(i); typed != nil {
 		spec, err := clientutil.TypedChanges(changes, ov.Spec.Parameters)
 		if err != nil {
 			return err

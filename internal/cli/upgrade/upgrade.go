@@ -128,7 +128,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 			return err
 		}
 	}
-	if typed := clientutil.TypedObjectOf(i); typed != nil {
+	if typed := typedapi.HolderOf(i); typed != nil {
 		if err := upgradeTyped(ctx, c, typed, ov, changes); err != nil {
 			return err
 		}
