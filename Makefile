@@ -90,7 +90,7 @@ test-bundle: bundle ## The OLM bundle is in sync with config/ and passes operato
 	go test ./test/bundle/... -count=1
 
 .PHONY: test-e2e
-test-e2e: cluster-tools ## End to end on a local control plane of its own: the conformance packages, plans, failures.
+test-e2e: cluster-tools cosign ## End to end on a local control plane of its own: the conformance packages, plans, failures.
 	ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go test ./test/e2e/... -count=1 -timeout 30m -v -ginkgo.v
 
 .PHONY: test-olm
@@ -388,6 +388,10 @@ golangci-lint:
 .PHONY: helm
 helm: ## helm, for the benchmarks' comparison (make bench builds it).
 	hack/tools/gobuild.sh helm $(HELM_VERSION) helm.sh/helm/v3 helm.sh/helm/v3/cmd/helm
+
+.PHONY: cosign
+cosign: ## cosign, which the end-to-end suite checks kudo-ng's package signatures against, both ways.
+	hack/tools/gobuild.sh cosign $(COSIGN_VERSION) github.com/sigstore/cosign/v3 github.com/sigstore/cosign/v3/cmd/cosign
 
 .PHONY: helm-operator
 helm-operator: ## operator-sdk's helm-operator, the peer make bench measures kudo-ng against.

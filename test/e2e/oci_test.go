@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/test/corpus"
 )
 
 // localRegistry is the local control plane's registry (hack/cluster/node.sh).
@@ -94,5 +96,71 @@ var _ = Describe("Packages from OCI registries", func() {
 
 		_, err := kudo(ns, "package", "pull", tag, "-d", dir)
 		Expect(err).To(HaveOccurred(), "without the registry's CA, its certificate is not trusted")
+	})
+})
+
+// cosign runs the cosign binary make cosign builds, in dir, with the
+// password of the keys it makes and reads.
+func cosign(dir string, args ...string) (string, error) {
+	cmd := exec.Command(filepath.Join(cluster.Root, "bin", "cosign"), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "COSIGN_PASSWORD="+cosignPassword)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+const cosignPassword = "e2e-password"
+
+var _ = Describe("Signed packages", func() {
+	It("signs a package as cosign signs an image: cosign verifies ours, we verify cosign's, and refuse the unsigned and another key's", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		keys := GinkgoT().TempDir()
+		for _, prefix := range []string{"cosign", "other"} {
+			out, err := cosign(keys, "generate-key-pair", "--output-key-prefix", prefix)
+			Expect(err).NotTo(HaveOccurred(), out)
+		}
+		GinkgoT().Setenv("COSIGN_PASSWORD", cosignPassword)
+		trust := []string{"--ca-file", cluster.RegistryCA()}
+		cosignTrust := []string{"--registry-cacert", cluster.RegistryCA()}
+		digestOf := func(out string) string {
+			GinkgoHelper()
+			m := regexp.MustCompile(`Digest: (sha256:[0-9a-f]{64})`).FindStringSubmatch(out)
+			Expect(m).To(HaveLen(2), out)
+			return m[1]
+		}
+		push := func(dir, name string) string {
+			GinkgoHelper()
+			repository := "oci://" + localRegistry + "/" + ns + "/" + name
+			return repository + "@" + digestOf(mustKudo(ns, append([]string{"package", "push", dir, repository + ":0.1.0"}, trust...)...))
+		}
+		hello := push(filepath.Join("testdata", "deps", "child"), "child")
+
+		By("we sign, cosign verifies")
+		out := mustKudo(ns, append([]string{"package", "sign", hello, "--key", filepath.Join(keys, "cosign.key")}, trust...)...)
+		Expect(out).To(ContainSubstring("Signature: sha256:"))
+		imageRef := strings.TrimPrefix(hello, "oci://")
+		out, err := cosign(keys, append([]string{"verify", "--key", "cosign.pub", "--insecure-ignore-tlog", imageRef}, cosignTrust...)...)
+		Expect(err).NotTo(HaveOccurred(), out)
+		AddReportEntry("cosign verify of kubectl kudo package sign's signature", out)
+		out, err = cosign(keys, append([]string{"verify", "--key", "other.pub", "--insecure-ignore-tlog", imageRef}, cosignTrust...)...)
+		Expect(err).To(HaveOccurred(), out)
+
+		By("cosign signs, we verify")
+		parent := push(filepath.Join("testdata", "deps", "parent"), "parent")
+		out, err = cosign(keys, append([]string{"sign", "--key", "cosign.key", "--tlog-upload=false", "--use-signing-config=false",
+			strings.TrimPrefix(parent, "oci://")}, cosignTrust...)...)
+		Expect(err).NotTo(HaveOccurred(), out)
+		Expect(mustKudo(ns, append([]string{"package", "verify", parent, "--key", filepath.Join(keys, "cosign.pub")}, trust...)...)).
+			To(ContainSubstring("Verified: " + parent + ", signed with " + filepath.Join(keys, "cosign.pub")))
+		out, err = kudo(ns, append([]string{"package", "verify", parent, "--key", filepath.Join(keys, "other.pub")}, trust...)...)
+		Expect(err).To(HaveOccurred())
+		Expect(out).To(ContainSubstring("none of its 1 signatures verifies with the 1 keys given"))
+
+		By("an unsigned package is refused")
+		unsigned := push(filepath.Join(corpus.Examples(), "hello", "operator"), "hello")
+		out, err = kudo(ns, append([]string{"package", "verify", unsigned, "--key", filepath.Join(keys, "cosign.pub")}, trust...)...)
+		Expect(err).To(HaveOccurred())
+		Expect(out).To(ContainSubstring("is not signed: no Sigstore bundle refers to it"))
 	})
 })

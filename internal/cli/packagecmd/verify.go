@@ -10,6 +10,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kudo-ng/kudo/internal/cli/output"
+	"github.com/kudo-ng/kudo/internal/cli/resolve"
+	"github.com/kudo-ng/kudo/internal/ocipkg"
 	"github.com/kudo-ng/kudo/internal/packages"
 )
 
@@ -19,17 +21,24 @@ type VerifyOptions struct {
 	KubernetesVersion string
 	Output            output.Format
 	ParamChecks       []string
+	// Keys are public key files one of which must have signed a package
+	// in an OCI registry.
+	Keys     []string
+	Registry resolve.Registry
 }
 
 func newVerifyCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	opts := &VerifyOptions{}
 	cmd := &cobra.Command{
-		Use:   "verify <dir|tgz>",
-		Short: "Check a package against KUDO's rules",
+		Use:   "verify <dir|tgz|oci://REGISTRY/REPOSITORY:TAG|@sha256:DIGEST>",
+		Short: "Check a package against KUDO's rules, and a package in an OCI registry's signature",
 		Long: "Check a package: errors are what would fail to install or run, warnings what is defined but unused\n" +
-			"or what kudo-ng has to change (API versions the Kubernetes version no longer serves).",
-		Example: "  kubectl kudo package verify ../zk/operator\n  kubectl kudo package verify ../zk/operator -o json --param-checks all",
-		Args:    cobra.ExactArgs(1),
+			"or what kudo-ng has to change (API versions the Kubernetes version no longer serves).\n" +
+			"With --key, a package in an OCI registry must first have a signature by one of the keys\n" +
+			"(kubectl kudo package sign, or cosign sign --key), and the digest it signed is the one checked.",
+		Example: "  kubectl kudo package verify ../zk/operator\n  kubectl kudo package verify ../zk/operator -o json --param-checks all\n" +
+			"  kubectl kudo package verify oci://registry.example.com/packages/zookeeper:0.3.3 --key cosign.pub",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Path = args[0]
 			return RunVerify(cmd.Context(), streams, opts)
@@ -41,12 +50,15 @@ func newVerifyCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	output.Flag(f, &opts.Output, "Output format for command results: json or yaml")
 	f.StringSliceVar(&opts.ParamChecks, "param-checks", nil,
 		"Additional parameter checks: ["+strings.Join(packages.ParamCheckNames, " ")+"]")
+	f.StringSliceVar(&opts.Keys, "key", nil,
+		"Public keys (PEM, as cosign.pub), one of which must have signed the package in an OCI registry")
+	opts.Registry.AddFlags(f)
 	return cmd
 }
 
 // RunVerify prints the package's warnings and errors, as KUDO's tables or
 // as its result object; it fails when there are errors.
-func RunVerify(_ context.Context, streams genericiooptions.IOStreams, opts *VerifyOptions) error {
+func RunVerify(ctx context.Context, streams genericiooptions.IOStreams, opts *VerifyOptions) error {
 	if err := opts.Output.Validate(); err != nil {
 		return err
 	}
@@ -54,12 +66,50 @@ func RunVerify(_ context.Context, streams genericiooptions.IOStreams, opts *Veri
 	if err != nil {
 		return err
 	}
-	p, err := packages.Read(opts.Path)
+	p, err := readVerified(ctx, streams.Out, opts)
 	if err != nil {
 		return err
 	}
 	report := packages.Verify(p, packages.VerifyOptions{KubernetesVersion: opts.KubernetesVersion, ParamChecks: checks})
 	return writeReport(streams.Out, opts.Output, report)
+}
+
+// readVerified reads the package; one in an OCI registry, with keys, once
+// one of them is found to have signed it, by the digest signed.
+func readVerified(ctx context.Context, out io.Writer, opts *VerifyOptions) (*packages.Package, error) {
+	if !ocipkg.IsRef(opts.Path) {
+		if len(opts.Keys) > 0 {
+			return nil, fmt.Errorf("--key checks the signature of a package in an OCI registry (%s...), not of %s", ocipkg.Scheme, opts.Path)
+		}
+		return packages.Read(opts.Path)
+	}
+	c, err := opts.Registry.Client()
+	if err != nil {
+		return nil, err
+	}
+	ref := opts.Path
+	if len(opts.Keys) > 0 {
+		keys, err := readPublicKeys(opts.Keys)
+		if err != nil {
+			return nil, err
+		}
+		verified, err := c.Verify(ctx, ref, keys)
+		if err != nil {
+			return nil, err
+		}
+		if opts.Output == "" {
+			if _, err := fmt.Fprintf(out, "Verified: %s, signed with %s (signature %s)\n",
+				verified.Ref, opts.Keys[verified.Key], verified.Signature); err != nil {
+				return nil, err
+			}
+		}
+		ref = verified.Ref
+	}
+	pulled, err := c.Pull(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return pulled.Package, nil
 }
 
 // result is KUDO's verify result, as -o writes it: the lists are never null.

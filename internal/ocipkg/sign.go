@@ -1,0 +1,240 @@
+package ocipkg
+
+import (
+	"context"
+	"crypto"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/sigstore/sigstore-go/pkg/bundle"
+	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/sigstore/sigstore-go/pkg/sign"
+	"github.com/sigstore/sigstore-go/pkg/verify"
+	"github.com/sigstore/sigstore/pkg/signature"
+	"google.golang.org/protobuf/encoding/protojson"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/registry/remote"
+)
+
+// A package's signature is what cosign v3 writes for an image it signs
+// (cosign sign --new-bundle-format): a Sigstore bundle whose DSSE envelope
+// signs an in-toto statement naming the manifest's digest, pushed as an
+// artifact that refers to the manifest (OCI 1.1 subject; the referrers tag
+// where the registry has no referrers API). So cosign verify checks our
+// signatures, and we check cosign's.
+const (
+	// SignatureArtifactType is the artifact type, and the layer's media
+	// type, of a signature: a Sigstore bundle v0.3.
+	SignatureArtifactType = "application/vnd.dev.sigstore.bundle.v0.3+json"
+	// cosignSignPredicateType is the predicate of the statement cosign sign
+	// signs.
+	cosignSignPredicateType = "https://sigstore.dev/cosign/sign/v1"
+	inTotoStatementType     = "https://in-toto.io/Statement/v1"
+	inTotoPayloadType       = "application/vnd.in-toto+json"
+	// The annotations cosign puts on a signature's manifest.
+	bundleContentAnnotation       = "dev.sigstore.bundle.content"
+	bundlePredicateTypeAnnotation = "dev.sigstore.bundle.predicateType"
+)
+
+// MaxSignatures is how many signatures of a package Verify reads, at most:
+// anyone who may push to the repository may add some.
+const MaxSignatures = 16
+
+// statement is an in-toto statement v1 about one artifact.
+type statement struct {
+	Type          string         `json:"_type"`
+	Subject       []subject      `json:"subject"`
+	PredicateType string         `json:"predicateType"`
+	Predicate     map[string]any `json:"predicate"`
+}
+
+type subject struct {
+	Digest map[string]string `json:"digest"`
+}
+
+// Signed is what a signature wrote.
+type Signed struct {
+	// Digest is the signed manifest's; Signature the signature's manifest's.
+	Digest, Signature string
+}
+
+// Sign signs the package ref names (by digest, or by a tag resolved to one
+// first) with signer, and pushes the signature.
+func (c *Client) Sign(ctx context.Context, ref string, signer sign.Keypair) (*Signed, error) {
+	repo, reference, err := c.repository(ref)
+	if err != nil {
+		return nil, err
+	}
+	desc, manifest, err := fetchManifest(ctx, repo, reference)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	if _, err := packageLayer(manifest); err != nil {
+		return nil, fmt.Errorf("%s (%s): %w", ref, desc.Digest, err)
+	}
+	payload, err := json.Marshal(statement{
+		Type:          inTotoStatementType,
+		Subject:       []subject{{Digest: map[string]string{desc.Digest.Algorithm().String(): desc.Digest.Encoded()}}},
+		PredicateType: cosignSignPredicateType,
+		Predicate:     map[string]any{},
+	})
+	if err != nil {
+		return nil, err
+	}
+	signed, err := sign.Bundle(&sign.DSSEData{Data: payload, PayloadType: inTotoPayloadType}, signer, sign.BundleOptions{Context: ctx})
+	if err != nil {
+		return nil, fmt.Errorf("signing %s (%s): %w", ref, desc.Digest, err)
+	}
+	data, err := protojson.Marshal(signed)
+	if err != nil {
+		return nil, err
+	}
+	sig, err := pushSignature(ctx, repo, desc, data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: pushing the signature: %w", ref, err)
+	}
+	return &Signed{Digest: desc.Digest.String(), Signature: sig.Digest.String()}, nil
+}
+
+// pushSignature pushes a Sigstore bundle as a signature of the manifest
+// subject.
+func pushSignature(ctx context.Context, repo *remote.Repository, subject ocispec.Descriptor, data []byte) (ocispec.Descriptor, error) {
+	layer := content.NewDescriptorFromBytes(SignatureArtifactType, data)
+	if err := pushBlob(ctx, repo, layer, data); err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	return oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, SignatureArtifactType, oras.PackManifestOptions{
+		Subject: &subject, Layers: []ocispec.Descriptor{layer},
+		ManifestAnnotations: map[string]string{
+			ocispec.AnnotationCreated:     time.Now().UTC().Format(time.RFC3339),
+			bundleContentAnnotation:       "dsse-envelope",
+			bundlePredicateTypeAnnotation: cosignSignPredicateType,
+		},
+	})
+}
+
+// Verified is the signature Verify accepted.
+type Verified struct {
+	// Ref names the package verified by its digest; Digest is the digest,
+	// which a tag resolved to; Signature the accepted signature's manifest's.
+	Ref, Digest, Signature string
+	// Key is the index, in the keys given, of the key that made it.
+	Key int
+}
+
+// errEnoughSignatures ends the listing of signatures at MaxSignatures.
+var errEnoughSignatures = errors.New("enough signatures")
+
+// Verify checks that a signature of the package ref names (by digest, or
+// by a tag resolved to one once) was made by one of keys, and says which;
+// an error says why none was: none at all, none by these keys, or none
+// that holds.
+func (c *Client) Verify(ctx context.Context, ref string, keys []crypto.PublicKey) (*Verified, error) {
+	repo, reference, err := c.repository(ref)
+	if err != nil {
+		return nil, err
+	}
+	desc, err := repo.Resolve(ctx, reference)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	verifiers := make([]*verify.Verifier, len(keys))
+	for k, key := range keys {
+		if verifiers[k], err = keyVerifier(key); err != nil {
+			return nil, err
+		}
+	}
+	var signatures []ocispec.Descriptor
+	// Listed unfiltered: some registries (go-containerregistry's) give a
+	// referrer the artifact type of its config, empty here, and the
+	// signature's manifest is checked when read.
+	err = repo.Referrers(ctx, desc, "", func(page []ocispec.Descriptor) error {
+		for _, d := range page {
+			if d.ArtifactType == SignatureArtifactType || d.ArtifactType == ocispec.MediaTypeEmptyJSON {
+				signatures = append(signatures, d)
+			}
+		}
+		if len(signatures) >= MaxSignatures {
+			return errEnoughSignatures
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errEnoughSignatures) {
+		return nil, fmt.Errorf("%s (%s): listing its signatures: %w", ref, desc.Digest, err)
+	}
+	if len(signatures) == 0 {
+		return nil, fmt.Errorf("%s (%s) is not signed: no Sigstore bundle refers to it", ref, desc.Digest)
+	}
+	digest, err := hex.DecodeString(desc.Digest.Encoded())
+	if err != nil {
+		return nil, err
+	}
+	policy := verify.NewPolicy(verify.WithArtifactDigest(desc.Digest.Algorithm().String(), digest), verify.WithKey())
+	var reasons []string
+	for _, s := range signatures[:min(len(signatures), MaxSignatures)] {
+		b, err := fetchBundle(ctx, repo, s)
+		if err != nil {
+			reasons = append(reasons, fmt.Sprintf("%s: %v", s.Digest, err))
+			continue
+		}
+		for k, v := range verifiers {
+			result, err := v.Verify(b, policy)
+			if err == nil && result.Statement != nil && result.Statement.GetPredicateType() != cosignSignPredicateType {
+				err = fmt.Errorf("it states %q, not %q", result.Statement.GetPredicateType(), cosignSignPredicateType)
+			}
+			if err != nil {
+				reasons = append(reasons, fmt.Sprintf("%s with key %d: %v", s.Digest, k+1, err))
+				continue
+			}
+			r := repo.Reference
+			return &Verified{Ref: Scheme + r.Registry + "/" + r.Repository + "@" + desc.Digest.String(),
+				Digest: desc.Digest.String(), Signature: s.Digest.String(), Key: k}, nil
+		}
+	}
+	return nil, fmt.Errorf("%s (%s): none of its %d signatures verifies with the %d keys given: %s",
+		ref, desc.Digest, len(signatures), len(keys), strings.Join(reasons, "; "))
+}
+
+// keyVerifier verifies signatures made with key, with no transparency log
+// nor timestamp: a key does not expire as a certificate does.
+func keyVerifier(key crypto.PublicKey) (*verify.Verifier, error) {
+	loaded, err := signature.LoadDefaultVerifier(key)
+	if err != nil {
+		return nil, err
+	}
+	trusted := root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) {
+		return root.NewExpiringKey(loaded, time.Time{}, time.Time{}), nil
+	})
+	return verify.NewVerifier(trusted, verify.WithNoObserverTimestamps())
+}
+
+// fetchBundle reads the Sigstore bundle of a signature, within
+// MaxMetadataBytes, checked against its digests.
+func fetchBundle(ctx context.Context, repo *remote.Repository, desc ocispec.Descriptor) (*bundle.Bundle, error) {
+	_, manifest, err := fetchManifest(ctx, repo, desc.Digest.String())
+	if err != nil {
+		return nil, err
+	}
+	if manifest.ArtifactType != SignatureArtifactType || len(manifest.Layers) != 1 || manifest.Layers[0].MediaType != SignatureArtifactType {
+		return nil, errors.New("not a signature: a signature has one layer, its Sigstore bundle")
+	}
+	layer := manifest.Layers[0]
+	if layer.Size < 0 || layer.Size > MaxMetadataBytes {
+		return nil, fmt.Errorf("the bundle is %d bytes, more than the %d a signature's may be", layer.Size, MaxMetadataBytes)
+	}
+	data, err := content.FetchAll(ctx, repo, layer)
+	if err != nil {
+		return nil, err
+	}
+	b := &bundle.Bundle{}
+	if err := b.UnmarshalJSON(data); err != nil {
+		return nil, fmt.Errorf("reading the bundle: %w", err)
+	}
+	return b, nil
+}

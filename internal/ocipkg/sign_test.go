@@ -1,0 +1,187 @@
+package ocipkg
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"strings"
+	"testing"
+
+	"github.com/secure-systems-lab/go-securesystemslib/encrypted"
+	"oras.land/oras-go/v2/content"
+)
+
+// newSigner is a signer of a new P-256 key, and its public key.
+func newSigner(t *testing.T) (*Signer, crypto.PublicKey) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := LoadSigner(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, key.Public()
+}
+
+func TestASignedPackageVerifiesWithItsKeyOnly(t *testing.T) {
+	for _, referrers := range []bool{true, false} {
+		c, host := newRegistry(t, referrers, nil)
+		ctx := context.Background()
+		ref := Scheme + host + "/packages/hello:0.1.0"
+		pushed, err := c.Push(ctx, readPackage(t, helloDir), ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		signer, key := newSigner(t)
+		_, other := newSigner(t)
+
+		if _, err := c.Verify(ctx, ref, []crypto.PublicKey{key}); err == nil || !strings.Contains(err.Error(), "is not signed") {
+			t.Errorf("referrers API %t: Verify of an unsigned package = %v, want it not signed", referrers, err)
+		}
+		signed, err := c.Sign(ctx, ref, signer)
+		if err != nil {
+			t.Fatalf("referrers API %t: Sign: %v", referrers, err)
+		}
+		if signed.Digest != pushed.Digest {
+			t.Errorf("signed %s, pushed %s", signed.Digest, pushed.Digest)
+		}
+		verified, err := c.Verify(ctx, ref, []crypto.PublicKey{other, key})
+		if err != nil {
+			t.Fatalf("referrers API %t: Verify: %v", referrers, err)
+		}
+		if verified.Digest != pushed.Digest || verified.Signature != signed.Signature || verified.Key != 1 {
+			t.Errorf("Verify = %+v, want %s signed by %s with the second key", verified, pushed.Digest, signed.Signature)
+		}
+		_, err = c.Verify(ctx, ref, []crypto.PublicKey{other})
+		if err == nil || !strings.Contains(err.Error(), "none of its 1 signatures verifies with the 1 keys given") {
+			t.Errorf("Verify with another key = %v, want refused", err)
+		}
+	}
+}
+
+func TestATagMovedToAnotherPackageIsNotSignedByTheFirstsSignature(t *testing.T) {
+	c, host := newRegistry(t, true, nil)
+	ctx := context.Background()
+	ref := Scheme + host + "/packages/hello:0.1.0"
+	if _, err := c.Push(ctx, readPackage(t, helloDir), ref); err != nil {
+		t.Fatal(err)
+	}
+	signer, key := newSigner(t)
+	if _, err := c.Sign(ctx, ref, signer); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := c.Push(ctx, readPackage(t, widgetDir), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Verify(ctx, ref, []crypto.PublicKey{key}); err == nil || !strings.Contains(err.Error(), moved.Digest) {
+		t.Errorf("Verify of the moved tag = %v, want the new package (%s) refused", err, moved.Digest)
+	}
+}
+
+func TestASignatureOfAnotherPackageOrTamperedWithIsRefused(t *testing.T) {
+	c, host := newRegistry(t, true, nil)
+	ctx := context.Background()
+	helloRef := Scheme + host + "/packages/hello:0.1.0"
+	if _, err := c.Push(ctx, readPackage(t, helloDir), helloRef); err != nil {
+		t.Fatal(err)
+	}
+	signer, key := newSigner(t)
+	signed, err := c.Sign(ctx, helloRef, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, _, err := c.repository(helloRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, manifest, err := fetchManifest(ctx, repo, signed.Signature)
+	if err != nil {
+		t.Fatal(err)
+	}
+	helloBundle, err := content.FetchAll(ctx, repo, manifest.Layers[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	widgetRef := Scheme + host + "/packages/hello:widget"
+	widget, err := c.Push(ctx, readPackage(t, widgetDir), widgetRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	widgetDesc, err := repo.Resolve(ctx, widget.Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// hello's signature, copied to widget: it states hello's digest.
+	if _, err := pushSignature(ctx, repo, widgetDesc, helloBundle); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Verify(ctx, widgetRef, []crypto.PublicKey{key}); err == nil {
+		t.Error("Verify accepted another package's signature")
+	}
+
+	// hello's signature, its statement changed to name widget's digest.
+	var b map[string]any
+	if err := json.Unmarshal(helloBundle, &b); err != nil {
+		t.Fatal(err)
+	}
+	envelope := b["dsseEnvelope"].(map[string]any)
+	payload, err := base64.StdEncoding.DecodeString(envelope["payload"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hello := strings.TrimPrefix(signed.Digest, "sha256:")
+	payload = bytes.ReplaceAll(payload, []byte(hello), []byte(strings.TrimPrefix(widget.Digest, "sha256:")))
+	envelope["payload"] = base64.StdEncoding.EncodeToString(payload)
+	tampered, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pushSignature(ctx, repo, widgetDesc, tampered); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Verify(ctx, widgetRef, []crypto.PublicKey{key})
+	if err == nil || !strings.Contains(err.Error(), "none of its 2 signatures verifies") {
+		t.Errorf("Verify = %v, want both signatures refused", err)
+	}
+}
+
+func TestCosignsEncryptedKeyIsReadWithItsPassword(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := encrypted.Encrypt(der, []byte("secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: sigstorePrivateKeyType, Bytes: sealed})
+	if _, err := LoadSigner(pemBytes, []byte("wrong")); err == nil || !strings.Contains(err.Error(), "wrong password") {
+		t.Errorf("LoadSigner with the wrong password = %v", err)
+	}
+	s, err := LoadSigner(pemBytes, []byte("secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !key.PublicKey.Equal(s.GetPublicKey()) {
+		t.Error("the signer's public key is not the key's")
+	}
+}
