@@ -166,17 +166,9 @@ type Pulled struct {
 // Pull reads the package ref names, by tag or by digest; a tag is resolved
 // to a digest once, and the content read is checked against it.
 func (c *Client) Pull(ctx context.Context, ref string) (*Pulled, error) {
-	repo, reference, err := c.repository(ref)
+	repo, desc, layer, err := c.packageManifest(ctx, ref)
 	if err != nil {
 		return nil, err
-	}
-	desc, manifest, err := fetchManifest(ctx, repo, reference)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", ref, err)
-	}
-	layer, err := packageLayer(manifest)
-	if err != nil {
-		return nil, fmt.Errorf("%s (%s): %w", ref, desc.Digest, err)
 	}
 	tarball, err := content.FetchAll(ctx, repo, layer)
 	if err != nil {
@@ -186,9 +178,32 @@ func (c *Client) Pull(ctx context.Context, ref string) (*Pulled, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s (%s): %w", ref, desc.Digest, err)
 	}
-	r := repo.Reference
-	p.Origin = Scheme + r.Registry + "/" + r.Repository + "@" + desc.Digest.String()
+	p.Origin = byDigest(repo, desc)
 	return &Pulled{Package: p, Digest: desc.Digest.String(), Tarball: tarball}, nil
+}
+
+// packageManifest reads the manifest of the package ref names: its
+// repository, the manifest's descriptor, and its tarball's layer.
+func (c *Client) packageManifest(ctx context.Context, ref string) (*remote.Repository, ocispec.Descriptor, ocispec.Descriptor, error) {
+	repo, reference, err := c.repository(ref)
+	if err != nil {
+		return nil, ocispec.Descriptor{}, ocispec.Descriptor{}, err
+	}
+	desc, manifest, err := fetchManifest(ctx, repo, reference)
+	if err != nil {
+		return nil, desc, ocispec.Descriptor{}, fmt.Errorf("%s: %w", ref, err)
+	}
+	layer, err := packageLayer(manifest)
+	if err != nil {
+		return nil, desc, layer, fmt.Errorf("%s (%s): %w", ref, desc.Digest, err)
+	}
+	return repo, desc, layer, nil
+}
+
+// byDigest names the manifest desc of repo by its digest.
+func byDigest(repo *remote.Repository, desc ocispec.Descriptor) string {
+	r := repo.Reference
+	return Scheme + r.Registry + "/" + r.Repository + "@" + desc.Digest.String()
 }
 
 // Resolve is the digest of the manifest ref names.

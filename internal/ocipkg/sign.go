@@ -67,16 +67,9 @@ type Signed struct {
 // Sign signs the package ref names (by digest, or by a tag resolved to one
 // first) with signer, and pushes the signature.
 func (c *Client) Sign(ctx context.Context, ref string, signer sign.Keypair) (*Signed, error) {
-	repo, reference, err := c.repository(ref)
+	repo, desc, _, err := c.packageManifest(ctx, ref)
 	if err != nil {
 		return nil, err
-	}
-	desc, manifest, err := fetchManifest(ctx, repo, reference)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", ref, err)
-	}
-	if _, err := packageLayer(manifest); err != nil {
-		return nil, fmt.Errorf("%s (%s): %w", ref, desc.Digest, err)
 	}
 	payload, err := json.Marshal(statement{
 		Type:          inTotoStatementType,
@@ -192,9 +185,7 @@ func (c *Client) Verify(ctx context.Context, ref string, keys []crypto.PublicKey
 				reasons = append(reasons, fmt.Sprintf("%s with key %d: %v", s.Digest, k+1, err))
 				continue
 			}
-			r := repo.Reference
-			return &Verified{Ref: Scheme + r.Registry + "/" + r.Repository + "@" + desc.Digest.String(),
-				Digest: desc.Digest.String(), Signature: s.Digest.String(), Key: k}, nil
+			return &Verified{Ref: byDigest(repo, desc), Digest: desc.Digest.String(), Signature: s.Digest.String(), Key: k}, nil
 		}
 	}
 	return nil, fmt.Errorf("%s (%s): none of its %d signatures verifies with the %d keys given: %s",

@@ -72,17 +72,27 @@ func TestASignedPackageVerifiesWithItsKeyOnly(t *testing.T) {
 	}
 }
 
-func TestATagMovedToAnotherPackageIsNotSignedByTheFirstsSignature(t *testing.T) {
+// signedHello pushes the hello package to a registry with the referrers
+// API and signs it: the client, the registry's host, the reference, the
+// signature, and the key that verifies it.
+func signedHello(t *testing.T) (*Client, string, string, *Signed, crypto.PublicKey) {
+	t.Helper()
 	c, host := newRegistry(t, true, nil)
-	ctx := context.Background()
 	ref := Scheme + host + "/packages/hello:0.1.0"
-	if _, err := c.Push(ctx, readPackage(t, helloDir), ref); err != nil {
+	if _, err := c.Push(context.Background(), readPackage(t, helloDir), ref); err != nil {
 		t.Fatal(err)
 	}
 	signer, key := newSigner(t)
-	if _, err := c.Sign(ctx, ref, signer); err != nil {
+	signed, err := c.Sign(context.Background(), ref, signer)
+	if err != nil {
 		t.Fatal(err)
 	}
+	return c, host, ref, signed, key
+}
+
+func TestATagMovedToAnotherPackageIsNotSignedByTheFirstsSignature(t *testing.T) {
+	c, _, ref, _, key := signedHello(t)
+	ctx := context.Background()
 	moved, err := c.Push(ctx, readPackage(t, widgetDir), ref)
 	if err != nil {
 		t.Fatal(err)
@@ -93,17 +103,8 @@ func TestATagMovedToAnotherPackageIsNotSignedByTheFirstsSignature(t *testing.T) 
 }
 
 func TestASignatureOfAnotherPackageOrTamperedWithIsRefused(t *testing.T) {
-	c, host := newRegistry(t, true, nil)
+	c, host, helloRef, signed, key := signedHello(t)
 	ctx := context.Background()
-	helloRef := Scheme + host + "/packages/hello:0.1.0"
-	if _, err := c.Push(ctx, readPackage(t, helloDir), helloRef); err != nil {
-		t.Fatal(err)
-	}
-	signer, key := newSigner(t)
-	signed, err := c.Sign(ctx, helloRef, signer)
-	if err != nil {
-		t.Fatal(err)
-	}
 	repo, _, err := c.repository(helloRef)
 	if err != nil {
 		t.Fatal(err)
