@@ -72,8 +72,9 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	// and its inventory with it.
 	left := newLeftovers(i)
 	if typed := typedapi.HolderOf(i); typed != nil {
-		// The manager would make the Instance again; the garbage collector
-		// deletes it with the object.
+		// The manager would make the Instance again: deleting the object
+		// deletes it (the manager does, when the object keeps the record of
+		// its cleanup; else the garbage collector).
 		if err := c.Delete(ctx, typed); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting %s: %w", clientutil.TypedName(typed), err)
 		}
