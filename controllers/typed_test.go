@@ -175,6 +175,25 @@ var _ = Describe("Typed APIs", func() {
 		}).Should(Succeed())
 	})
 
+	It("writes no record to an object a tenant's Instance names as its controller that is no typed object: a Secret of its name stays as it was", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		operator, _ := typedOperator(ctx, ns)
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "t"}, StringData: map[string]string{"k": "v"}}
+		Expect(k8sClient.Create(ctx, secret)).To(Succeed())
+		i := newInstance(ns, "t", operator+"-0.1.0")
+		i.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Secret", Name: "t", UID: secret.UID, Controller: ptr.To(true)}}
+		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+		key := types.NamespacedName{Namespace: ns, Name: "t"}
+		Eventually(func(g Gomega) {
+			// The Instance holds its own record.
+			g.Expect(getInstance(ctx, g, key).Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
+		}).Should(Succeed())
+		after := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, key, after)).To(Succeed())
+		Expect(after.ResourceVersion).To(Equal(secret.ResourceVersion))
+		Expect(after.Finalizers).To(BeEmpty())
+	})
+
 	It("has the API server refuse a bad enum value and a change of an immutable parameter, naming the field", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
 		_, names := typedOperator(ctx, ns)

@@ -18,8 +18,8 @@ import (
 	"oras.land/oras-go/v2/content"
 )
 
-// newSigner is a signer of a new P-256 key, and its public key.
-func newSigner(t *testing.T) (*Signer, crypto.PublicKey) {
+// newKey is a new P-256 key, and its PKCS #8 encoding.
+func newKey(t *testing.T) (*ecdsa.PrivateKey, []byte) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -29,6 +29,13 @@ func newSigner(t *testing.T) (*Signer, crypto.PublicKey) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return key, der
+}
+
+// newSigner is a signer of a new P-256 key, and its public key.
+func newSigner(t *testing.T) (*Signer, crypto.PublicKey) {
+	t.Helper()
+	key, der := newKey(t)
 	s, err := LoadSigner(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -162,14 +169,7 @@ func TestASignatureOfAnotherPackageOrTamperedWithIsRefused(t *testing.T) {
 }
 
 func TestCosignsEncryptedKeyIsReadWithItsPassword(t *testing.T) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	key, der := newKey(t)
 	sealed, err := encrypted.Encrypt(der, []byte("secret"))
 	if err != nil {
 		t.Fatal(err)
