@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/healthrule"
@@ -39,6 +40,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/task"
+	"github.com/kudo-ng/kudo/internal/trust"
 	"github.com/kudo-ng/kudo/internal/typedapi"
 )
 
@@ -175,6 +177,23 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		return ctrl.Result{}, nil
 	}
 	run.ov = ov
+	policies := &kudov1alpha1.TrustPolicyList{}
+	if err := r.List(ctx, policies); err != nil {
+		return ctrl.Result{}, err
+	}
+	if refused := trust.Refusal(policies.Items, ov); refused != nil {
+		// The OperatorVersion watch wakes the Instance once it is judged.
+		// Its code is not run, its cleanup plan neither.
+		readiness := &engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: trust.UnsignedReason, Message: refused.Error()}
+		if refused.Pending {
+			readiness.Ready, readiness.Stalled = metav1.ConditionUnknown, false
+		}
+		run.judge(readiness)
+		if !instance.DeletionTimestamp.IsZero() && !refused.Pending {
+			controllerutil.RemoveFinalizer(instance, kudov1beta1.InstanceCleanupFinalizer)
+		}
+		return ctrl.Result{}, nil
+	}
 
 	id, err := r.identityFor(instance)
 	if err != nil {

@@ -3,23 +3,30 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/packages"
 	"github.com/kudo-ng/kudo/internal/render"
+	"github.com/kudo-ng/kudo/internal/trust"
 )
 
-// OperatorVersionReconciler reports whether an OperatorVersion can run, by
-// the rules of package verify, so a broken one is visible before an Instance
-// uses it.
+// OperatorVersionReconciler reports whether an OperatorVersion can run:
+// whether the TrustPolicies covering it verify its signature (its Verified
+// condition), then, by the rules of package verify, so a broken one is
+// visible before an Instance uses it.
 type OperatorVersionReconciler struct {
 	client.Client
 	// RenderLimits bound each render of a template; none set:
@@ -27,11 +34,18 @@ type OperatorVersionReconciler struct {
 	RenderLimits render.Limits
 }
 
+// unverifiedRetry is how soon an OperatorVersion its policies do not verify
+// is verified again: its package may be signed since, or its registry back.
+const unverifiedRetry = 2 * time.Minute
+
 // +kubebuilder:rbac:groups=kudo.dev,resources=operatorversions,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=kudo.dev,resources=operatorversions/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kudo.dev,resources=trustpolicies,verbs=get;list;watch
 
 // Reconcile verifies the OperatorVersion and records the first error as
 // conditions; an invalid OperatorVersion is Stalled until its spec changes.
+// One a TrustPolicy enforces signatures on and does not verify is not
+// rendered at all.
 func (r *OperatorVersionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ov := &kudov1beta1.OperatorVersion{}
 	if err := r.Get(ctx, req.NamespacedName, ov); err != nil {
@@ -39,7 +53,25 @@ func (r *OperatorVersionReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	}
 	before := ov.DeepCopy()
 	ov.Status.ObservedGeneration = ov.Generation
-	if report := packages.VerifyOperatorVersion(ov, r.RenderLimits); len(report.Errors) > 0 {
+	policies := &kudov1alpha1.TrustPolicyList{}
+	if err := r.List(ctx, policies); err != nil {
+		return ctrl.Result{}, err
+	}
+	result := ctrl.Result{}
+	if covering := trust.Covering(policies.Items, ov); len(covering) == 0 {
+		meta.RemoveStatusCondition(&ov.Status.Conditions, trust.VerifiedCondition)
+	} else {
+		verified := trust.Condition(trust.Verify(ctx, ov, covering), ov.Generation)
+		verified.Message = engine.TruncateMessage(verified.Message, maxConditionMessage)
+		if verified.Status != metav1.ConditionTrue {
+			ctrl.LoggerFrom(ctx).Info("OperatorVersion not verified", "OperatorVersion", klog.KObj(ov), "reason", verified.Message)
+			result.RequeueAfter = unverifiedRetry
+		}
+		meta.SetStatusCondition(&ov.Status.Conditions, verified)
+	}
+	if refusal := trust.Refusal(policies.Items, ov); refusal != nil {
+		setReadiness(ov, engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: trust.UnsignedReason, Message: refusal.Error()})
+	} else if report := packages.VerifyOperatorVersion(ov, r.RenderLimits); len(report.Errors) > 0 {
 		msg := report.Errors[0].String()
 		if n := len(report.Errors); n > 1 {
 			msg += fmt.Sprintf(" (and %d more errors: kubectl kudo package verify shows them all)", n-1)
@@ -51,13 +83,32 @@ func (r *OperatorVersionReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 			Ready: metav1.ConditionTrue, Reason: kudov1beta1.SucceededReason, Message: "The package passes the verify rules",
 		})
 	}
-	return ctrl.Result{}, patchStatus(ctx, r.Client, before, ov)
+	return result, patchStatus(ctx, r.Client, before, ov)
 }
 
-// SetupWithManager registers the controller; status writes do not wake it.
+// SetupWithManager registers the controller; status writes do not wake it,
+// a changed package digest or TrustPolicy does.
 func (r *OperatorVersionReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&kudov1beta1.OperatorVersion{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&kudov1beta1.OperatorVersion{}, builder.WithPredicates(
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Watches(&kudov1alpha1.TrustPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allOperatorVersions),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Named("operatorversion").
 		Complete(r)
+}
+
+// allOperatorVersions are every OperatorVersion, which a changed
+// TrustPolicy may cover.
+func (r *OperatorVersionReconciler) allOperatorVersions(ctx context.Context, _ client.Object) []reconcile.Request {
+	ovs := &kudov1beta1.OperatorVersionList{}
+	if err := r.List(ctx, ovs); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing the OperatorVersions a TrustPolicy may cover")
+		return nil
+	}
+	requests := make([]reconcile.Request, len(ovs.Items))
+	for k := range ovs.Items {
+		requests[k] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ovs.Items[k])}
+	}
+	return requests
 }

@@ -72,6 +72,10 @@ func New(ctx context.Context, cfg *Config) (ctrl.Manager, *controllers.InstanceR
 	if err := operatorVersions.SetupWithManager(mgr); err != nil {
 		return nil, nil, fmt.Errorf("the OperatorVersion controller: %w", err)
 	}
+	trustPolicies := &controllers.TrustPolicyReconciler{Client: mgr.GetClient()}
+	if err := trustPolicies.SetupWithManager(mgr); err != nil {
+		return nil, nil, fmt.Errorf("the TrustPolicy controller: %w", err)
+	}
 	instances := &cfg.Instances
 	instances.Client, instances.Scheme, instances.APIReader = mgr.GetClient(), mgr.GetScheme(), mgr.GetAPIReader()
 	instances.Recorder, instances.Mapper, instances.Config = mgr.GetEventRecorderFor("kudo-ng"), mgr.GetRESTMapper(), cfg.Rest

@@ -93,6 +93,9 @@ type Client struct {
 	Credential auth.CredentialFunc
 }
 
+// Anonymous gives no credentials to any registry.
+func Anonymous(context.Context, string) (auth.Credential, error) { return auth.EmptyCredential, nil }
+
 // Pushed is what a push wrote.
 type Pushed struct {
 	Ref    string

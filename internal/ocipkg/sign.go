@@ -2,7 +2,6 @@ package ocipkg
 
 import (
 	"context"
-	"crypto"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -12,10 +11,8 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/sigstore/sigstore-go/pkg/bundle"
-	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/sign"
 	"github.com/sigstore/sigstore-go/pkg/verify"
-	"github.com/sigstore/sigstore/pkg/signature"
 	"google.golang.org/protobuf/encoding/protojson"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
@@ -117,18 +114,18 @@ type Verified struct {
 	// Ref names the package verified by its digest; Digest is the digest,
 	// which a tag resolved to; Signature the accepted signature's manifest's.
 	Ref, Digest, Signature string
-	// Key is the index, in the keys given, of the key that made it.
-	Key int
+	// Authority is the name of the authority that signed.
+	Authority string
 }
 
 // errEnoughSignatures ends the listing of signatures at MaxSignatures.
 var errEnoughSignatures = errors.New("enough signatures")
 
 // Verify checks that a signature of the package ref names (by digest, or
-// by a tag resolved to one once) was made by one of keys, and says which;
-// an error says why none was: none at all, none by these keys, or none
-// that holds.
-func (c *Client) Verify(ctx context.Context, ref string, keys []crypto.PublicKey) (*Verified, error) {
+// by a tag resolved to one once) was made by one of authorities, and says
+// which; an error says why none was: none at all, none by these
+// authorities, or none that holds.
+func (c *Client) Verify(ctx context.Context, ref string, authorities []Authority) (*Verified, error) {
 	repo, reference, err := c.repository(ref)
 	if err != nil {
 		return nil, err
@@ -136,12 +133,6 @@ func (c *Client) Verify(ctx context.Context, ref string, keys []crypto.PublicKey
 	desc, err := repo.Resolve(ctx, reference)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)
-	}
-	verifiers := make([]*verify.Verifier, len(keys))
-	for k, key := range keys {
-		if verifiers[k], err = keyVerifier(key); err != nil {
-			return nil, err
-		}
 	}
 	var signatures []ocispec.Descriptor
 	// Listed unfiltered: some registries (go-containerregistry's) give a
@@ -168,7 +159,7 @@ func (c *Client) Verify(ctx context.Context, ref string, keys []crypto.PublicKey
 	if err != nil {
 		return nil, err
 	}
-	policy := verify.NewPolicy(verify.WithArtifactDigest(desc.Digest.Algorithm().String(), digest), verify.WithKey())
+	artifact := verify.WithArtifactDigest(desc.Digest.Algorithm().String(), digest)
 	var reasons []string
 	for _, s := range signatures[:min(len(signatures), MaxSignatures)] {
 		b, err := fetchBundle(ctx, repo, s)
@@ -176,33 +167,25 @@ func (c *Client) Verify(ctx context.Context, ref string, keys []crypto.PublicKey
 			reasons = append(reasons, fmt.Sprintf("%s: %v", s.Digest, err))
 			continue
 		}
-		for k, v := range verifiers {
-			result, err := v.Verify(b, policy)
-			if err == nil && result.Statement != nil && result.Statement.GetPredicateType() != cosignSignPredicateType {
-				err = fmt.Errorf("it states %q, not %q", result.Statement.GetPredicateType(), cosignSignPredicateType)
-			}
-			if err != nil {
-				reasons = append(reasons, fmt.Sprintf("%s with key %d: %v", s.Digest, k+1, err))
+		for _, a := range authorities {
+			if err := a.verifies(b, artifact); err != nil {
+				reasons = append(reasons, fmt.Sprintf("%s by %s: %v", s.Digest, a.Name, err))
 				continue
 			}
-			return &Verified{Ref: byDigest(repo, desc), Digest: desc.Digest.String(), Signature: s.Digest.String(), Key: k}, nil
+			return &Verified{Ref: byDigest(repo, desc), Digest: desc.Digest.String(), Signature: s.Digest.String(), Authority: a.Name}, nil
 		}
 	}
-	return nil, fmt.Errorf("%s (%s): none of its %d signatures verifies with the %d keys given: %s",
-		ref, desc.Digest, len(signatures), len(keys), strings.Join(reasons, "; "))
+	return nil, fmt.Errorf("%s (%s): none of its %d signatures verifies as made by %s: %s",
+		ref, desc.Digest, len(signatures), names(authorities), strings.Join(reasons, "; "))
 }
 
-// keyVerifier verifies signatures made with key, with no transparency log
-// nor timestamp: a key does not expire as a certificate does.
-func keyVerifier(key crypto.PublicKey) (*verify.Verifier, error) {
-	loaded, err := signature.LoadDefaultVerifier(key)
-	if err != nil {
-		return nil, err
+// names lists the authorities' names.
+func names(authorities []Authority) string {
+	n := make([]string, len(authorities))
+	for k, a := range authorities {
+		n[k] = a.Name
 	}
-	trusted := root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) {
-		return root.NewExpiringKey(loaded, time.Time{}, time.Time{}), nil
-	})
-	return verify.NewVerifier(trusted, verify.WithNoObserverTimestamps())
+	return strings.Join(n, " or ")
 }
 
 // fetchBundle reads the Sigstore bundle of a signature, within

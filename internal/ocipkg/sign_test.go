@@ -3,7 +3,6 @@ package ocipkg
 import (
 	"bytes"
 	"context"
-	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -32,15 +31,20 @@ func newKey(t *testing.T) (*ecdsa.PrivateKey, []byte) {
 	return key, der
 }
 
-// newSigner is a signer of a new P-256 key, and its public key.
-func newSigner(t *testing.T) (*Signer, crypto.PublicKey) {
+// newSigner is a signer of a new P-256 key, and the authority of its
+// public key, named name.
+func newSigner(t *testing.T, name string) (*Signer, Authority) {
 	t.Helper()
 	key, der := newKey(t)
 	s, err := LoadSigner(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, key.Public()
+	a, err := KeyAuthority(name, key.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, a
 }
 
 func TestASignedPackageVerifiesWithItsKeyOnly(t *testing.T) {
@@ -52,10 +56,10 @@ func TestASignedPackageVerifiesWithItsKeyOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		signer, key := newSigner(t)
-		_, other := newSigner(t)
+		signer, key := newSigner(t, "key")
+		_, other := newSigner(t, "other")
 
-		if _, err := c.Verify(ctx, ref, []crypto.PublicKey{key}); err == nil || !strings.Contains(err.Error(), "is not signed") {
+		if _, err := c.Verify(ctx, ref, []Authority{key}); err == nil || !strings.Contains(err.Error(), "is not signed") {
 			t.Errorf("referrers API %t: Verify of an unsigned package = %v, want it not signed", referrers, err)
 		}
 		signed, err := c.Sign(ctx, ref, signer)
@@ -65,15 +69,15 @@ func TestASignedPackageVerifiesWithItsKeyOnly(t *testing.T) {
 		if signed.Digest != pushed.Digest {
 			t.Errorf("signed %s, pushed %s", signed.Digest, pushed.Digest)
 		}
-		verified, err := c.Verify(ctx, ref, []crypto.PublicKey{other, key})
+		verified, err := c.Verify(ctx, ref, []Authority{other, key})
 		if err != nil {
 			t.Fatalf("referrers API %t: Verify: %v", referrers, err)
 		}
-		if verified.Digest != pushed.Digest || verified.Signature != signed.Signature || verified.Key != 1 {
-			t.Errorf("Verify = %+v, want %s signed by %s with the second key", verified, pushed.Digest, signed.Signature)
+		if verified.Digest != pushed.Digest || verified.Signature != signed.Signature || verified.Authority != "key" {
+			t.Errorf("Verify = %+v, want %s signed by %s by key", verified, pushed.Digest, signed.Signature)
 		}
-		_, err = c.Verify(ctx, ref, []crypto.PublicKey{other})
-		if err == nil || !strings.Contains(err.Error(), "none of its 1 signatures verifies with the 1 keys given") {
+		_, err = c.Verify(ctx, ref, []Authority{other})
+		if err == nil || !strings.Contains(err.Error(), "none of its 1 signatures verifies as made by other") {
 			t.Errorf("Verify with another key = %v, want refused", err)
 		}
 	}
@@ -82,14 +86,14 @@ func TestASignedPackageVerifiesWithItsKeyOnly(t *testing.T) {
 // signedHello pushes the hello package to a registry with the referrers
 // API and signs it: the client, the registry's host, the reference, the
 // signature, and the key that verifies it.
-func signedHello(t *testing.T) (*Client, string, string, *Signed, crypto.PublicKey) {
+func signedHello(t *testing.T) (*Client, string, string, *Signed, Authority) {
 	t.Helper()
 	c, host := newRegistry(t, true, nil)
 	ref := Scheme + host + "/packages/hello:0.1.0"
 	if _, err := c.Push(context.Background(), readPackage(t, helloDir), ref); err != nil {
 		t.Fatal(err)
 	}
-	signer, key := newSigner(t)
+	signer, key := newSigner(t, "key")
 	signed, err := c.Sign(context.Background(), ref, signer)
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +108,7 @@ func TestATagMovedToAnotherPackageIsNotSignedByTheFirstsSignature(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Verify(ctx, ref, []crypto.PublicKey{key}); err == nil || !strings.Contains(err.Error(), moved.Digest) {
+	if _, err := c.Verify(ctx, ref, []Authority{key}); err == nil || !strings.Contains(err.Error(), moved.Digest) {
 		t.Errorf("Verify of the moved tag = %v, want the new package (%s) refused", err, moved.Digest)
 	}
 }
@@ -138,7 +142,7 @@ func TestASignatureOfAnotherPackageOrTamperedWithIsRefused(t *testing.T) {
 	if _, err := pushSignature(ctx, repo, widgetDesc, helloBundle); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Verify(ctx, widgetRef, []crypto.PublicKey{key}); err == nil {
+	if _, err := c.Verify(ctx, widgetRef, []Authority{key}); err == nil {
 		t.Error("Verify accepted another package's signature")
 	}
 
@@ -162,7 +166,7 @@ func TestASignatureOfAnotherPackageOrTamperedWithIsRefused(t *testing.T) {
 	if _, err := pushSignature(ctx, repo, widgetDesc, tampered); err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Verify(ctx, widgetRef, []crypto.PublicKey{key})
+	_, err = c.Verify(ctx, widgetRef, []Authority{key})
 	if err == nil || !strings.Contains(err.Error(), "none of its 2 signatures verifies") {
 		t.Errorf("Verify = %v, want both signatures refused", err)
 	}

@@ -15,8 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/render"
+	"github.com/kudo-ng/kudo/internal/trust"
 	"github.com/kudo-ng/kudo/internal/typedapi"
 )
 
@@ -58,7 +60,7 @@ func SetupWithManager(mgr ctrl.Manager, requireServiceAccount bool, renderLimits
 	}
 	mgr.GetWebhookServer().Register(TypedPath, &webhook.Admission{Handler: &TypedObjects{Instances: instances}})
 	return ctrl.NewWebhookManagedBy(mgr).For(&kudov1beta1.OperatorVersion{}).
-		WithValidator(&operatorVersions{instances: mgr.GetAPIReader(), renderLimits: renderLimits}).Complete()
+		WithValidator(&operatorVersions{instances: mgr.GetAPIReader(), policies: mgr.GetClient(), renderLimits: renderLimits}).Complete()
 }
 
 // checkServiceAccount refuses an Instance without a service account where
@@ -83,6 +85,21 @@ func (w *Instances) operatorVersion(ctx context.Context, i *kudov1beta1.Instance
 		return nil, nil
 	}
 	return ov, err
+}
+
+// checkTrust refuses an Instance of an OperatorVersion that a TrustPolicy
+// enforcing signatures on it did not verify. One not judged yet passes:
+// `kubectl kudo install` makes the Instance just after it, and the manager
+// runs nothing of it before it is verified.
+func (w *Instances) checkTrust(ctx context.Context, ov *kudov1beta1.OperatorVersion) error {
+	policies := &kudov1alpha1.TrustPolicyList{}
+	if err := w.Client.List(ctx, policies); err != nil {
+		return fmt.Errorf("listing the TrustPolicies: %w", err)
+	}
+	if refused := trust.Refusal(policies.Items, ov); refused != nil && !refused.Pending {
+		return refused
+	}
+	return nil
 }
 
 // readRecord reads into the status of the Instance the record its typed
@@ -139,6 +156,9 @@ func (w *Instances) ValidateCreate(ctx context.Context, obj runtime.Object) (adm
 	if err := w.checkReach(ctx, nil, i); err != nil {
 		return nil, err
 	}
+	if err := w.checkTrust(ctx, ov); err != nil {
+		return nil, err
+	}
 	return nil, ValidateCreate(i, ov)
 }
 
@@ -171,6 +191,11 @@ func (w *Instances) ValidateUpdate(ctx context.Context, oldObj, newObj runtime.O
 		}
 		return nil, nil
 	}
+	if !equality.Semantic.DeepEqual(old.Spec, i.Spec) {
+		if err := w.checkTrust(ctx, ov); err != nil {
+			return nil, err
+		}
+	}
 	return nil, ValidateUpdate(old, i, ov)
 }
 
@@ -185,14 +210,33 @@ type operatorVersions struct {
 	// instances lists Instances from the API server: the manager's cache
 	// holds its own shard's only.
 	instances client.Reader
+	// policies lists the TrustPolicies from the cache.
+	policies client.Reader
 	// renderLimits bound the renders of verifying an OperatorVersion.
 	renderLimits render.Limits
 }
 
-func (w *operatorVersions) ValidateCreate(_ context.Context, obj runtime.Object) (admission.Warnings, error) {
+func (w *operatorVersions) ValidateCreate(ctx context.Context, obj runtime.Object) (admission.Warnings, error) {
 	ov := obj.(*kudov1beta1.OperatorVersion)
 	if err := invalid(ov); err != nil {
 		return nil, err
+	}
+	return w.warnings(ctx, ov)
+}
+
+// warnings are OperatorVersionWarnings, but for a package a TrustPolicy
+// enforces signatures on: its templates are rendered once it is verified,
+// not before, and the manager's verdicts are its conditions.
+func (w *operatorVersions) warnings(ctx context.Context, ov *kudov1beta1.OperatorVersion) (admission.Warnings, error) {
+	policies := &kudov1alpha1.TrustPolicyList{}
+	if err := w.policies.List(ctx, policies); err != nil {
+		return nil, fmt.Errorf("listing the TrustPolicies: %w", err)
+	}
+	for _, p := range trust.Covering(policies.Items, ov) {
+		if trust.Enforces(&p) {
+			return admission.Warnings{fmt.Sprintf("TrustPolicy %s enforces signatures on this package: "+
+				"its templates are checked once the manager has verified it (its Verified and Ready conditions)", p.Name)}, nil
+		}
 	}
 	return OperatorVersionWarnings(ov, w.renderLimits), nil
 }
@@ -214,7 +258,7 @@ func (w *operatorVersions) ValidateUpdate(ctx context.Context, oldObj, obj runti
 		return nil, err
 	}
 	if len(users) == 0 {
-		return OperatorVersionWarnings(ov, w.renderLimits), nil
+		return w.warnings(ctx, ov)
 	}
 	return nil, fmt.Errorf("spec: OperatorVersion %s/%s is used by %s, and the code Instances run cannot change under them: "+
 		"install the package as a new version (bump operatorVersion in operator.yaml) and upgrade to it", ov.Namespace, ov.Name, users)

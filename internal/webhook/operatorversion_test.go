@@ -7,10 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
 
@@ -136,9 +138,8 @@ func TestValidateOperatorVersion(t *testing.T) {
 func TestTheRulesOfGoodPackagingAreWarnings(t *testing.T) {
 	const missing = "scale"
 	ov := operatorVersion(func(ov *kudov1beta1.OperatorVersion) { ov.Spec.Parameters[1].Trigger = missing })
-	scheme := runtime.NewScheme()
-	_ = kudov1beta1.AddToScheme(scheme)
-	w := &operatorVersions{instances: fake.NewClientBuilder().WithScheme(scheme).Build()}
+	none := fake.NewClientBuilder().WithScheme(testScheme()).Build()
+	w := &operatorVersions{instances: none, policies: none}
 	warnings, err := w.ValidateCreate(context.Background(), ov)
 	if err != nil {
 		t.Fatalf("refused: %v", err)
@@ -187,9 +188,8 @@ func TestAnOperatorVersionInUseCannotChange(t *testing.T) {
 		{"its labels, used", []client.Object{user}, labelled, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			scheme := runtime.NewScheme()
-			_ = kudov1beta1.AddToScheme(scheme)
-			w := &operatorVersions{instances: fake.NewClientBuilder().WithScheme(scheme).WithObjects(tt.instances...).Build()}
+			c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(tt.instances...).Build()
+			w := &operatorVersions{instances: c, policies: c}
 			_, err := w.ValidateUpdate(context.Background(), ov, tt.new)
 			if tt.want == "" && err != nil {
 				t.Fatalf("refused: %v", err)
@@ -198,5 +198,32 @@ func TestAnOperatorVersionInUseCannotChange(t *testing.T) {
 				t.Fatalf("got %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func testScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	_ = kudov1beta1.AddToScheme(scheme)
+	_ = kudov1alpha1.AddToScheme(scheme)
+	return scheme
+}
+
+// A package a TrustPolicy enforces signatures on is rendered once the
+// manager verified it, not at admission.
+func TestAPackageATrustPolicyEnforcesSignaturesOnIsNotRenderedAtAdmission(t *testing.T) {
+	ov := operatorVersion(func(ov *kudov1beta1.OperatorVersion) { ov.Spec.Parameters[1].Trigger = "grow" })
+	for _, tt := range []struct {
+		mode kudov1alpha1.TrustMode
+		want string
+	}{
+		{kudov1alpha1.Enforce, "TrustPolicy signed enforces signatures on this package"},
+		{kudov1alpha1.Audit, "grow"},
+	} {
+		policy := &kudov1alpha1.TrustPolicy{ObjectMeta: metav1.ObjectMeta{Name: "signed"}, Spec: kudov1alpha1.TrustPolicySpec{Mode: tt.mode}}
+		c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(policy).Build()
+		warnings, err := (&operatorVersions{instances: c, policies: c}).ValidateCreate(context.Background(), ov)
+		if err != nil || len(warnings) == 0 || !strings.Contains(strings.Join(warnings, "\n"), tt.want) {
+			t.Errorf("%s: %v, %v; want a warning with %q", tt.mode, warnings, err, tt.want)
+		}
 	}
 }

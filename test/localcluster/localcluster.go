@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
 
@@ -52,6 +53,9 @@ func Start(name string, portBase int, env ...string) (*Cluster, error) {
 		return nil, err
 	}
 	if err := kudov1beta1.AddToScheme(scheme.Scheme); err != nil {
+		return nil, err
+	}
+	if err := kudov1alpha1.AddToScheme(scheme.Scheme); err != nil {
 		return nil, err
 	}
 	if c.Config, err = clientcmd.BuildConfigFromFlags("", c.Kubeconfig); err != nil {

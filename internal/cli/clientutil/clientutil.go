@@ -13,6 +13,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
 
@@ -23,6 +24,9 @@ var Scheme = func() *runtime.Scheme {
 		panic(err)
 	}
 	if err := kudov1beta1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := kudov1alpha1.AddToScheme(s); err != nil {
 		panic(err)
 	}
 	return s

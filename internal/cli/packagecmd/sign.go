@@ -2,7 +2,6 @@ package packagecmd
 
 import (
 	"context"
-	"crypto"
 	"fmt"
 	"io"
 	"os"
@@ -71,9 +70,10 @@ func RunSign(ctx context.Context, streams genericiooptions.IOStreams, opts *Sign
 	return err
 }
 
-// readPublicKeys reads the public keys of the files.
-func readPublicKeys(files []string) ([]crypto.PublicKey, error) {
-	keys := make([]crypto.PublicKey, 0, len(files))
+// readPublicKeys reads the public keys of the files, as authorities
+// named by their files.
+func readPublicKeys(files []string) ([]ocipkg.Authority, error) {
+	keys := make([]ocipkg.Authority, 0, len(files))
 	for _, f := range files {
 		data, err := readKey(f)
 		if err != nil {
@@ -83,7 +83,11 @@ func readPublicKeys(files []string) ([]crypto.PublicKey, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--key %s: %w", f, err)
 		}
-		keys = append(keys, key)
+		authority, err := ocipkg.KeyAuthority(f, key)
+		if err != nil {
+			return nil, fmt.Errorf("--key: %w", err)
+		}
+		keys = append(keys, authority)
 	}
 	return keys, nil
 }

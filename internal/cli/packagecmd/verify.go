@@ -99,7 +99,7 @@ func readVerified(ctx context.Context, out io.Writer, opts *VerifyOptions) (*pac
 		}
 		if opts.Output == "" {
 			if _, err := fmt.Fprintf(out, "Verified: %s, signed with %s (signature %s)\n",
-				verified.Ref, opts.Keys[verified.Key], verified.Signature); err != nil {
+				verified.Ref, verified.Authority, verified.Signature); err != nil {
 				return nil, err
 			}
 		}

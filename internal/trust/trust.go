@@ -1,0 +1,264 @@
+// Package trust applies the cluster's TrustPolicies to OperatorVersions:
+// which policies cover one, whether a registry says it was signed by one
+// of a policy's authorities, and whether it may run.
+package trust
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/ocipkg"
+)
+
+// VerifiedCondition (kudo-ng) on an OperatorVersion says whether the
+// TrustPolicies covering it verified its package, and who signed it.
+const VerifiedCondition = "Verified"
+
+// Reasons of the Verified condition.
+const (
+	SignedReason   = "Signed"
+	UnsignedReason = "Unverified"
+)
+
+// Covering are the policies that cover the package of ov, sorted by name.
+func Covering(policies []kudov1alpha1.TrustPolicy, ov *kudov1beta1.OperatorVersion) []kudov1alpha1.TrustPolicy {
+	origin := strings.TrimPrefix(ov.Annotations[kudov1beta1.PackageDigestAnnotation], ocipkg.Scheme)
+	var covering []kudov1alpha1.TrustPolicy
+	for _, p := range policies {
+		if covers(&p, origin) {
+			covering = append(covering, p)
+		}
+	}
+	sort.Slice(covering, func(a, b int) bool { return covering[a].Name < covering[b].Name })
+	return covering
+}
+
+func covers(p *kudov1alpha1.TrustPolicy, origin string) bool {
+	if len(p.Spec.Packages) == 0 {
+		return true
+	}
+	for _, m := range p.Spec.Packages {
+		if origin != "" && strings.HasPrefix(origin, m.Prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// Enforces tells whether p refuses what it does not verify.
+func Enforces(p *kudov1alpha1.TrustPolicy) bool { return p.Spec.Mode != kudov1alpha1.Audit }
+
+// Refused is why an OperatorVersion may not run.
+type Refused struct {
+	// Pending: its policies have not judged its current generation yet.
+	Pending bool
+	message string
+}
+
+func (r *Refused) Error() string { return r.message }
+
+// Refusal is why ov may not run under policies, or nil when it may: some
+// policy that enforces covers it, and its Verified condition, for its
+// current generation, is not True. Templates are rendered and tasks run
+// only once it is nil.
+func Refusal(policies []kudov1alpha1.TrustPolicy, ov *kudov1beta1.OperatorVersion) *Refused {
+	var enforcing []string
+	for _, p := range Covering(policies, ov) {
+		if Enforces(&p) {
+			enforcing = append(enforcing, p.Name)
+		}
+	}
+	if len(enforcing) == 0 {
+		return nil
+	}
+	c := apimeta.FindStatusCondition(ov.Status.Conditions, VerifiedCondition)
+	switch {
+	case c == nil || c.ObservedGeneration != ov.Generation:
+		return &Refused{Pending: true, message: fmt.Sprintf(
+			"OperatorVersion %s/%s is not verified yet, and TrustPolicy %s enforces signatures on it",
+			ov.Namespace, ov.Name, strings.Join(enforcing, ", "))}
+	case c.Status != metav1.ConditionTrue:
+		return &Refused{message: fmt.Sprintf("OperatorVersion %s/%s is not verified, and TrustPolicy %s enforces signatures on it: %s",
+			ov.Namespace, ov.Name, strings.Join(enforcing, ", "), c.Message)}
+	}
+	return nil
+}
+
+// Authorities are the authorities of a policy, for ocipkg's Verify.
+func Authorities(p *kudov1alpha1.TrustPolicy) ([]ocipkg.Authority, error) {
+	authorities := make([]ocipkg.Authority, 0, len(p.Spec.Authorities))
+	for _, a := range p.Spec.Authorities {
+		var authority ocipkg.Authority
+		var err error
+		switch {
+		case a.Key != nil:
+			key, keyErr := ocipkg.LoadPublicKey([]byte(a.Key.PublicKey))
+			if keyErr != nil {
+				return nil, fmt.Errorf("spec.authorities[%s].key.publicKey: %w", a.Name, keyErr)
+			}
+			authority, err = ocipkg.KeyAuthority(a.Name, key)
+		case a.Keyless != nil:
+			identities := make([]ocipkg.Identity, len(a.Keyless.Identities))
+			for k, id := range a.Keyless.Identities {
+				identities[k] = ocipkg.Identity(id)
+			}
+			authority, err = ocipkg.KeylessAuthority(a.Name, []byte(a.Keyless.TrustedRoot), identities)
+		default:
+			err = errors.New("neither a key nor keyless")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("spec.authorities[%s]: %w", a.Name, err)
+		}
+		authorities = append(authorities, authority)
+	}
+	return authorities, nil
+}
+
+// Timeout bounds each request the manager makes to a registry, and
+// MaxPackageTime a whole verification of one policy.
+const (
+	Timeout        = 30 * time.Second
+	MaxPackageTime = 2 * time.Minute
+)
+
+// Client is how the manager reaches the registries of p's packages:
+// anonymously, never with the credentials of the manager's own files.
+func Client(p *kudov1alpha1.TrustPolicy) (*ocipkg.Client, error) {
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.ResponseHeaderTimeout = Timeout
+	if p.Spec.Registry.CABundle != "" {
+		roots, err := x509.SystemCertPool()
+		if err != nil {
+			roots = x509.NewCertPool()
+		}
+		if !roots.AppendCertsFromPEM([]byte(p.Spec.Registry.CABundle)) {
+			return nil, errors.New("spec.registry.caBundle: no PEM certificate in it")
+		}
+		transport.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	}
+	return &ocipkg.Client{
+		PlainHTTP:  p.Spec.Registry.PlainHTTP,
+		HTTPClient: &http.Client{Transport: transport, Timeout: Timeout},
+		Credential: ocipkg.Anonymous,
+	}, nil
+}
+
+// Verdict is what a policy says of an OperatorVersion.
+type Verdict struct {
+	Policy string
+	// Verified is the signature that verified, nil when none did.
+	Verified *ocipkg.Verified
+	// Err says why none did.
+	Err error
+}
+
+// Verify asks the registry whether the package of ov was signed by one of
+// the authorities of each policy, and whether ov is that package: its spec
+// is the one the signed package converts to, so that no one can name a
+// signed digest on an OperatorVersion of other code.
+func Verify(ctx context.Context, ov *kudov1beta1.OperatorVersion, policies []kudov1alpha1.TrustPolicy) []Verdict {
+	verdicts := make([]Verdict, len(policies))
+	for k := range policies {
+		verdicts[k] = verifyOne(ctx, ov, &policies[k])
+	}
+	return verdicts
+}
+
+func verifyOne(ctx context.Context, ov *kudov1beta1.OperatorVersion, p *kudov1alpha1.TrustPolicy) Verdict {
+	ctx, cancel := context.WithTimeout(ctx, MaxPackageTime)
+	defer cancel()
+	verdict := Verdict{Policy: p.Name}
+	origin := ov.Annotations[kudov1beta1.PackageDigestAnnotation]
+	if origin == "" {
+		verdict.Err = errors.New("it was installed from no OCI registry, so no signature can name it")
+		return verdict
+	}
+	if !strings.Contains(origin, "@") {
+		verdict.Err = fmt.Errorf("%s names no digest", origin)
+		return verdict
+	}
+	authorities, err := Authorities(p)
+	if err == nil {
+		var c *ocipkg.Client
+		if c, err = Client(p); err == nil {
+			verdict.Verified, err = verifyContent(ctx, c, ov, origin, authorities)
+		}
+	}
+	verdict.Err = err
+	return verdict
+}
+
+// verifyContent verifies the signature of origin and pulls the package it
+// signed, which must be ov's.
+func verifyContent(ctx context.Context, c *ocipkg.Client, ov *kudov1beta1.OperatorVersion, origin string,
+	authorities []ocipkg.Authority) (*ocipkg.Verified, error) {
+	verified, err := c.Verify(ctx, origin, authorities)
+	if err != nil {
+		return nil, err
+	}
+	pulled, err := c.Pull(ctx, verified.Ref)
+	if err != nil {
+		return nil, err
+	}
+	_, signed, err := pulled.Package.Convert(ov.Namespace)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", verified.Ref, err)
+	}
+	same, err := sameSpec(&signed.Spec, &ov.Spec)
+	if err != nil {
+		return nil, err
+	}
+	if !same {
+		return nil, fmt.Errorf("its spec is not the package %s, which %s signed", verified.Ref, verified.Authority)
+	}
+	return verified, nil
+}
+
+// sameSpec compares specs as the API server stores them, where an empty
+// list and none are the same.
+func sameSpec(a, b *kudov1beta1.OperatorVersionSpec) (bool, error) {
+	ja, err := json.Marshal(a)
+	if err != nil {
+		return false, err
+	}
+	jb, err := json.Marshal(b)
+	if err != nil {
+		return false, err
+	}
+	return string(ja) == string(jb), nil
+}
+
+// Condition is the Verified condition the verdicts make: True when every
+// policy verified, naming the signers; False naming each policy that did
+// not, and why.
+func Condition(verdicts []Verdict, generation int64) metav1.Condition {
+	c := metav1.Condition{Type: VerifiedCondition, ObservedGeneration: generation}
+	var signed, refused []string
+	for _, v := range verdicts {
+		if v.Err != nil {
+			refused = append(refused, fmt.Sprintf("TrustPolicy %s: %v", v.Policy, v.Err))
+			continue
+		}
+		signed = append(signed, fmt.Sprintf("signed by %s of TrustPolicy %s (%s, signature %s)",
+			v.Verified.Authority, v.Policy, v.Verified.Ref, v.Verified.Signature))
+	}
+	if len(refused) > 0 {
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, UnsignedReason, strings.Join(refused, "; ")
+	} else {
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, SignedReason, strings.Join(signed, "; ")
+	}
+	return c
+}

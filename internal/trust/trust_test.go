@@ -1,0 +1,205 @@
+package trust
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
+	"io"
+	"log"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/ocipkg"
+	"github.com/kudo-ng/kudo/internal/packages"
+	"github.com/kudo-ng/kudo/test/corpus"
+)
+
+func policy(name string, mode kudov1alpha1.TrustMode, prefixes ...string) kudov1alpha1.TrustPolicy {
+	p := kudov1alpha1.TrustPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: kudov1alpha1.TrustPolicySpec{Mode: mode}}
+	for _, prefix := range prefixes {
+		p.Spec.Packages = append(p.Spec.Packages, kudov1alpha1.PackageMatch{Prefix: prefix})
+	}
+	return p
+}
+
+func fromOrigin(origin string) *kudov1beta1.OperatorVersion {
+	ov := &kudov1beta1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "hello-0.1.0", Generation: 2}}
+	if origin != "" {
+		ov.Annotations = map[string]string{kudov1beta1.PackageDigestAnnotation: origin}
+	}
+	return ov
+}
+
+func names(policies []kudov1alpha1.TrustPolicy) string {
+	n := make([]string, len(policies))
+	for k, p := range policies {
+		n[k] = p.Name
+	}
+	return strings.Join(n, ",")
+}
+
+func TestAPolicyCoversThePackagesUnderItsPrefixesOrAllWithoutAny(t *testing.T) {
+	policies := []kudov1alpha1.TrustPolicy{
+		policy("team", kudov1alpha1.Enforce, "registry.example.com/team/"),
+		policy("all", kudov1alpha1.Audit),
+		policy("other", kudov1alpha1.Enforce, "other.example.com/"),
+	}
+	for _, tt := range []struct{ origin, want string }{
+		{"oci://registry.example.com/team/zk@sha256:0123", "all,team"},
+		{"oci://registry.example.com/teams/zk@sha256:0123", "all"},
+		{"oci://evil.example.com/registry.example.com/team/zk@sha256:0123", "all"},
+		{"", "all"},
+	} {
+		if got := names(Covering(policies, fromOrigin(tt.origin))); got != tt.want {
+			t.Errorf("Covering(%q) = %s, want %s", tt.origin, got, tt.want)
+		}
+	}
+}
+
+func TestAnOperatorVersionRunsOnceVerifiedForItsGenerationWhereAPolicyEnforces(t *testing.T) {
+	enforce := []kudov1alpha1.TrustPolicy{policy("team", kudov1alpha1.Enforce)}
+	audit := []kudov1alpha1.TrustPolicy{policy("team", kudov1alpha1.Audit)}
+	verified := func(status metav1.ConditionStatus, generation int64) *kudov1beta1.OperatorVersion {
+		ov := fromOrigin("oci://registry.example.com/team/zk@sha256:0123")
+		ov.Status.Conditions = []metav1.Condition{{Type: VerifiedCondition, Status: status, ObservedGeneration: generation, Message: "no signature"}}
+		return ov
+	}
+	for _, tt := range []struct {
+		name     string
+		policies []kudov1alpha1.TrustPolicy
+		ov       *kudov1beta1.OperatorVersion
+		want     string // "" runs; "pending"; else in the refusal
+	}{
+		{"no policy", nil, fromOrigin(""), ""},
+		{"audit, unverified", audit, verified(metav1.ConditionFalse, 2), ""},
+		{"enforce, verified", enforce, verified(metav1.ConditionTrue, 2), ""},
+		{"enforce, not judged", enforce, fromOrigin(""), "pending"},
+		{"enforce, verified an older generation", enforce, verified(metav1.ConditionTrue, 1), "pending"},
+		{"enforce, unverified", enforce, verified(metav1.ConditionFalse, 2), "TrustPolicy team enforces signatures on it: no signature"},
+	} {
+		refused := Refusal(tt.policies, tt.ov)
+		switch {
+		case tt.want == "" && refused != nil:
+			t.Errorf("%s: refused: %v", tt.name, refused)
+		case tt.want == "pending" && (refused == nil || !refused.Pending):
+			t.Errorf("%s: %v, want pending", tt.name, refused)
+		case tt.want != "" && tt.want != "pending" && (refused == nil || refused.Pending || !strings.Contains(refused.Error(), tt.want)):
+			t.Errorf("%s: %v, want refused with %q", tt.name, refused, tt.want)
+		}
+	}
+}
+
+// signer is a new key's signer, and its public key in PEM.
+func signer(t *testing.T) (*ocipkg.Signer, string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ocipkg.LoadSigner(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := s.GetPublicKeyPem()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, pub
+}
+
+func keyPolicy(host, publicKey string) kudov1alpha1.TrustPolicy {
+	p := policy("team", kudov1alpha1.Enforce, host+"/team/")
+	p.Spec.Authorities = []kudov1alpha1.Authority{{Name: "release", Key: &kudov1alpha1.KeyAuthority{PublicKey: publicKey}}}
+	p.Spec.Registry.PlainHTTP = true
+	return p
+}
+
+func TestVerifyChecksTheSignatureAndThatTheOperatorVersionIsTheSignedPackage(t *testing.T) {
+	srv := httptest.NewServer(registry.New(registry.WithReferrersSupport(true), registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	ctx := context.Background()
+	p, err := packages.Read(filepath.Join(corpus.Examples(), "hello", "operator"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &ocipkg.Client{PlainHTTP: true, Credential: ocipkg.Anonymous}
+	signed, unsigned := "oci://"+host+"/team/hello:0.1.0", "oci://"+host+"/team/hello:unsigned"
+	if _, err := c.Push(ctx, p, signed); err != nil {
+		t.Fatal(err)
+	}
+	key, publicKey := signer(t)
+	_, otherKey := signer(t)
+	if _, err := c.Sign(ctx, signed, key); err != nil {
+		t.Fatal(err)
+	}
+	pulled, err := c.Pull(ctx, signed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ov, err := pulled.Package.Convert("ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov.Generation = 1
+	changed := ov.DeepCopy()
+	changed.Spec.Templates["deployment.yaml"] = "kind: Pod"
+	unsignedOV := ov.DeepCopy()
+	p.Params.Parameters[0].Description = "unsigned"
+	if pushed, err := c.Push(ctx, p, unsigned); err != nil {
+		t.Fatal(err)
+	} else {
+		unsignedOV.Annotations[kudov1beta1.PackageDigestAnnotation] = "oci://" + host + "/team/hello@" + pushed.Digest
+	}
+
+	for _, tt := range []struct {
+		name   string
+		ov     *kudov1beta1.OperatorVersion
+		policy kudov1alpha1.TrustPolicy
+		want   string // "" verifies
+	}{
+		{"signed", ov, keyPolicy(host, publicKey), ""},
+		{"signed by another key", ov, keyPolicy(host, otherKey), "verifies as made by release"},
+		{"unsigned", unsignedOV, keyPolicy(host, publicKey), "is not signed"},
+		{"its spec changed", changed, keyPolicy(host, publicKey), "its spec is not the package"},
+		{"from no registry", fromOrigin(""), keyPolicy(host, publicKey), "installed from no OCI registry"},
+		{"by tag", fromOrigin(signed), keyPolicy(host, publicKey), "names no digest"},
+	} {
+		c := Condition(Verify(ctx, tt.ov, []kudov1alpha1.TrustPolicy{tt.policy}), tt.ov.Generation)
+		if tt.want == "" {
+			if c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "signed by release of TrustPolicy team") {
+				t.Errorf("%s: %+v, want verified", tt.name, c)
+			}
+			continue
+		}
+		if c.Status != metav1.ConditionFalse || c.Reason != UnsignedReason || !strings.Contains(c.Message, "TrustPolicy team: ") ||
+			!strings.Contains(c.Message, tt.want) {
+			t.Errorf("%s: %+v, want unverified: %s", tt.name, c, tt.want)
+		}
+	}
+}
+
+func TestAPolicyWhoseKeyDoesNotReadVerifiesNothing(t *testing.T) {
+	p := keyPolicy("registry.example.com", "not a key")
+	if _, err := Authorities(&p); err == nil || !strings.Contains(err.Error(), "spec.authorities[release].key.publicKey") {
+		t.Errorf("Authorities = %v, want the key refused", err)
+	}
+	p.Spec.Registry.CABundle = "not a certificate"
+	if _, err := Client(&p); err == nil || !strings.Contains(err.Error(), "spec.registry.caBundle") {
+		t.Errorf("Client = %v, want the CA bundle refused", err)
+	}
+}
