@@ -175,11 +175,11 @@ func (c *Client) Pull(ctx context.Context, ref string) (*Pulled, error) {
 	}
 	tarball, err := content.FetchAll(ctx, repo, layer)
 	if err != nil {
-		return nil, fmt.Errorf("%s (%s): %w", ref, desc.Digest, err)
+		return nil, fmt.Errorf("%s: %w", resolved(ref, desc), err)
 	}
 	p, err := packages.ReadTarball(bytes.NewReader(tarball))
 	if err != nil {
-		return nil, fmt.Errorf("%s (%s): %w", ref, desc.Digest, err)
+		return nil, fmt.Errorf("%s: %w", resolved(ref, desc), err)
 	}
 	p.Origin = byDigest(repo, desc)
 	return &Pulled{Package: p, Digest: desc.Digest.String(), Tarball: tarball}, nil
@@ -198,7 +198,7 @@ func (c *Client) packageManifest(ctx context.Context, ref string) (*remote.Repos
 	}
 	layer, err := packageLayer(manifest)
 	if err != nil {
-		return nil, desc, layer, fmt.Errorf("%s (%s): %w", ref, desc.Digest, err)
+		return nil, desc, layer, fmt.Errorf("%s: %w", resolved(ref, desc), err)
 	}
 	return repo, desc, layer, nil
 }
@@ -207,6 +207,14 @@ func (c *Client) packageManifest(ctx context.Context, ref string) (*remote.Repos
 func byDigest(repo *remote.Repository, desc ocispec.Descriptor) string {
 	r := repo.Reference
 	return Scheme + r.Registry + "/" + r.Repository + "@" + desc.Digest.String()
+}
+
+// resolved names ref and, when it names a tag, the digest it resolved to.
+func resolved(ref string, desc ocispec.Descriptor) string {
+	if strings.HasSuffix(ref, "@"+desc.Digest.String()) {
+		return ref
+	}
+	return ref + " (" + desc.Digest.String() + ")"
 }
 
 // Resolve is the digest of the manifest ref names.

@@ -79,7 +79,7 @@ func (c *Client) Sign(ctx context.Context, ref string, signer sign.Keypair) (*Si
 	}
 	signed, err := sign.Bundle(&sign.DSSEData{Data: payload, PayloadType: inTotoPayloadType}, signer, sign.BundleOptions{Context: ctx})
 	if err != nil {
-		return nil, fmt.Errorf("signing %s (%s): %w", ref, desc.Digest, err)
+		return nil, fmt.Errorf("signing %s: %w", resolved(ref, desc), err)
 	}
 	data, err := protojson.Marshal(signed)
 	if err != nil {
@@ -150,10 +150,10 @@ func (c *Client) Verify(ctx context.Context, ref string, authorities []Authority
 		return nil
 	})
 	if err != nil && !errors.Is(err, errEnoughSignatures) {
-		return nil, fmt.Errorf("%s (%s): listing its signatures: %w", ref, desc.Digest, err)
+		return nil, fmt.Errorf("%s: listing its signatures: %w", resolved(ref, desc), err)
 	}
 	if len(signatures) == 0 {
-		return nil, fmt.Errorf("%s (%s) is not signed: no Sigstore bundle refers to it", ref, desc.Digest)
+		return nil, fmt.Errorf("%s is not signed: no Sigstore bundle refers to it", resolved(ref, desc))
 	}
 	digest, err := hex.DecodeString(desc.Digest.Encoded())
 	if err != nil {
@@ -175,8 +175,8 @@ func (c *Client) Verify(ctx context.Context, ref string, authorities []Authority
 			return &Verified{Ref: byDigest(repo, desc), Digest: desc.Digest.String(), Signature: s.Digest.String(), Authority: a.Name}, nil
 		}
 	}
-	return nil, fmt.Errorf("%s (%s): none of its %d signatures verifies as made by %s: %s",
-		ref, desc.Digest, len(signatures), names(authorities), strings.Join(reasons, "; "))
+	return nil, fmt.Errorf("%s: none of its %d signatures verifies as made by %s: %s",
+		resolved(ref, desc), len(signatures), names(authorities), strings.Join(reasons, "; "))
 }
 
 // names lists the authorities' names.

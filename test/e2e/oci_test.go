@@ -7,11 +7,15 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/test/corpus"
 )
@@ -155,12 +159,137 @@ var _ = Describe("Signed packages", func() {
 			To(ContainSubstring("Verified: " + parent + ", signed with " + filepath.Join(keys, "cosign.pub")))
 		out, err = kudo(ns, append([]string{"package", "verify", parent, "--key", filepath.Join(keys, "other.pub")}, trust...)...)
 		Expect(err).To(HaveOccurred())
-		Expect(out).To(ContainSubstring("none of its 1 signatures verifies with the 1 keys given"))
+		Expect(out).To(ContainSubstring("none of its 1 signatures verifies as made by " + filepath.Join(keys, "other.pub")))
 
 		By("an unsigned package is refused")
 		unsigned := push(filepath.Join(corpus.Examples(), "hello", "operator"), "hello")
 		out, err = kudo(ns, append([]string{"package", "verify", unsigned, "--key", filepath.Join(keys, "cosign.pub")}, trust...)...)
 		Expect(err).To(HaveOccurred())
 		Expect(out).To(ContainSubstring("is not signed: no Sigstore bundle refers to it"))
+	})
+})
+
+var _ = Describe("A cluster that runs only signed packages", func() {
+	It("verifies in the manager: in Enforce the signed package and a signed dependency deploy, the unsigned and another key's are refused naming the policy; Audit lets them run unverified", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		keys := GinkgoT().TempDir()
+		for _, prefix := range []string{"cosign", "other"} {
+			out, err := cosign(keys, "generate-key-pair", "--output-key-prefix", prefix)
+			Expect(err).NotTo(HaveOccurred(), out)
+		}
+		GinkgoT().Setenv("COSIGN_PASSWORD", cosignPassword)
+		registryAccess := []string{"--ca-file", cluster.RegistryCA()}
+		repository := "oci://" + localRegistry + "/" + ns + "/"
+		child := filepath.Join("testdata", "deps", "child")
+		named := func(name string) string {
+			return copyPackage(child, func(file, content string) string {
+				if file == "operator.yaml" {
+					return strings.Replace(content, "name: child", "name: "+name, 1)
+				}
+				return content
+			})
+		}
+		for name, dir := range map[string]string{"child": child, "unsigned": named("unsigned"), "stranger": named("stranger")} {
+			mustKudo(ns, append([]string{"package", "push", dir, repository + name + ":0.1.0"}, registryAccess...)...)
+		}
+		mustKudo(ns, append([]string{"package", "sign", repository + "child:0.1.0", "--key", filepath.Join(keys, "cosign.key")}, registryAccess...)...)
+		mustKudo(ns, append([]string{"package", "sign", repository + "stranger:0.1.0", "--key", filepath.Join(keys, "other.key")}, registryAccess...)...)
+
+		publicKey, err := os.ReadFile(filepath.Join(keys, "cosign.pub"))
+		Expect(err).NotTo(HaveOccurred())
+		ca, err := os.ReadFile(cluster.RegistryCA())
+		Expect(err).NotTo(HaveOccurred())
+		policy := &kudov1alpha1.TrustPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: ns},
+			Spec: kudov1alpha1.TrustPolicySpec{
+				Mode:        kudov1alpha1.Enforce,
+				Packages:    []kudov1alpha1.PackageMatch{{Prefix: localRegistry + "/" + ns + "/"}},
+				Authorities: []kudov1alpha1.Authority{{Name: "release", Key: &kudov1alpha1.KeyAuthority{PublicKey: string(publicKey)}}},
+				Registry:    kudov1alpha1.RegistryAccess{CABundle: string(ca)},
+			},
+		}
+		Expect(k8sClient.Create(ctx, policy)).To(Succeed())
+		DeferCleanup(func() { Expect(k8sClient.Delete(context.Background(), policy)).To(Succeed()) })
+		out, err := cluster.Kubectl("wait", "trustpolicy/"+ns, "--for=condition=Ready", "--timeout=60s")
+		Expect(err).NotTo(HaveOccurred(), out)
+
+		verified := func(g Gomega, name string) *metav1.Condition {
+			ov := &kudov1beta1.OperatorVersion{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-0.1.0"}, ov)).To(Succeed())
+			c := meta.FindStatusCondition(ov.Status.Conditions, "Verified")
+			g.Expect(c).NotTo(BeNil())
+			return c
+		}
+
+		By("a package from a directory whose KudoOperator dependency is the signed package, by tag")
+		parent := copyPackage(filepath.Join("testdata", "deps", "parent"), func(_, content string) string {
+			return strings.ReplaceAll(content, "package: ../child", "package: "+repository+"child:0.1.0")
+		})
+		mustKudo(ns, append([]string{"install", parent, "--instance", "app", "--wait"}, registryAccess...)...)
+		Eventually(func(g Gomega) {
+			c := verified(g, "child")
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Message).To(ContainSubstring("signed by release of TrustPolicy " + ns))
+		}).Should(Succeed())
+		AddReportEntry("the Verified condition of the signed dependency", verified(Default, "child").Message)
+
+		By("install --verify refuses another key's signature before writing anything")
+		out, err = kudo(ns, append([]string{"install", repository + "stranger:0.1.0", "--instance", "stranger", "--verify"}, registryAccess...)...)
+		Expect(err).To(HaveOccurred())
+		Expect(out).To(ContainSubstring("--verify: TrustPolicy " + ns + ": "))
+		Expect(out).To(ContainSubstring("verifies as made by release"))
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "stranger-0.1.0"}, &kudov1beta1.OperatorVersion{})).
+			To(MatchError(ContainSubstring("not found")))
+
+		By("without --verify, the manager refuses it: its Instance runs nothing, and admission refuses the next, naming the policy")
+		// Admission lets the Instance in while the manager has not judged
+		// the OperatorVersion the same install made just before, and
+		// refuses it once it has: either is a refusal.
+		out, err = kudo(ns, append([]string{"install", repository + "stranger:0.1.0", "--instance", "stranger"}, registryAccess...)...)
+		Eventually(func(g Gomega) {
+			c := verified(g, "stranger")
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Message).To(ContainSubstring("verifies as made by release"))
+			if err != nil {
+				g.Expect(out).To(ContainSubstring("TrustPolicy " + ns + " enforces signatures on it"))
+				return
+			}
+			i := &kudov1beta1.Instance{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "stranger"}, i)).To(Succeed())
+			ready := meta.FindStatusCondition(i.Status.Conditions, kudov1beta1.ReadyCondition)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Reason).To(Equal("Unverified"))
+			g.Expect(ready.Message).To(ContainSubstring("TrustPolicy " + ns + " enforces signatures on it"))
+		}).Should(Succeed())
+		Expect(cluster.Kubectl("get", "deployments", "-n", ns, "-o", "name")).NotTo(ContainSubstring("stranger"))
+		out, err = kudo(ns, "install", "stranger", "--in-cluster", "--instance", "stranger-again")
+		Expect(err).To(HaveOccurred())
+		Expect(out).To(ContainSubstring("TrustPolicy " + ns + " enforces signatures on it"))
+		AddReportEntry("admission of an Instance of a package signed by another key", out)
+
+		_, installErr := kudo(ns, append([]string{"install", repository + "unsigned:0.1.0", "--instance", "unsigned"}, registryAccess...)...)
+		Eventually(func(g Gomega) {
+			c := verified(g, "unsigned")
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Message).To(ContainSubstring("is not signed"))
+		}).Should(Succeed())
+		out, err = kudo(ns, "install", "unsigned", "--in-cluster", "--instance", "unsigned-again")
+		Expect(err).To(HaveOccurred())
+		Expect(out).To(ContainSubstring("TrustPolicy " + ns + " enforces signatures on it"))
+		AddReportEntry("admission of an Instance of an unsigned package", out)
+
+		By("in Audit, the unsigned package runs, still not verified")
+		out, err = cluster.Kubectl("patch", "trustpolicy", ns, "--type=merge", "-p", `{"spec":{"mode":"Audit"}}`)
+		Expect(err).NotTo(HaveOccurred(), out)
+		if installErr != nil {
+			mustKudo(ns, "install", "unsigned", "--in-cluster", "--instance", "unsigned")
+		}
+		Eventually(func(g Gomega) {
+			i := &kudov1beta1.Instance{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "unsigned"}, i)).To(Succeed())
+			g.Expect(i.Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
+			g.Expect(verified(g, "unsigned").Status).To(Equal(metav1.ConditionFalse))
+		}).WithTimeout(3 * time.Minute).Should(Succeed())
 	})
 })

@@ -32,7 +32,10 @@ type Options struct {
 	ParameterFiles []string
 	Repo           string
 	// Registry is how packages in OCI registries are reached.
-	Registry        resolve.Registry
+	Registry resolve.Registry
+	// Verify checks the packages' signatures against the cluster's
+	// TrustPolicies before anything is written.
+	Verify          bool
 	AppVersion      string
 	OperatorVersion string
 	SkipInstance    bool
@@ -70,6 +73,7 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	clientutil.ParameterFlags(f, &opts.Parameters, &opts.ParameterFiles)
 	clientutil.RepoFlag(f, &opts.Repo)
 	opts.Registry.AddFlags(f)
+	action.VerifyFlag(f, &opts.Verify)
 	f.StringVar(&opts.AppVersion, "app-version", "", "App version of the package to install")
 	f.StringVar(&opts.OperatorVersion, "operator-version", "", "Operator version of the package to install")
 	f.BoolVar(&opts.SkipInstance, "skip-instance", false, "Install the Operator and OperatorVersion only")
@@ -101,6 +105,11 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	deps, err := action.Dependencies(ctx, p, opts.Package, repo, opts.Registry)
 	if err != nil {
 		return err
+	}
+	if opts.Verify {
+		if err := action.VerifySignatures(ctx, c, append(deps, p), opts.Registry, streams.Out); err != nil {
+			return err
+		}
 	}
 	var assigned params.Assigned
 	if !opts.SkipInstance {

@@ -34,7 +34,10 @@ type Options struct {
 	ParameterFiles []string
 	Repo           string
 	// Registry is how packages in OCI registries are reached.
-	Registry        resolve.Registry
+	Registry resolve.Registry
+	// Verify checks the packages' signatures against the cluster's
+	// TrustPolicies before anything is written.
+	Verify          bool
 	AppVersion      string
 	OperatorVersion string
 	Wait            bool
@@ -65,6 +68,7 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	clientutil.ParameterFlags(f, &opts.Parameters, &opts.ParameterFiles)
 	clientutil.RepoFlag(f, &opts.Repo)
 	opts.Registry.AddFlags(f)
+	action.VerifyFlag(f, &opts.Verify)
 	f.StringVar(&opts.AppVersion, "app-version", "", "App version to upgrade to")
 	f.StringVar(&opts.OperatorVersion, "operator-version", "", "Operator version to upgrade to")
 	clientutil.WaitFlags(f, &opts.Wait, &opts.WaitTime, "Wait until the upgrade's plan has finished")
@@ -101,6 +105,11 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	deps, err := action.Dependencies(ctx, p, opts.Package, repo, opts.Registry)
 	if err != nil {
 		return err
+	}
+	if opts.Verify {
+		if err := action.VerifySignatures(ctx, c, append(deps, p), opts.Registry, streams.Out); err != nil {
+			return err
+		}
 	}
 	// The templates render with the parameters the Instance will keep: its
 	// own with the changes. A package whose parameters do not convert has
