@@ -230,6 +230,9 @@ func (c *Client) Resolve(ctx context.Context, ref string) (string, error) {
 	return desc.Digest.String(), nil
 }
 
+// errNotAPackage is what another artifact than a package is.
+var errNotAPackage = errors.New("not a package")
+
 // fetchManifest reads the manifest reference names, within
 // MaxMetadataBytes, checked against its digest.
 func fetchManifest(ctx context.Context, repo *remote.Repository, reference string) (ocispec.Descriptor, *ocispec.Manifest, error) {
@@ -239,7 +242,7 @@ func fetchManifest(ctx context.Context, repo *remote.Repository, reference strin
 	}
 	defer func() { _ = rc.Close() }()
 	if desc.MediaType != ocispec.MediaTypeImageManifest {
-		return desc, nil, fmt.Errorf("not a package: a %s, where a package is an OCI image manifest", desc.MediaType)
+		return desc, nil, fmt.Errorf("%w: a %s, where a package is an OCI image manifest", errNotAPackage, desc.MediaType)
 	}
 	if desc.Size > MaxMetadataBytes {
 		return desc, nil, fmt.Errorf("the manifest is %d bytes, more than the %d a package's may be", desc.Size, MaxMetadataBytes)
@@ -258,11 +261,11 @@ func fetchManifest(ctx context.Context, repo *remote.Repository, reference strin
 // packageLayer is the tarball's layer of a package's manifest.
 func packageLayer(m *ocispec.Manifest) (ocispec.Descriptor, error) {
 	if m.ArtifactType != ArtifactType || m.Config.MediaType != ConfigMediaType {
-		return ocispec.Descriptor{}, fmt.Errorf("not a package: artifact type %q, config %q, where a package is a %s",
-			m.ArtifactType, m.Config.MediaType, ArtifactType)
+		return ocispec.Descriptor{}, fmt.Errorf("%w: artifact type %q, config %q, where a package is a %s",
+			errNotAPackage, m.ArtifactType, m.Config.MediaType, ArtifactType)
 	}
 	if len(m.Layers) != 1 || m.Layers[0].MediaType != ContentMediaType {
-		return ocispec.Descriptor{}, errors.New("not a package: a package has one layer, its tarball")
+		return ocispec.Descriptor{}, fmt.Errorf("%w: a package has one layer, its tarball", errNotAPackage)
 	}
 	layer := m.Layers[0]
 	if layer.Size < 0 || layer.Size > packages.MaxTarballSize {
@@ -284,16 +287,24 @@ func (c *Client) repository(ref string) (*remote.Repository, string, error) {
 	if repo.Reference.Reference == "" {
 		return nil, "", fmt.Errorf("%s: name a tag (:TAG) or a digest (@sha256:...)", ref)
 	}
+	if err := c.connect(repo); err != nil {
+		return nil, "", err
+	}
+	return repo, repo.Reference.Reference, nil
+}
+
+// connect makes repo reach its registry as the client says.
+func (c *Client) connect(repo *remote.Repository) error {
 	credential := c.Credential
 	if credential == nil {
 		store, err := credentials.NewStoreFromDocker(credentials.StoreOptions{})
 		if err != nil {
-			return nil, "", fmt.Errorf("reading the Docker configuration for the credentials of %s: %w", repo.Reference.Registry, err)
+			return fmt.Errorf("reading the Docker configuration for the credentials of %s: %w", repo.Reference.Registry, err)
 		}
 		credential = credentials.Credential(store)
 	}
 	repo.Client = &auth.Client{Client: c.HTTPClient, Credential: credential, Cache: auth.NewCache()}
 	repo.PlainHTTP = c.PlainHTTP
 	repo.MaxMetadataBytes = MaxMetadataBytes
-	return repo, repo.Reference.Reference, nil
+	return nil
 }

@@ -65,6 +65,8 @@ var _ = Describe("Packages from OCI registries", func() {
 		pushed := digestOf(mustKudo(ns, append([]string{"package", "push", child, tag}, trust...)...))
 		Expect(digestOf(mustKudo(ns, append([]string{"package", "push", child, repository + ":again"}, trust...)...))).
 			To(Equal(pushed), "the same package pushes to the same digest")
+		Expect(mustKudo(ns, append([]string{"search", "--repo", repository}, trust...)...)).
+			To(MatchRegexp(`child\s+0\.1\.0`), "a repository's tags are its versions")
 
 		parent := copyPackage(filepath.Join("testdata", "deps", "parent"), func(_, content string) string {
 			return strings.ReplaceAll(content, "package: ../child", "package: "+tag)

@@ -30,9 +30,10 @@ func NewCmd(streams genericiooptions.IOStreams) *cobra.Command {
 
 func newAddCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	var skipCheck bool
+	var registry resolve.Registry
 	cmd := &cobra.Command{
 		Use:   "add NAME URL",
-		Short: "Add a repository; the first one added is the one in use",
+		Short: "Add a repository (an HTTP one's URL, or an OCI one's oci://REGISTRY/REPOSITORY); the first one added is the one in use",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := repoconfig.Load()
@@ -45,7 +46,7 @@ func newAddCmd(streams genericiooptions.IOStreams) *cobra.Command {
 				}
 			}
 			if !skipCheck {
-				if _, err := resolve.Index(cmd.Context(), args[1]); err != nil {
+				if _, err := resolve.Index(cmd.Context(), args[1], registry); err != nil {
 					return fmt.Errorf("%w (--skip-check adds it unchecked)", err)
 				}
 			}
@@ -61,6 +62,7 @@ func newAddCmd(streams genericiooptions.IOStreams) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVarP(&skipCheck, "skip-check", "f", false, "Skip URL and index file validation")
+	registry.AddFlags(cmd.Flags())
 	return cmd
 }
 
@@ -245,7 +247,7 @@ func merge(ctx context.Context, index *packages.Index, opts *IndexOptions) error
 		if merged, err = packages.ParseIndex(data); err != nil {
 			return fmt.Errorf("%s: %w", from, err)
 		}
-	} else if merged, err = resolve.Index(ctx, from); err != nil {
+	} else if merged, err = resolve.Index(ctx, from, resolve.Registry{}); err != nil {
 		return err
 	}
 	for _, versions := range merged.Entries {

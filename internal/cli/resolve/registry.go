@@ -63,3 +63,25 @@ func pull(ctx context.Context, req Request) (*packages.Package, error) {
 	}
 	return pulled.Package, nil
 }
+
+// registryIndex is the index of a repository in a registry: an entry for
+// each tag naming a package, whose URL names it by digest.
+func registryIndex(ctx context.Context, repository string, registry Registry) (*packages.Index, error) {
+	c, err := registry.Client()
+	if err != nil {
+		return nil, err
+	}
+	versions, err := c.Versions(ctx, repository)
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: %w", repository, err)
+	}
+	// Tags naming the same version (0.1.0, latest) make one entry.
+	index := &packages.Index{APIVersion: "v1"}
+	for _, v := range versions {
+		index.Add(&packages.PackageVersion{
+			Name: v.Config.Name, OperatorVersion: v.Config.OperatorVersion, AppVersion: v.Config.AppVersion,
+			Description: v.Config.Description, URLs: []string{v.Ref},
+		})
+	}
+	return index, nil
+}

@@ -68,7 +68,7 @@ func fromRepo(ctx context.Context, req Request) (*packages.Package, error) {
 	if req.Repo == "" {
 		return nil, fmt.Errorf("package %s is not a directory or file, and no repository is configured: pass --repo URL", req.Ref)
 	}
-	index, err := Index(ctx, req.Repo)
+	index, err := Index(ctx, req.Repo, req.Registry)
 	if err != nil {
 		return nil, err
 	}
@@ -81,6 +81,9 @@ func fromRepo(ctx context.Context, req Request) (*packages.Package, error) {
 			return nil, fmt.Errorf("repository %s lists %s %s without a URL", req.Repo, pv.Name, pv.OperatorVersion)
 		}
 		url := pv.URLs[0]
+		if ocipkg.IsRef(url) {
+			return pull(ctx, Request{Ref: url, Registry: req.Registry})
+		}
 		if !strings.Contains(url, "://") {
 			url = base + "/" + url
 		}
@@ -97,8 +100,13 @@ func fromRepo(ctx context.Context, req Request) (*packages.Package, error) {
 	return nil, fmt.Errorf("package %s%s not found in repository %s", req.Ref, versions(req), req.Repo)
 }
 
-// Index downloads and parses the index of the repository at url.
-func Index(ctx context.Context, url string) (*packages.Index, error) {
+// Index downloads and parses the index of the repository at url; that of
+// a repository in an OCI registry (oci://REGISTRY/REPOSITORY) lists the
+// packages its tags name, reached as registry says.
+func Index(ctx context.Context, url string, registry Registry) (*packages.Index, error) {
+	if ocipkg.IsRef(url) {
+		return registryIndex(ctx, url, registry)
+	}
 	data, err := download(ctx, strings.TrimSuffix(url, "/")+"/"+packages.IndexFileName)
 	if err != nil {
 		return nil, fmt.Errorf("repository %s is unreachable: %w", url, err)

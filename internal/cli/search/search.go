@@ -20,6 +20,7 @@ import (
 func NewCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	var repo string
 	var allVersions bool
+	var registry resolve.Registry
 	cmd := &cobra.Command{
 		Use:   "search [TEXT]",
 		Short: "List the packages of a repository whose name contains TEXT",
@@ -33,21 +34,23 @@ func NewCmd(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return Run(cmd.Context(), streams.Out, url, text, allVersions)
+			return Run(cmd.Context(), streams.Out, url, text, allVersions, registry)
 		},
 	}
 	cmd.Flags().StringVar(&repo, "repo", "", "Repository (URL or name; default: the one in use)")
 	cmd.Flags().BoolVarP(&allVersions, "all-versions", "a", false, "Every version of the packages found, not only the newest")
+	registry.AddFlags(cmd.Flags())
 	return cmd
 }
 
 // Run prints the newest version of the matching packages, or with
-// allVersions every version, newest first.
-func Run(ctx context.Context, out io.Writer, url, text string, allVersions bool) error {
+// allVersions every version, newest first; a repository in an OCI
+// registry is reached as registry says.
+func Run(ctx context.Context, out io.Writer, url, text string, allVersions bool, registry resolve.Registry) error {
 	if url == "" {
 		return fmt.Errorf("no repository is configured: add one with kubectl kudo repo add NAME URL, or pass --repo URL")
 	}
-	index, err := resolve.Index(ctx, url)
+	index, err := resolve.Index(ctx, url, registry)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/kudo-ng/kudo/internal/cli/resolve"
 )
 
 // TestSearchShowsTheNewestUnlessAllVersions: as KUDO's search, the newest
@@ -28,7 +30,7 @@ entries:
 			"           0.3.2             3.4.14       \n",
 	} {
 		var out bytes.Buffer
-		if err := Run(context.Background(), &out, served.URL, "zoo", allVersions); err != nil {
+		if err := Run(context.Background(), &out, served.URL, "zoo", allVersions, resolve.Registry{}); err != nil {
 			t.Fatal(err)
 		}
 		if out.String() != want {
