@@ -9,10 +9,12 @@ import (
 	"encoding/pem"
 	"io"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/google/go-containerregistry/pkg/registry"
 	. "github.com/onsi/ginkgo/v2"
@@ -70,11 +72,18 @@ var _ = Describe("TrustPolicies", func() {
 		ns   string
 		c    *ocipkg.Client
 		repo string
+		// held keeps the registry from answering while it is locked.
+		held sync.RWMutex
 	)
 	BeforeEach(func() {
 		ctx = context.Background()
 		ns = newNamespace(ctx)
-		srv := httptest.NewServer(registry.New(registry.WithReferrersSupport(true), registry.Logger(log.New(io.Discard, "", 0))))
+		served := registry.New(registry.WithReferrersSupport(true), registry.Logger(log.New(io.Discard, "", 0)))
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			held.RLock()
+			defer held.RUnlock()
+			served.ServeHTTP(w, r)
+		}))
 		DeferCleanup(srv.Close)
 		repo = "oci://" + strings.TrimPrefix(srv.URL, "http://") + "/" + ns + "/"
 		c = &ocipkg.Client{PlainHTTP: true, Credential: ocipkg.Anonymous}
@@ -152,9 +161,17 @@ var _ = Describe("TrustPolicies", func() {
 		}).Should(Succeed())
 
 		By("an Instance of the forged one, made before it is judged, runs none of it")
+		held.Lock()
 		Expect(k8sClient.Create(ctx, forged)).To(Succeed())
 		forgedInstance := newInstance(ns, "forged", forged.Name)
 		Expect(k8sClient.Create(ctx, forgedInstance)).To(Succeed())
+		Eventually(func(g Gomega) {
+			ready := meta.FindStatusCondition(getInstance(ctx, g, client.ObjectKeyFromObject(forgedInstance)).Status.Conditions, kudov1beta1.ReadyCondition)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Status).To(Equal(metav1.ConditionUnknown))
+			g.Expect(ready.Message).To(ContainSubstring("is not verified yet"))
+		}).Should(Succeed())
+		held.Unlock()
 		Eventually(func(g Gomega) {
 			ready := meta.FindStatusCondition(getInstance(ctx, g, client.ObjectKeyFromObject(forgedInstance)).Status.Conditions, kudov1beta1.ReadyCondition)
 			g.Expect(ready).NotTo(BeNil())
