@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -37,6 +38,9 @@ type OperatorVersionReconciler struct {
 // unverifiedRetry is how soon an OperatorVersion its policies do not verify
 // is verified again: its package may be signed since, or its registry back.
 const unverifiedRetry = 2 * time.Minute
+
+// verifyingWorkers is how many OperatorVersions are judged at once.
+const verifyingWorkers = 4
 
 // +kubebuilder:rbac:groups=kudo.dev,resources=operatorversions,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=kudo.dev,resources=operatorversions/status,verbs=get;update;patch
@@ -94,6 +98,9 @@ func (r *OperatorVersionReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&kudov1alpha1.TrustPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allOperatorVersions),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// A registry slow to answer one OperatorVersion's verification
+		// holds one worker, not the others' verdicts.
+		WithOptions(controller.Options{MaxConcurrentReconciles: verifyingWorkers}).
 		Named("operatorversion").
 		Complete(r)
 }

@@ -281,6 +281,16 @@ var _ = Describe("A cluster that runs only signed packages", func() {
 		Expect(out).To(ContainSubstring("TrustPolicy " + ns + " enforces signatures on it"))
 		AddReportEntry("admission of an Instance of an unsigned package", out)
 
+		By("the signed tag moves to an unsigned package: the installed digest stays verified, and runs")
+		childOV := &kudov1beta1.OperatorVersion{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "child-0.1.0"}, childOV)).To(Succeed())
+		pinned := childOV.Annotations[kudov1beta1.PackageDigestAnnotation]
+		mustKudo(ns, append([]string{"package", "push", named("child-moved"), repository + "child:0.1.0"}, registryAccess...)...)
+		out, err = kudo(ns, append([]string{"package", "verify", repository + "child:0.1.0", "--key", filepath.Join(keys, "cosign.pub")},
+			registryAccess...)...)
+		Expect(err).To(HaveOccurred())
+		Expect(out).To(ContainSubstring("is not signed"))
+
 		By("in Audit, the unsigned package runs, still not verified")
 		out, err = cluster.Kubectl("patch", "trustpolicy", ns, "--type=merge", "-p", `{"spec":{"mode":"Audit"}}`)
 		Expect(err).NotTo(HaveOccurred(), out)
@@ -293,5 +303,13 @@ var _ = Describe("A cluster that runs only signed packages", func() {
 			g.Expect(i.Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
 			g.Expect(verified(g, "unsigned").Status).To(Equal(metav1.ConditionFalse))
 		}).WithTimeout(3 * time.Minute).Should(Succeed())
+		// The policy's change verified every OperatorVersion it covers
+		// again: the manager reads the digest, never the tag.
+		c := verified(Default, "child")
+		Expect(c.Status).To(Equal(metav1.ConditionTrue))
+		Expect(c.Message).To(ContainSubstring(pinned))
+		app := &kudov1beta1.Instance{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app"}, app)).To(Succeed())
+		Expect(meta.IsStatusConditionTrue(app.Status.Conditions, kudov1beta1.ReadyCondition)).To(BeTrue())
 	})
 })
