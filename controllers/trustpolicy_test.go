@@ -2,21 +2,12 @@ package controllers_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"encoding/pem"
-	"io"
-	"log"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 
-	"github.com/google/go-containerregistry/pkg/registry"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -27,6 +18,7 @@ import (
 	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/ocipkg"
+	"github.com/kudo-ng/kudo/internal/ocipkg/ocitest"
 	"github.com/kudo-ng/kudo/internal/packages"
 	"github.com/kudo-ng/kudo/internal/trust"
 )
@@ -78,15 +70,15 @@ var _ = Describe("TrustPolicies", func() {
 	BeforeEach(func() {
 		ctx = context.Background()
 		ns = newNamespace(ctx)
-		served := registry.New(registry.WithReferrersSupport(true), registry.Logger(log.New(io.Discard, "", 0)))
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			held.RLock()
-			defer held.RUnlock()
-			served.ServeHTTP(w, r)
-		}))
-		DeferCleanup(srv.Close)
-		repo = "oci://" + strings.TrimPrefix(srv.URL, "http://") + "/" + ns + "/"
-		c = &ocipkg.Client{PlainHTTP: true, Credential: ocipkg.Anonymous}
+		var host string
+		host, c = ocitest.Registry(GinkgoT(), true, func(registry http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				held.RLock()
+				defer held.RUnlock()
+				registry.ServeHTTP(w, r)
+			})
+		})
+		repo = "oci://" + host + "/" + ns + "/"
 	})
 
 	// push pushes the package named name and returns its OperatorVersion,
@@ -103,18 +95,6 @@ var _ = Describe("TrustPolicies", func() {
 		Expect(err).NotTo(HaveOccurred())
 		return ov
 	}
-	newKey := func() (*ocipkg.Signer, string) {
-		GinkgoHelper()
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		Expect(err).NotTo(HaveOccurred())
-		der, err := x509.MarshalPKCS8PrivateKey(key)
-		Expect(err).NotTo(HaveOccurred())
-		signer, err := ocipkg.LoadSigner(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil)
-		Expect(err).NotTo(HaveOccurred())
-		public, err := signer.GetPublicKeyPem()
-		Expect(err).NotTo(HaveOccurred())
-		return signer, public
-	}
 	condition := func(g Gomega, ov *kudov1beta1.OperatorVersion, kind string) *metav1.Condition {
 		current := &kudov1beta1.OperatorVersion{}
 		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ov), current)).To(Succeed())
@@ -125,7 +105,7 @@ var _ = Describe("TrustPolicies", func() {
 	}
 
 	It("runs a package it enforces signatures on once it verifies, refuses one unsigned or forged naming the policy, and lets them run in Audit", func() {
-		signer, public := newKey()
+		signer, public := ocitest.Signer(GinkgoT())
 		signed := push("signed")
 		_, err := c.Sign(ctx, repo+"signed:0.1.0", signer)
 		Expect(err).NotTo(HaveOccurred())

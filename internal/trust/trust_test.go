@@ -2,24 +2,15 @@ package trust
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"encoding/pem"
-	"io"
-	"log"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/registry"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
-	"github.com/kudo-ng/kudo/internal/ocipkg"
+	"github.com/kudo-ng/kudo/internal/ocipkg/ocitest"
 	"github.com/kudo-ng/kudo/internal/packages"
 	"github.com/kudo-ng/kudo/test/corpus"
 )
@@ -99,28 +90,6 @@ func TestAnOperatorVersionRunsOnceVerifiedForItsGenerationWhereAPolicyEnforces(t
 	}
 }
 
-// signer is a new key's signer, and its public key in PEM.
-func signer(t *testing.T) (*ocipkg.Signer, string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := ocipkg.LoadSigner(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := s.GetPublicKeyPem()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, pub
-}
-
 func keyPolicy(host, publicKey string) kudov1alpha1.TrustPolicy {
 	p := policy("team", kudov1alpha1.Enforce, host+"/team/")
 	p.Spec.Authorities = []kudov1alpha1.Authority{{Name: "release", Key: &kudov1alpha1.KeyAuthority{PublicKey: publicKey}}}
@@ -129,21 +98,18 @@ func keyPolicy(host, publicKey string) kudov1alpha1.TrustPolicy {
 }
 
 func TestVerifyChecksTheSignatureAndThatTheOperatorVersionIsTheSignedPackage(t *testing.T) {
-	srv := httptest.NewServer(registry.New(registry.WithReferrersSupport(true), registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	host := strings.TrimPrefix(srv.URL, "http://")
+	host, c := ocitest.Registry(t, true, nil)
 	ctx := context.Background()
 	p, err := packages.Read(filepath.Join(corpus.Examples(), "hello", "operator"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &ocipkg.Client{PlainHTTP: true, Credential: ocipkg.Anonymous}
 	signed, unsigned := "oci://"+host+"/team/hello:0.1.0", "oci://"+host+"/team/hello:unsigned"
 	if _, err := c.Push(ctx, p, signed); err != nil {
 		t.Fatal(err)
 	}
-	key, publicKey := signer(t)
-	_, otherKey := signer(t)
+	key, publicKey := ocitest.Signer(t)
+	_, otherKey := ocitest.Signer(t)
 	if _, err := c.Sign(ctx, signed, key); err != nil {
 		t.Fatal(err)
 	}

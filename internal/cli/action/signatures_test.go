@@ -3,60 +3,33 @@ package action
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"encoding/pem"
-	"io"
-	"log"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/registry"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/cli/resolve"
-	"github.com/kudo-ng/kudo/internal/ocipkg"
+	"github.com/kudo-ng/kudo/internal/ocipkg/ocitest"
 	"github.com/kudo-ng/kudo/internal/packages"
 	"github.com/kudo-ng/kudo/test/corpus"
 )
 
 func TestVerifyRefusesAPackageNoPolicyVerifies(t *testing.T) {
-	srv := httptest.NewServer(registry.New(registry.WithReferrersSupport(true), registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	host := strings.TrimPrefix(srv.URL, "http://")
+	host, c := ocitest.Registry(t, true, nil)
 	ctx := context.Background()
 	dir := filepath.Join(corpus.Examples(), "hello", "operator")
 	fromDir, err := packages.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &ocipkg.Client{PlainHTTP: true, Credential: ocipkg.Anonymous}
 	if _, err := c.Push(ctx, fromDir, "oci://"+host+"/team/signed:0.1.0"); err != nil {
 		t.Fatal(err)
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := ocipkg.LoadSigner(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	public, err := signer.GetPublicKeyPem()
-	if err != nil {
-		t.Fatal(err)
-	}
+	signer, public := ocitest.Signer(t)
 	other, err := packages.Read(dir)
 	if err != nil {
 		t.Fatal(err)

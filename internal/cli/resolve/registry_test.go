@@ -2,22 +2,13 @@ package resolve
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"encoding/pem"
-	"io"
-	"log"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/registry"
-
 	"github.com/kudo-ng/kudo/internal/ocipkg"
+	"github.com/kudo-ng/kudo/internal/ocipkg/ocitest"
 	"github.com/kudo-ng/kudo/internal/packages"
 	"github.com/kudo-ng/kudo/test/corpus"
 )
@@ -53,11 +44,9 @@ func helloAt(t *testing.T, version string) *packages.Package {
 // signatures and of other artifacts are no versions.
 func TestARepositoryInARegistryListsItsTagsAsVersions(t *testing.T) {
 	// Without the referrers API, a signature is also a tag (sha256-…).
-	srv := httptest.NewServer(registry.New(registry.WithReferrersSupport(false), registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	repository := "oci://" + strings.TrimPrefix(srv.URL, "http://") + "/team/hello"
+	host, c := ocitest.Registry(t, false, nil)
+	repository := "oci://" + host + "/team/hello"
 	ctx := context.Background()
-	c := &ocipkg.Client{PlainHTTP: true, Credential: ocipkg.Anonymous}
 	var newest *ocipkg.Pushed
 	for _, version := range []string{"0.1.0", "0.2.0"} {
 		pushed, err := c.Push(ctx, helloAt(t, version), repository+":"+version)
@@ -69,18 +58,7 @@ func TestARepositoryInARegistryListsItsTagsAsVersions(t *testing.T) {
 	if _, err := c.Push(ctx, helloAt(t, "0.2.0"), repository+":latest"); err != nil {
 		t.Fatal(err)
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := ocipkg.LoadSigner(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	signer, _ := ocitest.Signer(t)
 	if _, err := c.Sign(ctx, repository+":0.2.0", signer); err != nil {
 		t.Fatal(err)
 	}
