@@ -60,8 +60,14 @@ func main() {
 		setupLog.Error(err, "unable to read the mask key")
 		os.Exit(1)
 	}
+	registryCredentials, err := opts.registryCredentials()
+	if err != nil {
+		setupLog.Error(err, "unable to read the registries' credentials")
+		os.Exit(1)
+	}
 	mgr, _, err := manager.New(ctx, &manager.Config{
 		Rest: cfg, Options: opts.managerOptions(scheme), MaskKeys: maskKeys, RenderLimits: opts.renderLimits,
+		RegistryCredentials: registryCredentials,
 		Instances: controllers.InstanceReconciler{
 			MaxConcurrentReconciles: opts.maxConcurrentReconciles,
 			DriftCorrection:         opts.driftCorrection,

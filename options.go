@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"oras.land/oras-go/v2/registry/remote/auth"
+	"oras.land/oras-go/v2/registry/remote/credentials"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,6 +50,7 @@ type options struct {
 	multiTenant             bool
 	shard                   string
 	maskKeyNamespace        string
+	registryConfig          string
 	maskKeySecret           string
 	enableWebhooks          bool
 	webhookCertDir          string
@@ -98,6 +101,9 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"spec.serviceAccountName, or \"default\" when it names none; never with the manager's own rights (default $KUDO_MULTI_TENANT).")
 	fs.StringVar(&o.shard, "shard", "", "Reconcile only the Instances labelled "+kudov1beta1.ShardLabel+"=SHARD, with a leader "+
 		"election of this shard's own; without it, the Instances without the label (as Flux's sharding).")
+	fs.StringVar(&o.registryConfig, "registry-config", "", "Docker configuration file (config.json, as docker login writes it, "+
+		"or a kubernetes.io/dockerconfigjson Secret's .dockerconfigjson, mounted) whose credentials the manager pulls packages with "+
+		"to verify their signatures (TrustPolicies); none: anonymously.")
 	fs.StringVar(&o.maskKeyNamespace, "mask-key-namespace", "", "Namespace of the Secret with the key that masks the values "+
 		"of sensitive parameters in Instances' status (default: the manager's own; outside a cluster, "+outsideClusterNamespace+").")
 	fs.StringVar(&o.maskKeySecret, "mask-key-secret", maskkey.DefaultName, "Name of that Secret; the manager makes it, with a "+
@@ -233,4 +239,20 @@ func (o *options) validate() error {
 		return fmt.Errorf("--render-max-bytes %d and --render-timeout %s must be positive", o.renderLimits.MaxOutput, o.renderLimits.Timeout)
 	}
 	return nil
+}
+
+// registryCredentials are those of --registry-config, which must exist;
+// nil without it.
+func (o *options) registryCredentials() (auth.CredentialFunc, error) {
+	if o.registryConfig == "" {
+		return nil, nil
+	}
+	if _, err := os.Stat(o.registryConfig); err != nil {
+		return nil, fmt.Errorf("--registry-config: %w", err)
+	}
+	store, err := credentials.NewStore(o.registryConfig, credentials.StoreOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("--registry-config %s: %w", o.registryConfig, err)
+	}
+	return credentials.Credential(store), nil
 }

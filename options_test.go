@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"flag"
 	"os"
@@ -153,5 +154,29 @@ func TestMaskKey(t *testing.T) {
 		if err := parse(t, args...).validate(); err == nil {
 			t.Errorf("%v is accepted", args)
 		}
+	}
+}
+
+// TestRegistryCredentials: --registry-config is a Docker configuration,
+// as a kubernetes.io/dockerconfigjson Secret holds one; without it the
+// manager pulls anonymously.
+func TestRegistryCredentials(t *testing.T) {
+	if c, err := parse(t).registryCredentials(); c != nil || err != nil {
+		t.Errorf("without --registry-config: %v, %v", c, err)
+	}
+	config := filepath.Join(t.TempDir(), ".dockerconfigjson")
+	if err := os.WriteFile(config, []byte(`{"auths": {"registry.example.com": {"auth": "a3VkbzpzZWNyZXQ="}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	credentials, err := parse(t, "--registry-config", config).registryCredentials()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := credentials(context.Background(), "registry.example.com")
+	if err != nil || got.Username != "kudo" || got.Password != "secret" {
+		t.Errorf("credentials of registry.example.com = %+v, %v", got, err)
+	}
+	if _, err := parse(t, "--registry-config", filepath.Join(t.TempDir(), "none.json")).registryCredentials(); err == nil {
+		t.Error("a --registry-config that does not exist is accepted")
 	}
 }

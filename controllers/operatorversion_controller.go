@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
+	"oras.land/oras-go/v2/registry/remote/auth"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,6 +34,9 @@ type OperatorVersionReconciler struct {
 	// RenderLimits bound each render of a template; none set:
 	// render.DefaultLimits.
 	RenderLimits render.Limits
+	// RegistryCredentials are those the manager pulls packages with to
+	// verify them; nil: anonymously.
+	RegistryCredentials auth.CredentialFunc
 }
 
 // unverifiedRetry is how soon an OperatorVersion its policies do not verify
@@ -65,7 +69,7 @@ func (r *OperatorVersionReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	if covering := trust.Covering(policies.Items, ov); len(covering) == 0 {
 		meta.RemoveStatusCondition(&ov.Status.Conditions, trust.VerifiedCondition)
 	} else {
-		verified := trust.Condition(trust.Verify(ctx, ov, covering), ov.Generation)
+		verified := trust.Condition(trust.Verify(ctx, ov, covering, r.RegistryCredentials), ov.Generation)
 		verified.Message = engine.TruncateMessage(verified.Message, maxConditionMessage)
 		if verified.Status != metav1.ConditionTrue {
 			ctrl.LoggerFrom(ctx).Info("OperatorVersion not verified", "OperatorVersion", klog.KObj(ov), "reason", verified.Message)

@@ -35,7 +35,7 @@ func (r *TrustPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	p.Status.ObservedGeneration = p.Generation
 	_, err := trust.Authorities(p)
 	if err == nil {
-		_, err = trust.Client(p)
+		_, err = trust.Client(p, nil)
 	}
 	if err != nil {
 		setReadiness(p, engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.InvalidReason, Message: err.Error()})

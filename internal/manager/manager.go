@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"oras.land/oras-go/v2/registry/remote/auth"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -37,6 +38,9 @@ type Config struct {
 	// MaskKeys mask sensitive values; the key of the digests of Secrets'
 	// data is derived from them.
 	MaskKeys params.MaskKeys
+	// RegistryCredentials are those packages are pulled with to verify
+	// their signatures; nil: anonymously.
+	RegistryCredentials auth.CredentialFunc
 	// RenderLimits bound each render of a template; none set:
 	// render.DefaultLimits.
 	RenderLimits render.Limits
@@ -68,7 +72,8 @@ func New(ctx context.Context, cfg *Config) (ctrl.Manager, *controllers.InstanceR
 	if err := operators.SetupWithManager(mgr); err != nil {
 		return nil, nil, fmt.Errorf("the Operator controller: %w", err)
 	}
-	operatorVersions := &controllers.OperatorVersionReconciler{Client: mgr.GetClient(), RenderLimits: cfg.RenderLimits}
+	operatorVersions := &controllers.OperatorVersionReconciler{Client: mgr.GetClient(), RenderLimits: cfg.RenderLimits,
+		RegistryCredentials: cfg.RegistryCredentials}
 	if err := operatorVersions.SetupWithManager(mgr); err != nil {
 		return nil, nil, fmt.Errorf("the OperatorVersion controller: %w", err)
 	}

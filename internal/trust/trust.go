@@ -17,6 +17,7 @@ import (
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"oras.land/oras-go/v2/registry/remote/auth"
 
 	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -134,9 +135,9 @@ const (
 	MaxPackageTime = 2 * time.Minute
 )
 
-// Client is how the manager reaches the registries of p's packages:
-// anonymously, never with the credentials of the manager's own files.
-func Client(p *kudov1alpha1.TrustPolicy) (*ocipkg.Client, error) {
+// Client is how the manager reaches the registries of p's packages, with
+// credentials (nil: anonymously).
+func Client(p *kudov1alpha1.TrustPolicy, credentials auth.CredentialFunc) (*ocipkg.Client, error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.ResponseHeaderTimeout = Timeout
 	if p.Spec.Registry.CABundle != "" {
@@ -149,10 +150,13 @@ func Client(p *kudov1alpha1.TrustPolicy) (*ocipkg.Client, error) {
 		}
 		transport.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
 	}
+	if credentials == nil {
+		credentials = ocipkg.Anonymous
+	}
 	return &ocipkg.Client{
 		PlainHTTP:  p.Spec.Registry.PlainHTTP,
 		HTTPClient: &http.Client{Transport: transport, Timeout: Timeout},
-		Credential: ocipkg.Anonymous,
+		Credential: credentials,
 	}, nil
 }
 
@@ -165,19 +169,21 @@ type Verdict struct {
 	Err error
 }
 
-// Verify asks the registry whether the package of ov was signed by one of
-// the authorities of each policy, and whether ov is that package: its spec
-// is the one the signed package converts to, so that no one can name a
-// signed digest on an OperatorVersion of other code.
-func Verify(ctx context.Context, ov *kudov1beta1.OperatorVersion, policies []kudov1alpha1.TrustPolicy) []Verdict {
+// Verify asks the registry, with credentials (nil: anonymously), whether
+// the package of ov was signed by one of the authorities of each policy,
+// and whether ov is that package: its spec is the one the signed package
+// converts to, so that no one can name a signed digest on an
+// OperatorVersion of other code.
+func Verify(ctx context.Context, ov *kudov1beta1.OperatorVersion, policies []kudov1alpha1.TrustPolicy,
+	credentials auth.CredentialFunc) []Verdict {
 	verdicts := make([]Verdict, len(policies))
 	for k := range policies {
-		verdicts[k] = verifyOne(ctx, ov, &policies[k])
+		verdicts[k] = verifyOne(ctx, ov, &policies[k], credentials)
 	}
 	return verdicts
 }
 
-func verifyOne(ctx context.Context, ov *kudov1beta1.OperatorVersion, p *kudov1alpha1.TrustPolicy) Verdict {
+func verifyOne(ctx context.Context, ov *kudov1beta1.OperatorVersion, p *kudov1alpha1.TrustPolicy, credentials auth.CredentialFunc) Verdict {
 	ctx, cancel := context.WithTimeout(ctx, MaxPackageTime)
 	defer cancel()
 	verdict := Verdict{Policy: p.Name}
@@ -193,7 +199,7 @@ func verifyOne(ctx context.Context, ov *kudov1beta1.OperatorVersion, p *kudov1al
 	authorities, err := Authorities(p)
 	if err == nil {
 		var c *ocipkg.Client
-		if c, err = Client(p); err == nil {
+		if c, err = Client(p, credentials); err == nil {
 			verdict.Verified, err = verifyContent(ctx, c, ov, origin, authorities)
 		}
 	}

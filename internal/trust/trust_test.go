@@ -2,11 +2,13 @@ package trust
 
 import (
 	"context"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"oras.land/oras-go/v2/registry/remote/auth"
 
 	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -145,7 +147,7 @@ func TestVerifyChecksTheSignatureAndThatTheOperatorVersionIsTheSignedPackage(t *
 		{"from no registry", fromOrigin(""), keyPolicy(host, publicKey), "installed from no OCI registry"},
 		{"by tag", fromOrigin(signed), keyPolicy(host, publicKey), "names no digest"},
 	} {
-		c := Condition(Verify(ctx, tt.ov, []kudov1alpha1.TrustPolicy{tt.policy}), tt.ov.Generation)
+		c := Condition(Verify(ctx, tt.ov, []kudov1alpha1.TrustPolicy{tt.policy}, nil), tt.ov.Generation)
 		if tt.want == "" {
 			if c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "signed by release of TrustPolicy team") {
 				t.Errorf("%s: %+v, want verified", tt.name, c)
@@ -159,13 +161,56 @@ func TestVerifyChecksTheSignatureAndThatTheOperatorVersionIsTheSignedPackage(t *
 	}
 }
 
+func TestTheManagerPullsWithTheCredentialsItIsGiven(t *testing.T) {
+	login := auth.Credential{Username: "kudo", Password: "secret"}
+	host, c := ocitest.Registry(t, true, func(registry http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if user, password, ok := r.BasicAuth(); !ok || user != login.Username || password != login.Password {
+				w.Header().Set("WWW-Authenticate", `Basic realm="registry"`)
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			registry.ServeHTTP(w, r)
+		})
+	})
+	c.Credential = auth.StaticCredential(host, login)
+	ctx := context.Background()
+	p, err := packages.Read(filepath.Join(corpus.Examples(), "hello", "operator"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := "oci://" + host + "/team/hello:0.1.0"
+	if _, err := c.Push(ctx, p, ref); err != nil {
+		t.Fatal(err)
+	}
+	key, publicKey := ocitest.Signer(t)
+	if _, err := c.Sign(ctx, ref, key); err != nil {
+		t.Fatal(err)
+	}
+	pulled, err := c.Pull(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ov, err := pulled.Package.Convert("ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	policies := []kudov1alpha1.TrustPolicy{keyPolicy(host, publicKey)}
+	if v := Verify(ctx, ov, policies, nil); v[0].Err == nil || !strings.Contains(v[0].Err.Error(), "credential not found") {
+		t.Errorf("anonymously: %v, want refused by the registry", v[0].Err)
+	}
+	if v := Verify(ctx, ov, policies, auth.StaticCredential(host, login)); v[0].Err != nil {
+		t.Errorf("with the credentials: %v", v[0].Err)
+	}
+}
+
 func TestAPolicyWhoseKeyDoesNotReadVerifiesNothing(t *testing.T) {
 	p := keyPolicy("registry.example.com", "not a key")
 	if _, err := Authorities(&p); err == nil || !strings.Contains(err.Error(), "spec.authorities[release].key.publicKey") {
 		t.Errorf("Authorities = %v, want the key refused", err)
 	}
 	p.Spec.Registry.CABundle = "not a certificate"
-	if _, err := Client(&p); err == nil || !strings.Contains(err.Error(), "spec.registry.caBundle") {
+	if _, err := Client(&p, nil); err == nil || !strings.Contains(err.Error(), "spec.registry.caBundle") {
 		t.Errorf("Client = %v, want the CA bundle refused", err)
 	}
 }
