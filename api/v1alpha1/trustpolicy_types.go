@@ -102,8 +102,9 @@ type KeylessAuthority struct {
 }
 
 // Identity is a signer's certified identity: its OIDC issuer and subject,
-// each given exactly or as a regular expression (Go's syntax, matched
-// whole).
+// each given exactly or as a regular expression (Go's syntax) that must
+// match it whole, as if between ^ and $: unlike cosign's, which match
+// anywhere.
 // +kubebuilder:validation:XValidation:rule="has(self.issuer) != has(self.issuerRegExp)",message="give issuer or issuerRegExp"
 // +kubebuilder:validation:XValidation:rule="has(self.subject) != has(self.subjectRegExp)",message="give subject or subjectRegExp"
 type Identity struct {

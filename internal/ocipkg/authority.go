@@ -40,7 +40,9 @@ func KeyAuthority(name string, key crypto.PublicKey) (Authority, error) {
 }
 
 // Identity is a certified signer: its OIDC issuer and subject, each exact
-// or a regular expression.
+// or a regular expression that must match it whole (cosign's match
+// anywhere, so that https://github.com/team/ also accepted
+// https://evil.example.com/?https://github.com/team/).
 type Identity struct {
 	Issuer, IssuerRegExp, Subject, SubjectRegExp string
 }
@@ -69,7 +71,7 @@ func keylessAuthority(name string, trusted root.TrustedMaterial, identities []Id
 	}
 	a := Authority{Name: name, verifier: v}
 	for k, id := range identities {
-		certified, err := verify.NewShortCertificateIdentity(id.Issuer, id.IssuerRegExp, id.Subject, id.SubjectRegExp)
+		certified, err := verify.NewShortCertificateIdentity(id.Issuer, whole(id.IssuerRegExp), id.Subject, whole(id.SubjectRegExp))
 		if err != nil {
 			return Authority{}, fmt.Errorf("authority %s: identity %d: %w", name, k+1, err)
 		}
@@ -79,6 +81,14 @@ func keylessAuthority(name string, trusted root.TrustedMaterial, identities []Id
 		return Authority{}, fmt.Errorf("authority %s: a keyless authority needs at least one identity", name)
 	}
 	return a, nil
+}
+
+// whole anchors a regular expression at both ends; "" stays "" (none).
+func whole(re string) string {
+	if re == "" {
+		return ""
+	}
+	return "^(?:" + re + ")$"
 }
 
 // verifies checks that the authority made the signature of entity, over

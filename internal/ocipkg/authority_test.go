@@ -49,7 +49,8 @@ func TestAKeylessAuthorityAcceptsTheIdentitiesItNamesOnly(t *testing.T) {
 		want     string // "" verifies
 	}{
 		{"exact", Identity{Issuer: issuer, Subject: "https://git.example.com/team/zk/.ci/release@refs/heads/main"}, ""},
-		{"by regular expressions", Identity{IssuerRegExp: `^https://token\.actions\.example\.com$`, SubjectRegExp: `^https://git\.example\.com/team/`}, ""},
+		{"by regular expressions", Identity{IssuerRegExp: `https://token\.actions\.example\.com`, SubjectRegExp: `https://git\.example\.com/team/.*`}, ""},
+		{"a regular expression matching a part", Identity{Issuer: issuer, SubjectRegExp: `https://git\.example\.com/team/`}, "no matching CertificateIdentity"},
 		{"another subject", Identity{Issuer: issuer, Subject: "https://git.example.com/other/zk"}, "no matching CertificateIdentity"},
 		{"another issuer", Identity{Issuer: "https://accounts.example.com", SubjectRegExp: ".*"}, "no matching CertificateIdentity"},
 	} {
