@@ -117,16 +117,25 @@ func cosign(dir string, args ...string) (string, error) {
 
 const cosignPassword = "e2e-password"
 
+// cosignKeys makes two key pairs with cosign, cosign.key/.pub and
+// other.key/.pub, in a directory of the spec, and sets the password that
+// reads them for kubectl kudo.
+func cosignKeys() string {
+	GinkgoHelper()
+	keys := GinkgoT().TempDir()
+	for _, prefix := range []string{"cosign", "other"} {
+		out, err := cosign(keys, "generate-key-pair", "--output-key-prefix", prefix)
+		Expect(err).NotTo(HaveOccurred(), out)
+	}
+	GinkgoT().Setenv("COSIGN_PASSWORD", cosignPassword)
+	return keys
+}
+
 var _ = Describe("Signed packages", func() {
 	It("signs a package as cosign signs an image: cosign verifies ours, we verify cosign's, and refuse the unsigned and another key's", func() {
 		ctx := context.Background()
 		ns := newNamespace(ctx)
-		keys := GinkgoT().TempDir()
-		for _, prefix := range []string{"cosign", "other"} {
-			out, err := cosign(keys, "generate-key-pair", "--output-key-prefix", prefix)
-			Expect(err).NotTo(HaveOccurred(), out)
-		}
-		GinkgoT().Setenv("COSIGN_PASSWORD", cosignPassword)
+		keys := cosignKeys()
 		trust := []string{"--ca-file", cluster.RegistryCA()}
 		cosignTrust := []string{"--registry-cacert", cluster.RegistryCA()}
 		digestOf := func(out string) string {
@@ -175,12 +184,7 @@ var _ = Describe("A cluster that runs only signed packages", func() {
 	It("verifies in the manager: in Enforce the signed package and a signed dependency deploy, the unsigned and another key's are refused naming the policy; Audit lets them run unverified", func() {
 		ctx := context.Background()
 		ns := newNamespace(ctx)
-		keys := GinkgoT().TempDir()
-		for _, prefix := range []string{"cosign", "other"} {
-			out, err := cosign(keys, "generate-key-pair", "--output-key-prefix", prefix)
-			Expect(err).NotTo(HaveOccurred(), out)
-		}
-		GinkgoT().Setenv("COSIGN_PASSWORD", cosignPassword)
+		keys := cosignKeys()
 		registryAccess := []string{"--ca-file", cluster.RegistryCA()}
 		repository := "oci://" + localRegistry + "/" + ns + "/"
 		child := filepath.Join("testdata", "deps", "child")
