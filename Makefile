@@ -75,7 +75,7 @@ lint-fix: golangci-lint ## Run golangci-lint and fix what it can.
 	$(GOLANGCI_LINT) run --fix
 
 .PHONY: test
-test: generate manifests fmt vet lint test-unit test-fuzz test-bundle test-cluster test-e2e test-packages test-olm test-migration ## Everything CI runs: generate, lint, unit + envtest, 30 s of each fuzz target, the OLM bundle, local control plane, end to end, the packages' own tests, the bundle through OLM, the switch from KUDO.
+test: generate manifests fmt vet lint test-unit test-fuzz test-bundle test-cluster test-e2e test-packages test-olm test-migration ## Everything CI runs: generate, lint, unit + envtest, 30 s of each fuzz target, the OLM bundle, local control plane, end to end, the packages' own tests, the bundle through OLM v0 and OLM v1, the switch from KUDO.
 
 .PHONY: test-unit
 test-unit: envtest-assets ## Unit tests and envtest suites (real kube-apiserver and etcd, no nodes), and the bench's own.
@@ -94,8 +94,8 @@ test-e2e: cluster-tools cosign ## End to end on a local control plane of its own
 	ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go test ./test/e2e/... -count=1 -timeout 30m -v -ginkgo.v
 
 .PHONY: test-olm
-test-olm: cluster-tools olm-tools helm operator-sdk scorecard-test ## kudo-ng through OLM on a local control plane of its own (bin/test-olm): its catalog, a Subscription, a package, the upgrade to the next bundle while a plan runs, the uninstall, operator-sdk run bundle and scorecard.
-	ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go test ./test/olm/... -count=1 -timeout 20m -v -ginkgo.v
+test-olm: cluster-tools olm-tools olm-v1-tools helm operator-sdk scorecard-test ## kudo-ng through OLM v0 and OLM v1, each on a local control plane of its own (bin/test-olm, bin/test-olm-v1): the catalog, the install (Subscription; ClusterCatalog and ClusterExtension), a package, the upgrade to the next bundle while a plan runs, the removal; operator-sdk run bundle and scorecard.
+	ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go test ./test/olm/... -p 1 -count=1 -timeout 40m -v -ginkgo.v
 
 .PHONY: test-migration
 test-migration: cluster-tools kudo-v0.19 ## The switch from KUDO v0.19 (its own manager, built from its module) with kubectl kudo init --upgrade, on a local control plane of its own (bin/test-migration): nothing runs again.
@@ -306,10 +306,13 @@ undeploy-shard: kustomize kubectl ## Remove the manager of shard SHARD; its Inst
 ##@ Local control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok; a real node: containerd, kubelet, kube-proxy)
 
 .PHONY: cluster-up
-cluster-up: cluster-tools $(if $(filter true,$(OLM)),olm-tools helm) ## Start the local control plane; writes bin/cluster/kubeconfig (CLUSTER_REAL_NODE=false: simulated nodes only; OLM=true: with OLM, on the real node alone).
+cluster-up: cluster-tools $(if $(filter true,$(OLM)),olm-tools helm) $(if $(filter v1,$(OLM)),olm-v1-tools helm) ## Start the local control plane; writes bin/cluster/kubeconfig (CLUSTER_REAL_NODE=false: simulated nodes only; OLM=true: with OLM, OLM=v1: with OLM v1, on the real node alone).
 ifeq ($(OLM),true)
 	CLUSTER_DIR="$(CLUSTER_DIR)" CLUSTER_NODES=0 CLUSTER_REAL_NODE_TAINT=false hack/cluster/up.sh
 	KUBECONFIG="$(KUBECONFIG_LOCAL)" LOCAL_REGISTRY=$(LOCAL_REGISTRY) LOCAL_REGISTRY_CA=$(LOCAL_REGISTRY_CA) hack/olm/up.sh
+else ifeq ($(OLM),v1)
+	CLUSTER_DIR="$(CLUSTER_DIR)" CLUSTER_NODES=0 CLUSTER_REAL_NODE_TAINT=false hack/cluster/up.sh
+	KUBECONFIG="$(KUBECONFIG_LOCAL)" LOCAL_REGISTRY=$(LOCAL_REGISTRY) LOCAL_REGISTRY_CA=$(LOCAL_REGISTRY_CA) hack/olm/v1-up.sh
 else
 	CLUSTER_DIR="$(CLUSTER_DIR)" hack/cluster/up.sh
 endif
@@ -317,6 +320,10 @@ endif
 .PHONY: olm-up
 olm-up: olm-tools helm ## Install OLM on the local control plane (its real node untainted, no simulated nodes: OLM=true make cluster-up does it all).
 	KUBECONFIG="$(KUBECONFIG_LOCAL)" LOCAL_REGISTRY=$(LOCAL_REGISTRY) LOCAL_REGISTRY_CA=$(LOCAL_REGISTRY_CA) hack/olm/up.sh
+
+.PHONY: olm-v1-up
+olm-v1-up: olm-v1-tools helm kustomize ## Install OLM v1 and cert-manager on the local control plane (its real node untainted, no simulated nodes: OLM=v1 make cluster-up does it all).
+	KUBECONFIG="$(KUBECONFIG_LOCAL)" LOCAL_REGISTRY=$(LOCAL_REGISTRY) LOCAL_REGISTRY_CA=$(LOCAL_REGISTRY_CA) hack/olm/v1-up.sh
 
 .PHONY: cluster-load-image
 cluster-load-image: ## Import the image make docker-build wrote (IMAGE_TAR) into the local control plane's real node.
@@ -336,7 +343,7 @@ demo-down: cluster-down ## Stop the demo: the manager and the local control plan
 ##@ Offline toolchain (built from the Go module proxy, cached under bin/)
 
 .PHONY: toolchain
-toolchain: envtest-assets cluster-tools controller-gen kustomize ginkgo golangci-lint operator-sdk scorecard-test helm-operator kuttl kudo-v0.19 olm-tools helm ## Build every tool.
+toolchain: envtest-assets cluster-tools controller-gen kustomize ginkgo golangci-lint operator-sdk scorecard-test helm-operator kuttl kudo-v0.19 olm-tools olm-v1-tools helm ## Build every tool.
 
 .PHONY: envtest-assets
 envtest-assets: kubernetes etcd ## kube-apiserver, etcd and kubectl for envtest.
@@ -419,6 +426,16 @@ olm-tools: ## OLM's operators (olm, catalog, package-server), its bundle unpacke
 	github.com/operator-framework/operator-lifecycle-manager/util/cpb
 	hack/tools/gobuild.sh opm $(OPM_VERSION) github.com/operator-framework/operator-registry github.com/operator-framework/operator-registry/cmd/opm -tags containers_image_openpgp
 	hack/tools/gobuild.sh grpc_health_probe $(GRPC_HEALTH_PROBE_VERSION) github.com/grpc-ecosystem/grpc-health-probe github.com/grpc-ecosystem/grpc-health-probe
+
+.PHONY: olm-v1-tools
+olm-v1-tools: ## OLM v1's operator-controller and catalogd, and cert-manager's controller and cainjector, for OLM v1 on the local control plane.
+	$(foreach cmd,operator-controller catalogd,\
+	GONOSUMDB=github.com/operator-framework/operator-controller \
+	LDFLAGS="-X github.com/operator-framework/operator-controller/internal/shared/version.version=v$(OPERATOR_CONTROLLER_VERSION)" \
+	hack/tools/gobuild.sh $(cmd) $(OPERATOR_CONTROLLER_VERSION) github.com/operator-framework/operator-controller \
+	github.com/operator-framework/operator-controller/cmd/$(cmd) -tags containers_image_openpgp &&) true
+	$(foreach cmd,controller cainjector,hack/tools/gobuild.sh cert-manager-$(cmd) $(CERT_MANAGER_VERSION) \
+	github.com/cert-manager/cert-manager github.com/cert-manager/cert-manager/cmd/$(cmd) &&) true
 
 # KUDO v0.19's manager (kubectl kudo init --upgrade switches from it; make test-migration).
 # vbom.ml, which it requires, is gone: its code lives on as github.com/fvbommel/util.

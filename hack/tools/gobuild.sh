@@ -12,7 +12,10 @@
 # as a tool, rather than with `go install pkg@version`: the proxy here refuses
 # the version list of some modules, which `go install` needs for its
 # deprecation check, and a scratch module also ignores the tool's own replace
-# directives (etcd, kustomize) that make `go install` refuse it.
+# directives (etcd, kustomize) that make `go install` refuse it. The scratch
+# module starts from the tool's own go.sum: the checksum database here does not
+# know every pseudo-version a tool pins (operator-controller's crdify), and the
+# tool's recorded sums are the ones its authors built with.
 set -euo pipefail
 
 name=$1 version=$2 module=$3 package=$4
@@ -45,6 +48,8 @@ echo "building $name v$version from $module (first run only)" >&2
 start=$SECONDS
 (
   cd "$work"
+  src=$(go mod download -json "$module@v$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  if [[ -f $src/go.sum ]]; then cp "$src/go.sum" go.sum && chmod u+w go.sum; fi
   go mod tidy
   CGO_ENABLED=${CGO_ENABLED:-0} go build -trimpath -ldflags "-s -w ${LDFLAGS:-}" "$@" -o "$out.tmp" "$package"
 )

@@ -2,16 +2,11 @@ package olm
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 
-	"github.com/blang/semver/v4"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/operator-framework/api/pkg/lib/version"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -24,13 +19,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/test/olm/olmtest"
 )
-
-// managerLabels select the manager's pods, in the CSV's Deployment as in config/manager.
-var managerLabels = client.MatchingLabels{"control-plane": "controller-manager"}
 
 var _ = Describe("kudo-ng installed through OLM", Ordered, func() {
 	var (
@@ -45,7 +37,7 @@ var _ = Describe("kudo-ng installed through OLM", Ordered, func() {
 			ObjectMeta: metav1.ObjectMeta{Name: catalogName, Namespace: olmNamespace},
 			Spec: operatorsv1alpha1.CatalogSourceSpec{
 				SourceType:    operatorsv1alpha1.SourceTypeGrpc,
-				Image:         localImage("kudo-catalog", "0.1.0"),
+				Image:         olmtest.LocalImage("kudo-catalog", "0.1.0"),
 				DisplayName:   "kudo-ng (local)",
 				Publisher:     "kudo-ng",
 				GrpcPodConfig: &operatorsv1alpha1.GrpcPodConfig{SecurityContextConfig: operatorsv1alpha1.Restricted},
@@ -57,7 +49,7 @@ var _ = Describe("kudo-ng installed through OLM", Ordered, func() {
 				HaveKeyWithValue("catalogSource", catalogName),
 				HaveKeyWithValue("defaultChannel", "alpha"),
 				HaveKeyWithValue("channels", ContainElement(And(
-					HaveKeyWithValue("name", "alpha"), HaveKeyWithValue("currentCSV", firstCSV)))))))
+					HaveKeyWithValue("name", "alpha"), HaveKeyWithValue("currentCSV", olmtest.FirstCSV)))))))
 		}).Should(Succeed())
 	})
 
@@ -69,23 +61,23 @@ var _ = Describe("kudo-ng installed through OLM", Ordered, func() {
 				CatalogSourceNamespace: olmNamespace,
 				Package:                "kudo-ng",
 				Channel:                "alpha",
-				StartingCSV:            firstCSV,
+				StartingCSV:            olmtest.FirstCSV,
 				InstallPlanApproval:    operatorsv1alpha1.ApprovalManual,
 			},
 		})).To(Succeed())
-		approveInstallPlan(ctx, firstCSV)
-		csvSucceeds(ctx, firstCSV)
-		managerRuns(ctx, localImage("kudo", "0.1.0"))
+		approveInstallPlan(ctx, olmtest.FirstCSV)
+		csvSucceeds(ctx, olmtest.FirstCSV)
+		olmtest.ManagerRuns(ctx, k8sClient, operatorsNamespace, olmtest.LocalImage("kudo", "0.1.0"))
 
 		var webhooks admissionregistrationv1.ValidatingWebhookConfigurationList
-		Expect(k8sClient.List(ctx, &webhooks, client.MatchingLabels{"olm.owner": firstCSV})).To(Succeed())
+		Expect(k8sClient.List(ctx, &webhooks, client.MatchingLabels{"olm.owner": olmtest.FirstCSV})).To(Succeed())
 		Expect(webhooks.Items).NotTo(BeEmpty())
 		for _, w := range webhooks.Items[0].Webhooks {
 			Expect(w.ClientConfig.CABundle).NotTo(BeEmpty(), "webhook %s", w.Name)
 		}
 		// The manager's own webhook answers through OLM's certificate, once
 		// the Service's endpoints have caught up with the Ready pods.
-		ns = newNamespace(ctx)
+		ns = olmtest.NewNamespace(ctx, k8sClient)
 		instance.Namespace = ns
 		Eventually(func() error {
 			return k8sClient.Create(ctx, &kudov1beta1.Instance{
@@ -97,7 +89,7 @@ var _ = Describe("kudo-ng installed through OLM", Ordered, func() {
 
 	It("installs a package with kubectl kudo", func() {
 		sleeper := filepath.Join(cluster.Root, "test", "olm", "testdata", "sleeper")
-		Expect(kudo(ns, "install", sleeper, "--instance", instance.Name, "--wait")).
+		Expect(olmtest.Kudo(cluster, ns, "install", sleeper, "--instance", instance.Name, "--wait")).
 			To(ContainSubstring("instance sleeper is deployed"))
 		var job batchv1.Job
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "sleeper-run-1"}, &job)).To(Succeed())
@@ -105,19 +97,16 @@ var _ = Describe("kudo-ng installed through OLM", Ordered, func() {
 	})
 
 	It("upgrades to the next bundle version while a plan runs, and the plan completes once", func() {
-		Expect(cluster.Make("docker-push", "VERSION=0.1.1")).To(Succeed())
-		pushNextBundle()
-		Expect(cluster.Make("catalog-push", "CATALOG_IMG="+localImage("kudo-catalog", "0.1.1"),
-			"CATALOG_BUNDLES="+localImage("kudo-bundle", "0.1.0")+" "+localImage("kudo-bundle", "0.1.1"))).To(Succeed())
+		olmtest.PushNextRelease(cluster)
 		var catalog operatorsv1alpha1.CatalogSource
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: olmNamespace, Name: catalogName}, &catalog)).To(Succeed())
-		catalog.Spec.Image = localImage("kudo-catalog", "0.1.1")
+		catalog.Spec.Image = olmtest.LocalImage("kudo-catalog", "0.1.1")
 		Expect(k8sClient.Update(ctx, &catalog)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(packageManifest(g).Object).To(HaveKeyWithValue("status",
-				HaveKeyWithValue("channels", ContainElement(HaveKeyWithValue("currentCSV", nextCSV)))))
+				HaveKeyWithValue("channels", ContainElement(HaveKeyWithValue("currentCSV", olmtest.NextCSV)))))
 		}).Should(Succeed())
-		upgrade := installPlanFor(ctx, nextCSV)
+		upgrade := installPlanFor(ctx, olmtest.NextCSV)
 
 		// A plan that runs for a while: its Job sleeps through the upgrade.
 		var i kudov1beta1.Instance
@@ -137,10 +126,10 @@ var _ = Describe("kudo-ng installed through OLM", Ordered, func() {
 		patch = client.MergeFrom(upgrade.DeepCopy())
 		upgrade.Spec.Approved = true
 		Expect(k8sClient.Patch(ctx, upgrade, patch)).To(Succeed())
-		csvSucceeds(ctx, nextCSV)
-		managerRuns(ctx, localImage("kudo", "0.1.1"))
+		csvSucceeds(ctx, olmtest.NextCSV)
+		olmtest.ManagerRuns(ctx, k8sClient, operatorsNamespace, olmtest.LocalImage("kudo", "0.1.1"))
 		Eventually(func() error {
-			return k8sClient.Get(ctx, types.NamespacedName{Namespace: operatorsNamespace, Name: firstCSV}, &operatorsv1alpha1.ClusterServiceVersion{})
+			return k8sClient.Get(ctx, types.NamespacedName{Namespace: operatorsNamespace, Name: olmtest.FirstCSV}, &operatorsv1alpha1.ClusterServiceVersion{})
 		}).Should(Satisfy(apierrors.IsNotFound), "the replaced CSV is deleted")
 		Expect(k8sClient.Get(ctx, instance, &i)).To(Succeed())
 		Expect(i.Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionInProgress),
@@ -165,10 +154,10 @@ var _ = Describe("kudo-ng installed through OLM", Ordered, func() {
 		Expect(k8sClient.Delete(ctx, &operatorsv1alpha1.Subscription{
 			ObjectMeta: metav1.ObjectMeta{Name: "kudo-ng", Namespace: operatorsNamespace}})).To(Succeed())
 		Expect(k8sClient.Delete(ctx, &operatorsv1alpha1.ClusterServiceVersion{
-			ObjectMeta: metav1.ObjectMeta{Name: nextCSV, Namespace: operatorsNamespace}})).To(Succeed())
+			ObjectMeta: metav1.ObjectMeta{Name: olmtest.NextCSV, Namespace: operatorsNamespace}})).To(Succeed())
 		Eventually(func(g Gomega) {
 			var pods corev1.PodList
-			g.Expect(k8sClient.List(ctx, &pods, client.InNamespace(operatorsNamespace), managerLabels)).To(Succeed())
+			g.Expect(k8sClient.List(ctx, &pods, client.InNamespace(operatorsNamespace), olmtest.ManagerLabels)).To(Succeed())
 			g.Expect(pods.Items).To(BeEmpty())
 			err := k8sClient.Get(ctx, types.NamespacedName{Namespace: operatorsNamespace, Name: "kudo-controller-manager"}, &appsv1.Deployment{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the manager's Deployment: %v", err)
@@ -182,8 +171,8 @@ var _ = Describe("kudo-ng installed through OLM", Ordered, func() {
 
 	It("installs with operator-sdk run bundle, runs the Instances left behind, and operator-sdk cleanup removes it keeping them", func() {
 		Expect(cluster.Make("run-bundle")).To(Succeed())
-		csvSucceeds(ctx, firstCSV)
-		managerRuns(ctx, localImage("kudo", "0.1.0"))
+		csvSucceeds(ctx, olmtest.FirstCSV)
+		olmtest.ManagerRuns(ctx, k8sClient, operatorsNamespace, olmtest.LocalImage("kudo", "0.1.0"))
 
 		// The webhooks answer once the Service's endpoints have caught up
 		// with the Ready pods.
@@ -204,12 +193,12 @@ var _ = Describe("kudo-ng installed through OLM", Ordered, func() {
 
 		Expect(cluster.Make("cleanup-bundle")).To(Succeed())
 		Eventually(func(g Gomega) {
-			err := k8sClient.Get(ctx, types.NamespacedName{Namespace: operatorsNamespace, Name: firstCSV}, &operatorsv1alpha1.ClusterServiceVersion{})
+			err := k8sClient.Get(ctx, types.NamespacedName{Namespace: operatorsNamespace, Name: olmtest.FirstCSV}, &operatorsv1alpha1.ClusterServiceVersion{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the CSV: %v", err)
 			err = k8sClient.Get(ctx, types.NamespacedName{Namespace: operatorsNamespace, Name: "kudo-ng-catalog"}, &operatorsv1alpha1.CatalogSource{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "run bundle's CatalogSource: %v", err)
 			var pods corev1.PodList
-			g.Expect(k8sClient.List(ctx, &pods, client.InNamespace(operatorsNamespace), managerLabels)).To(Succeed())
+			g.Expect(k8sClient.List(ctx, &pods, client.InNamespace(operatorsNamespace), olmtest.ManagerLabels)).To(Succeed())
 			g.Expect(pods.Items).To(BeEmpty())
 		}).Should(Succeed())
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Name: "instances.kudo.dev"}, &apiextensionsv1.CustomResourceDefinition{})).To(Succeed())
@@ -220,7 +209,7 @@ var _ = Describe("kudo-ng installed through OLM", Ordered, func() {
 
 var _ = Describe("operator-sdk scorecard", func() {
 	It("passes the bundle's basic and OLM suites", func() {
-		out, err := cluster.MakeOutput("scorecard", "SCORECARD_NAMESPACE="+newNamespace(context.Background()))
+		out, err := cluster.MakeOutput("scorecard", "SCORECARD_NAMESPACE="+olmtest.NewNamespace(context.Background(), k8sClient))
 		Expect(err).NotTo(HaveOccurred())
 		for _, test := range []string{"basic-check-spec", "olm-bundle-validation", "olm-crds-have-validation",
 			"olm-crds-have-resources", "olm-spec-descriptors", "olm-status-descriptors"} {
@@ -274,56 +263,4 @@ func csvSucceeds(ctx context.Context, name string) {
 		g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: operatorsNamespace, Name: name}, &csv)).To(Succeed())
 		g.Expect(csv.Status.Phase).To(Equal(operatorsv1alpha1.CSVPhaseSucceeded), "%s: %s", csv.Status.Reason, csv.Status.Message)
 	}).Should(Succeed())
-}
-
-// managerRuns waits for the manager's pods to run image, ready, on the real node.
-func managerRuns(ctx context.Context, image string) {
-	GinkgoHelper()
-	Eventually(func(g Gomega) {
-		var pods corev1.PodList
-		g.Expect(k8sClient.List(ctx, &pods, client.InNamespace(operatorsNamespace), managerLabels)).To(Succeed())
-		g.Expect(pods.Items).NotTo(BeEmpty())
-		for _, p := range pods.Items {
-			g.Expect(p.DeletionTimestamp).To(BeNil(), "pod %s is going", p.Name)
-			g.Expect(p.Spec.NodeName).To(Equal("kudo-ng-node"))
-			g.Expect(p.Spec.Containers[0].Image).To(Equal(image))
-			g.Expect(p.Status.Conditions).To(ContainElement(And(
-				HaveField("Type", corev1.PodReady), HaveField("Status", corev1.ConditionTrue))), "pod %s", p.Name)
-		}
-	}).Should(Succeed())
-}
-
-// pushNextBundle pushes bundle version 0.1.1, made from the first one (make
-// bundle-build's context) as `make bundle VERSION=0.1.1` would make it: its
-// CSV renamed, versioned and pointing at the next manager image, replacing
-// the first.
-func pushNextBundle() {
-	GinkgoHelper()
-	dir := GinkgoT().TempDir()
-	out, err := exec.Command("cp", "-R", filepath.Join(cluster.Root, "bin", "bundle-image", "bundle"), dir).CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), string(out))
-	path := filepath.Join(dir, "bundle", "manifests", "kudo-ng.clusterserviceversion.yaml")
-	data, err := os.ReadFile(path)
-	Expect(err).NotTo(HaveOccurred())
-	var csv operatorsv1alpha1.ClusterServiceVersion
-	Expect(yaml.Unmarshal(data, &csv)).To(Succeed())
-	from, to := localImage("kudo", "0.1.0"), localImage("kudo", "0.1.1")
-	Expect(csv.Annotations).To(HaveKeyWithValue("containerImage", from))
-	csv.Name, csv.Spec.Replaces = nextCSV, firstCSV
-	csv.Spec.Version = version.OperatorVersion{Version: semver.MustParse("0.1.1")}
-	csv.Annotations["containerImage"] = to
-	for _, d := range csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
-		for i, c := range d.Spec.Template.Spec.Containers {
-			d.Spec.Template.Spec.Containers[i].Image = strings.ReplaceAll(c.Image, from, to)
-		}
-	}
-	data, err = yaml.Marshal(&csv)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(os.WriteFile(path, data, 0o644)).To(Succeed())
-	push := exec.Command("go", "run", "./hack/image", "--dockerfile", "bundle.Dockerfile", "--context", dir,
-		"--tag", localImage("kudo-bundle", "0.1.1"), "--push")
-	push.Dir = cluster.Root
-	push.Env = append(os.Environ(), "SSL_CERT_FILE="+cluster.RegistryCA())
-	out, err = push.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), string(out))
 }

@@ -6,18 +6,13 @@
 package olm
 
 import (
-	"context"
-	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -25,8 +20,6 @@ import (
 )
 
 const (
-	// The cluster's registry (hack/cluster/node.sh), the Makefile's LOCAL_REGISTRY.
-	localRegistry = "10.244.0.1:5000"
 	// OLM's namespaces, as its upstream install makes them: the global
 	// catalogs' and the one whose OperatorGroup watches all namespaces.
 	olmNamespace       = "olm"
@@ -37,8 +30,6 @@ const (
 var (
 	cluster   *localcluster.Cluster
 	k8sClient client.Client
-	// The bundle versions the catalog offers, oldest first.
-	firstCSV, nextCSV = "kudo-ng.v0.1.0", "kudo-ng.v0.1.1"
 )
 
 func TestOLM(t *testing.T) {
@@ -79,24 +70,3 @@ var _ = ReportAfterEach(func(report SpecReport) {
 		AddReportEntry(deployment, out)
 	}
 })
-
-// kudo runs the kubectl-kudo plugin against the cluster, in a namespace.
-func kudo(ns string, args ...string) string {
-	GinkgoHelper()
-	out, err := cluster.Kudo(ns, args...)
-	Expect(err).NotTo(HaveOccurred(), "kubectl kudo %s:\n%s", strings.Join(args, " "), out)
-	return out
-}
-
-// newNamespace creates a namespace of its own for one test.
-func newNamespace(ctx context.Context) string {
-	GinkgoHelper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "test-"}}
-	Expect(k8sClient.Create(ctx, ns)).To(Succeed())
-	return ns.Name
-}
-
-// localImage is an image's reference in the cluster's registry.
-func localImage(name, version string) string {
-	return fmt.Sprintf("%s/%s:v%s", localRegistry, name, version)
-}

@@ -1,0 +1,120 @@
+// Package olmtest holds what the OLM v0 and OLM v1 suites share: the
+// release's images in the cluster's registry, the next bundle version, and
+// the waits on the manager they install.
+package olmtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/blang/semver/v4"
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	"github.com/operator-framework/api/pkg/lib/version"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kudo-ng/kudo/test/localcluster"
+)
+
+const (
+	// LocalRegistry is the cluster's registry (hack/cluster/node.sh), the Makefile's LOCAL_REGISTRY.
+	LocalRegistry = "10.244.0.1:5000"
+	// FirstCSV and NextCSV are the bundle versions the catalogs offer, oldest first.
+	FirstCSV, NextCSV = "kudo-ng.v0.1.0", "kudo-ng.v0.1.1"
+)
+
+// ManagerLabels select the manager's pods, in the CSV's Deployment as in config/manager.
+var ManagerLabels = client.MatchingLabels{"control-plane": "controller-manager"}
+
+// LocalImage is an image's reference in the cluster's registry.
+func LocalImage(name, release string) string {
+	return fmt.Sprintf("%s/%s:v%s", LocalRegistry, name, release)
+}
+
+// Kudo runs the kubectl-kudo plugin against the cluster, in a namespace.
+func Kudo(cluster *localcluster.Cluster, ns string, args ...string) string {
+	ginkgo.GinkgoHelper()
+	out, err := cluster.Kudo(ns, args...)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "kubectl kudo %s:\n%s", strings.Join(args, " "), out)
+	return out
+}
+
+// NewNamespace creates a namespace of its own for one test.
+func NewNamespace(ctx context.Context, c client.Client) string {
+	ginkgo.GinkgoHelper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "test-"}}
+	gomega.Expect(c.Create(ctx, ns)).To(gomega.Succeed())
+	return ns.Name
+}
+
+// ManagerRuns waits for the manager's pods in namespace to run image, ready,
+// on the real node.
+func ManagerRuns(ctx context.Context, c client.Client, namespace, image string) {
+	ginkgo.GinkgoHelper()
+	gomega.Eventually(func(g gomega.Gomega) {
+		var pods corev1.PodList
+		g.Expect(c.List(ctx, &pods, client.InNamespace(namespace), ManagerLabels)).To(gomega.Succeed())
+		g.Expect(pods.Items).NotTo(gomega.BeEmpty())
+		for _, p := range pods.Items {
+			g.Expect(p.DeletionTimestamp).To(gomega.BeNil(), "pod %s is going", p.Name)
+			g.Expect(p.Spec.NodeName).To(gomega.Equal("kudo-ng-node"))
+			g.Expect(p.Spec.Containers[0].Image).To(gomega.Equal(image))
+			g.Expect(p.Status.Conditions).To(gomega.ContainElement(gomega.And(
+				gomega.HaveField("Type", corev1.PodReady), gomega.HaveField("Status", corev1.ConditionTrue))), "pod %s", p.Name)
+		}
+	}).Should(gomega.Succeed())
+}
+
+// PushNextBundle pushes bundle version 0.1.1, made from the first one (make
+// bundle-build's context) as `make bundle VERSION=0.1.1` would make it: its
+// CSV renamed, versioned and pointing at the next manager image, replacing
+// the first.
+func PushNextBundle(cluster *localcluster.Cluster) {
+	ginkgo.GinkgoHelper()
+	dir := ginkgo.GinkgoT().TempDir()
+	out, err := exec.Command("cp", "-R", filepath.Join(cluster.Root, "bin", "bundle-image", "bundle"), dir).CombinedOutput()
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), string(out))
+	path := filepath.Join(dir, "bundle", "manifests", "kudo-ng.clusterserviceversion.yaml")
+	data, err := os.ReadFile(path)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	var csv operatorsv1alpha1.ClusterServiceVersion
+	gomega.Expect(yaml.Unmarshal(data, &csv)).To(gomega.Succeed())
+	from, to := LocalImage("kudo", "0.1.0"), LocalImage("kudo", "0.1.1")
+	gomega.Expect(csv.Annotations).To(gomega.HaveKeyWithValue("containerImage", from))
+	csv.Name, csv.Spec.Replaces = NextCSV, FirstCSV
+	csv.Spec.Version = version.OperatorVersion{Version: semver.MustParse("0.1.1")}
+	csv.Annotations["containerImage"] = to
+	for _, d := range csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
+		for i, c := range d.Spec.Template.Spec.Containers {
+			d.Spec.Template.Spec.Containers[i].Image = strings.ReplaceAll(c.Image, from, to)
+		}
+	}
+	data, err = yaml.Marshal(&csv)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	gomega.Expect(os.WriteFile(path, data, 0o644)).To(gomega.Succeed())
+	push := exec.Command("go", "run", "./hack/image", "--dockerfile", "bundle.Dockerfile", "--context", dir,
+		"--tag", LocalImage("kudo-bundle", "0.1.1"), "--push")
+	push.Dir = cluster.Root
+	push.Env = append(os.Environ(), "SSL_CERT_FILE="+cluster.RegistryCA())
+	out, err = push.CombinedOutput()
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), string(out))
+}
+
+// PushNextRelease pushes what the upgrade installs: manager image 0.1.1, its
+// bundle, and catalog 0.1.1 offering both bundles, 0.1.1 replacing 0.1.0 in
+// channel alpha.
+func PushNextRelease(cluster *localcluster.Cluster) {
+	ginkgo.GinkgoHelper()
+	gomega.Expect(cluster.Make("docker-push", "VERSION=0.1.1")).To(gomega.Succeed())
+	PushNextBundle(cluster)
+	gomega.Expect(cluster.Make("catalog-push", "CATALOG_IMG="+LocalImage("kudo-catalog", "0.1.1"),
+		"CATALOG_BUNDLES="+LocalImage("kudo-bundle", "0.1.0")+" "+LocalImage("kudo-bundle", "0.1.1"))).To(gomega.Succeed())
+}
