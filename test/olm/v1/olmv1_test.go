@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -76,6 +77,10 @@ var _ = Describe("kudo-ng installed through OLM v1", Ordered, func() {
 		Expect(k8sClient.Create(ctx, extension)).To(Succeed())
 		extensionInstalls(ctx, olmtest.FirstCSV)
 		olmtest.ManagerRuns(ctx, k8sClient, installNamespace, olmtest.LocalImage("kudo", "0.1.0"))
+		// The bundle's PodDisruptionBudget is a kind OLM v1 installs too.
+		var budgets policyv1.PodDisruptionBudgetList
+		Expect(k8sClient.List(ctx, &budgets, client.InNamespace(installNamespace), ownedByExtension)).To(Succeed())
+		Expect(budgets.Items).To(ConsistOf(HaveField("Spec.Selector.MatchLabels", HaveKeyWithValue("control-plane", "controller-manager"))))
 
 		// OLM v1 makes a configuration of each of the CSV's webhooks, and
 		// cert-manager's CA injector fills in their CA.
@@ -100,8 +105,8 @@ var _ = Describe("kudo-ng installed through OLM v1", Ordered, func() {
 			}
 		}).Should(Succeed())
 		// What OLM v1 installs it owns: deleting the ClusterExtension
-		// deletes the kudo.dev CRDs, and with them every Instance, unless it
-		// is deleted orphaning them (the last spec; README).
+		// deletes the kudo.dev CRDs, and with them every Instance, unless
+		// they are let go of first (the last spec; README).
 		var crd apiextensionsv1.CustomResourceDefinition
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Name: "instances.kudo.dev"}, &crd)).To(Succeed())
 		Expect(crd.OwnerReferences).To(ContainElement(And(
@@ -200,28 +205,44 @@ var _ = Describe("kudo-ng installed through OLM v1", Ordered, func() {
 		Expect(job.Status.Failed).To(BeZero())
 	})
 
-	It("is removed as the README says: the ClusterExtension deleted orphaning what it installed, then the manager; the CRDs, Instances and their objects stay", func() {
-		out, err := cluster.Kubectl("delete", "clusterextension", extensionName, "--cascade=orphan", "--wait")
-		Expect(err).NotTo(HaveOccurred(), out)
-		Expect(cluster.Kubectl("delete", "namespace", installNamespace, "--wait")).Error().NotTo(HaveOccurred())
-		out, err = cluster.Kubectl("delete", "clusterroles,clusterrolebindings,validatingwebhookconfigurations,mutatingwebhookconfigurations",
-			"-l", "olm.operatorframework.io/owner-name="+extensionName)
-		Expect(err).NotTo(HaveOccurred(), out)
-		Expect(out).To(ContainSubstring("validatingwebhookconfiguration"))
+	It("is removed as the README says, keeping the CRDs: the manager and its webhooks go, the Instances and their objects stay", func() {
+		// docs/installing.md: a finalizer of the user's holds the
+		// ClusterExtension while OLM v1, which stops managing it once it
+		// is being deleted, lets go of the CRDs.
+		for _, args := range [][]string{
+			{"patch", "clusterextension", extensionName, "--type=json", "-p", `[{"op":"add","path":"/metadata/finalizers/-","value":"kudo.dev/keep-crds"}]`},
+			{"delete", "clusterextension", extensionName, "--wait=false"},
+			{"wait", "clusterextension/" + extensionName, "--for=jsonpath={.metadata.finalizers[0]}=kudo.dev/keep-crds", "--timeout=60s"},
+			{"patch", "crd", "instances.kudo.dev", "--type=json", "-p", `[{"op":"remove","path":"/metadata/ownerReferences"}]`},
+			{"patch", "crd", "operators.kudo.dev", "--type=json", "-p", `[{"op":"remove","path":"/metadata/ownerReferences"}]`},
+			{"patch", "crd", "operatorversions.kudo.dev", "--type=json", "-p", `[{"op":"remove","path":"/metadata/ownerReferences"}]`},
+			{"patch", "crd", "trustpolicies.kudo.dev", "--type=json", "-p", `[{"op":"remove","path":"/metadata/ownerReferences"}]`},
+			{"patch", "clusterextension", extensionName, "--type=json", "-p", `[{"op":"remove","path":"/metadata/finalizers"}]`},
+		} {
+			out, err := cluster.Kubectl(args...)
+			Expect(err).NotTo(HaveOccurred(), out)
+		}
 
-		var deployments appsv1.DeploymentList
-		Expect(k8sClient.List(ctx, &deployments, client.InNamespace(installNamespace))).To(Succeed())
-		Expect(deployments.Items).To(BeEmpty())
-		var crd apiextensionsv1.CustomResourceDefinition
-		Expect(k8sClient.Get(ctx, types.NamespacedName{Name: "instances.kudo.dev"}, &crd)).To(Succeed())
-		Expect(crd.DeletionTimestamp).To(BeNil())
-		Expect(crd.OwnerReferences).To(BeEmpty())
+		Eventually(func(g Gomega) {
+			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(olmv1Object("ClusterExtension")), olmv1Object("ClusterExtension"))
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the ClusterExtension: %v", err)
+			var deployments appsv1.DeploymentList
+			g.Expect(k8sClient.List(ctx, &deployments, client.InNamespace(installNamespace))).To(Succeed())
+			g.Expect(deployments.Items).To(BeEmpty())
+			var webhooks admissionregistrationv1.ValidatingWebhookConfigurationList
+			g.Expect(k8sClient.List(ctx, &webhooks, ownedByExtension)).To(Succeed())
+			g.Expect(webhooks.Items).To(BeEmpty())
+		}).Should(Succeed())
+		// The garbage collector has deleted what it deletes: the CRDs stay.
+		Consistently(func(g Gomega) {
+			var crd apiextensionsv1.CustomResourceDefinition
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Name: "instances.kudo.dev"}, &crd)).To(Succeed())
+			g.Expect(crd.DeletionTimestamp).To(BeNil())
+		}, "15s").Should(Succeed())
 		Expect(k8sClient.Get(ctx, instance, &kudov1beta1.Instance{})).To(Succeed())
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "confined"}, &kudov1beta1.Instance{})).To(Succeed())
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "sleeper-settings"}, &corev1.ConfigMap{})).To(Succeed())
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "sleeper-run-2"}, &batchv1.Job{})).To(Succeed())
-		err = k8sClient.Get(ctx, client.ObjectKeyFromObject(olmv1Object("ClusterExtension")), olmv1Object("ClusterExtension"))
-		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the ClusterExtension: %v", err)
 	})
 })
 
