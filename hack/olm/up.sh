@@ -8,47 +8,19 @@
 # Running it again on a cluster with OLM updates nothing that is unchanged.
 #
 # OLM's bundle-unpack Jobs tolerate no taint and select no node: the cluster
-# must have its real node untainted and no simulated nodes, which kwok only
-# pretends to run pods on (OLM=true make cluster-up starts one so).
-#
-# Environment: KUBECONFIG (default bin/cluster/kubeconfig), LOCAL_REGISTRY
-# (default 10.244.0.1:5000) and its CA, LOCAL_REGISTRY_CA (default
-# bin/cluster/pki/registry-ca.crt).
+# must have its real node untainted and no simulated nodes (OLM=true make
+# cluster-up starts one so). Environment: as hack/olm/lib.sh says.
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/../.." && pwd)
-# shellcheck source=../versions.env
-source "$root/hack/versions.env"
-bin=$root/bin
-kubeconfig=${KUBECONFIG:-$bin/cluster/kubeconfig}
-kubectl() { "$bin/k8s/$KUBERNETES_VERSION-$(go env GOOS)-$(go env GOARCH)/kubectl" --kubeconfig "$kubeconfig" "$@"; }
-registry=${LOCAL_REGISTRY:-10.244.0.1:5000}
-registry_ca=${LOCAL_REGISTRY_CA:-$bin/cluster/pki/registry-ca.crt}
+name=olm-up cluster_up="OLM=true make cluster-up"
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 chart=$(go env GOMODCACHE)/github.com/operator-framework/operator-lifecycle-manager@v$OLM_VERSION/deploy
 olm_image=$registry/olm:v$OLM_VERSION
 opm_image=$registry/opm:v$OPM_VERSION
-start=$SECONDS
 
-fail() {
-  echo "olm-up: $*" >&2
-  exit 1
-}
-
-kubectl get --raw /readyz >/dev/null 2>&1 || fail "no cluster answers (make cluster-up, or KUBECONFIG)"
-curl -fs -m 2 -o /dev/null --cacert "$registry_ca" "https://$registry/v2/" || fail "the cluster's registry $registry does not answer: OLM needs the real node's"
-if [[ -n $(kubectl get nodes -l kudo-ng.dev/simulated -o name) ]] ||
-  [[ -n $(kubectl get nodes -o jsonpath='{.items[*].spec.taints}') ]]; then
-  fail "OLM's bundle-unpack Jobs need an untainted real node and no simulated nodes: make cluster-down, then OLM=true make cluster-up"
-fi
 [[ -d $chart/chart ]] || (cd "$root" && go mod download "github.com/operator-framework/operator-lifecycle-manager@v$OLM_VERSION")
 
-# The images, pushed where the real node pulls from.
-image() { # dockerfile tag name=binary...
-  local args=(--dockerfile "$1" --tag "$2" --push) binary
-  shift 2
-  for binary in "$@"; do args+=(--binary "$binary"); done
-  (cd "$root" && SSL_CERT_FILE=$registry_ca go run ./hack/image "${args[@]}") >/dev/null
-}
 image hack/olm/olm.Dockerfile "$olm_image" olm="$bin/olm-olm" catalog="$bin/olm-catalog" \
   package-server="$bin/olm-package-server" copy-content="$bin/olm-copy-content" cpb="$bin/olm-cpb" busybox=/bin/busybox
 image hack/olm/opm.Dockerfile "$opm_image" opm="$bin/opm" grpc_health_probe="$bin/grpc_health_probe" busybox=/bin/busybox

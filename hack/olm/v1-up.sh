@@ -17,50 +17,24 @@
 #
 # OLM v1's pods must run on the real node: the cluster must have its real node
 # untainted and no simulated nodes (OLM=v1 make cluster-up starts one so).
-#
-# Environment: KUBECONFIG (default bin/cluster/kubeconfig), LOCAL_REGISTRY
-# (default 10.244.0.1:5000) and its CA, LOCAL_REGISTRY_CA (default
-# bin/cluster/pki/registry-ca.crt).
+# Environment: as hack/olm/lib.sh says.
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/../.." && pwd)
-# shellcheck source=../versions.env
-source "$root/hack/versions.env"
-bin=$root/bin
-kubeconfig=${KUBECONFIG:-$bin/cluster/kubeconfig}
-kubectl() { "$bin/k8s/$KUBERNETES_VERSION-$(go env GOOS)-$(go env GOARCH)/kubectl" --kubeconfig "$kubeconfig" "$@"; }
-registry=${LOCAL_REGISTRY:-10.244.0.1:5000}
-registry_ca=${LOCAL_REGISTRY_CA:-$bin/cluster/pki/registry-ca.crt}
+name=olm-v1-up cluster_up="OLM=v1 make cluster-up"
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 modules=$(go env GOMODCACHE)
 olmv1=$modules/github.com/operator-framework/operator-controller@v$OPERATOR_CONTROLLER_VERSION
 certmanager=$modules/github.com/cert-manager/cert-manager@v$CERT_MANAGER_VERSION
 olmv1_image=$registry/olmv1:v$OPERATOR_CONTROLLER_VERSION
 certmanager_image=$registry/cert-manager
-start=$SECONDS
 
-fail() {
-  echo "olm-v1-up: $*" >&2
-  exit 1
-}
-
-kubectl get --raw /readyz >/dev/null 2>&1 || fail "no cluster answers (make cluster-up, or KUBECONFIG)"
-curl -fs -m 2 -o /dev/null --cacert "$registry_ca" "https://$registry/v2/" || fail "the cluster's registry $registry does not answer: OLM v1 needs the real node's"
-if [[ -n $(kubectl get nodes -l kudo-ng.dev/simulated -o name) ]] ||
-  [[ -n $(kubectl get nodes -o jsonpath='{.items[*].spec.taints}') ]]; then
-  fail "OLM v1's pods need an untainted real node and no simulated nodes: make cluster-down, then OLM=v1 make cluster-up"
-fi
 # The checksum database here does not know this operator-controller release
 # (hack/versions.env).
 [[ -d $olmv1/manifests ]] || (cd "$root" && GONOSUMDB=github.com/operator-framework/operator-controller \
   go mod download "github.com/operator-framework/operator-controller@v$OPERATOR_CONTROLLER_VERSION")
 [[ -d $certmanager/deploy ]] || (cd "$root" && go mod download "github.com/cert-manager/cert-manager@v$CERT_MANAGER_VERSION")
 
-image() { # dockerfile tag name=binary...
-  local args=(--dockerfile "$1" --tag "$2" --push) binary
-  shift 2
-  for binary in "$@"; do args+=(--binary "$binary"); done
-  (cd "$root" && SSL_CERT_FILE=$registry_ca go run ./hack/image "${args[@]}") >/dev/null
-}
 image hack/olm/olmv1.Dockerfile "$olmv1_image" operator-controller="$bin/operator-controller" catalogd="$bin/catalogd"
 for component in controller cainjector; do
   image "hack/olm/cert-manager-$component.Dockerfile" "$certmanager_image-$component:v$CERT_MANAGER_VERSION" \

@@ -75,16 +75,10 @@ var _ = Describe("kudo-ng installed through OLM", Ordered, func() {
 		for _, w := range webhooks.Items[0].Webhooks {
 			Expect(w.ClientConfig.CABundle).NotTo(BeEmpty(), "webhook %s", w.Name)
 		}
-		// The manager's own webhook answers through OLM's certificate, once
-		// the Service's endpoints have caught up with the Ready pods.
+		// The manager's own webhook answers through OLM's certificate.
 		ns = olmtest.NewNamespace(ctx, k8sClient)
 		instance.Namespace = ns
-		Eventually(func() error {
-			return k8sClient.Create(ctx, &kudov1beta1.Instance{
-				ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: ns},
-				Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: "missing-0.1.0"}},
-			})
-		}).Should(MatchError(ContainSubstring(`admission webhook "vinstance.kudo.dev" denied the request`)))
+		olmtest.WebhooksAnswer(ctx, k8sClient, ns)
 	})
 
 	It("installs a package with kubectl kudo", func() {
@@ -109,21 +103,9 @@ var _ = Describe("kudo-ng installed through OLM", Ordered, func() {
 		upgrade := installPlanFor(ctx, olmtest.NextCSV)
 
 		// A plan that runs for a while: its Job sleeps through the upgrade.
-		var i kudov1beta1.Instance
-		Expect(k8sClient.Get(ctx, instance, &i)).To(Succeed())
-		patch := client.MergeFrom(i.DeepCopy())
-		i.Spec.Parameters = map[string]string{"seconds": "75", "run": "2"}
-		Expect(k8sClient.Patch(ctx, &i, patch)).To(Succeed())
-		var running batchv1.Job
-		Eventually(func(g Gomega) {
-			g.Expect(k8sClient.Get(ctx, instance, &i)).To(Succeed())
-			g.Expect(i.Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionInProgress))
-			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "sleeper-run-2"}, &running)).To(Succeed())
-			g.Expect(running.Status.Active).To(BeEquivalentTo(1))
-		}).Should(Succeed())
-		run := i.Status.PlanStatus["deploy"].UID
+		plan := olmtest.StartLongPlan(ctx, k8sClient, instance)
 
-		patch = client.MergeFrom(upgrade.DeepCopy())
+		patch := client.MergeFrom(upgrade.DeepCopy())
 		upgrade.Spec.Approved = true
 		Expect(k8sClient.Patch(ctx, upgrade, patch)).To(Succeed())
 		csvSucceeds(ctx, olmtest.NextCSV)
@@ -131,20 +113,7 @@ var _ = Describe("kudo-ng installed through OLM", Ordered, func() {
 		Eventually(func() error {
 			return k8sClient.Get(ctx, types.NamespacedName{Namespace: operatorsNamespace, Name: olmtest.FirstCSV}, &operatorsv1alpha1.ClusterServiceVersion{})
 		}).Should(Satisfy(apierrors.IsNotFound), "the replaced CSV is deleted")
-		Expect(k8sClient.Get(ctx, instance, &i)).To(Succeed())
-		Expect(i.Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionInProgress),
-			"the Job sleeps longer than the upgrade takes: the plan must still run")
-
-		Eventually(func(g Gomega) {
-			g.Expect(k8sClient.Get(ctx, instance, &i)).To(Succeed())
-			g.Expect(i.Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
-		}, "2m").Should(Succeed())
-		Expect(i.Status.PlanStatus["deploy"].UID).To(Equal(run), "the plan that ran across the upgrade completed, not a new one")
-		var job batchv1.Job
-		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "sleeper-run-2"}, &job)).To(Succeed())
-		Expect(job.UID).To(Equal(running.UID), "the plan's Job was not made again")
-		Expect(job.Status.Succeeded).To(BeEquivalentTo(1))
-		Expect(job.Status.Failed).To(BeZero())
+		plan.CompletesOnce(ctx)
 		var settings corev1.ConfigMap
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "sleeper-settings"}, &settings)).To(Succeed())
 		Expect(settings.Data).To(HaveKeyWithValue("seconds", "75"))

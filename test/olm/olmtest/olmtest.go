@@ -16,11 +16,14 @@ import (
 	"github.com/onsi/gomega"
 	"github.com/operator-framework/api/pkg/lib/version"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/test/localcluster"
 )
 
@@ -117,4 +120,64 @@ func PushNextRelease(cluster *localcluster.Cluster) {
 	PushNextBundle(cluster)
 	gomega.Expect(cluster.Make("catalog-push", "CATALOG_IMG="+LocalImage("kudo-catalog", "0.1.1"),
 		"CATALOG_BUNDLES="+LocalImage("kudo-bundle", "0.1.0")+" "+LocalImage("kudo-bundle", "0.1.1"))).To(gomega.Succeed())
+}
+
+// WebhooksAnswer waits for the manager's admission webhook to refuse an
+// Instance of a missing OperatorVersion in ns: its certificate is trusted,
+// and the Service's endpoints have caught up with the Ready pods.
+func WebhooksAnswer(ctx context.Context, c client.Client, ns string) {
+	ginkgo.GinkgoHelper()
+	gomega.Eventually(func() error {
+		return c.Create(ctx, &kudov1beta1.Instance{
+			ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: ns},
+			Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: "missing-0.1.0"}},
+		})
+	}).Should(gomega.MatchError(gomega.ContainSubstring(`admission webhook "vinstance.kudo.dev" denied the request`)))
+}
+
+// LongPlan is a deploy plan of test/olm/testdata/sleeper whose Job sleeps
+// longer than an upgrade of the manager takes.
+type LongPlan struct {
+	c        client.Client
+	instance types.NamespacedName
+	run, job types.UID
+}
+
+// StartLongPlan runs the sleeper Instance's deploy plan again, its Job
+// sleeping 75 s, and waits for the Job to run.
+func StartLongPlan(ctx context.Context, c client.Client, instance types.NamespacedName) *LongPlan {
+	ginkgo.GinkgoHelper()
+	var i kudov1beta1.Instance
+	gomega.Expect(c.Get(ctx, instance, &i)).To(gomega.Succeed())
+	patch := client.MergeFrom(i.DeepCopy())
+	i.Spec.Parameters = map[string]string{"seconds": "75", "run": "2"}
+	gomega.Expect(c.Patch(ctx, &i, patch)).To(gomega.Succeed())
+	var running batchv1.Job
+	gomega.Eventually(func(g gomega.Gomega) {
+		g.Expect(c.Get(ctx, instance, &i)).To(gomega.Succeed())
+		g.Expect(i.Status.PlanStatus["deploy"].Status).To(gomega.Equal(kudov1beta1.ExecutionInProgress))
+		g.Expect(c.Get(ctx, types.NamespacedName{Namespace: instance.Namespace, Name: "sleeper-run-2"}, &running)).To(gomega.Succeed())
+		g.Expect(running.Status.Active).To(gomega.BeEquivalentTo(1))
+	}).Should(gomega.Succeed())
+	return &LongPlan{c: c, instance: instance, run: i.Status.PlanStatus["deploy"].UID, job: running.UID}
+}
+
+// CompletesOnce checks that the plan still runs once the upgrade is done,
+// then waits for it to complete: the same run, its Job not made again.
+func (p *LongPlan) CompletesOnce(ctx context.Context) {
+	ginkgo.GinkgoHelper()
+	var i kudov1beta1.Instance
+	gomega.Expect(p.c.Get(ctx, p.instance, &i)).To(gomega.Succeed())
+	gomega.Expect(i.Status.PlanStatus["deploy"].Status).To(gomega.Equal(kudov1beta1.ExecutionInProgress),
+		"the Job sleeps longer than the upgrade takes: the plan must still run")
+	gomega.Eventually(func(g gomega.Gomega) {
+		g.Expect(p.c.Get(ctx, p.instance, &i)).To(gomega.Succeed())
+		g.Expect(i.Status.PlanStatus["deploy"].Status).To(gomega.Equal(kudov1beta1.ExecutionComplete))
+	}, "2m").Should(gomega.Succeed())
+	gomega.Expect(i.Status.PlanStatus["deploy"].UID).To(gomega.Equal(p.run), "the plan that ran across the upgrade completed, not a new one")
+	var job batchv1.Job
+	gomega.Expect(p.c.Get(ctx, types.NamespacedName{Namespace: p.instance.Namespace, Name: "sleeper-run-2"}, &job)).To(gomega.Succeed())
+	gomega.Expect(job.UID).To(gomega.Equal(p.job), "the plan's Job was not made again")
+	gomega.Expect(job.Status.Succeeded).To(gomega.BeEquivalentTo(1))
+	gomega.Expect(job.Status.Failed).To(gomega.BeZero())
 }
