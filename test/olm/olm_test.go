@@ -2,7 +2,6 @@ package olm
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -82,12 +81,7 @@ var _ = Describe("kudo-ng installed through OLM", Ordered, func() {
 	})
 
 	It("installs a package with kubectl kudo", func() {
-		sleeper := filepath.Join(cluster.Root, "test", "olm", "testdata", "sleeper")
-		Expect(olmtest.Kudo(cluster, ns, "install", sleeper, "--instance", instance.Name, "--wait")).
-			To(ContainSubstring("instance sleeper is deployed"))
-		var job batchv1.Job
-		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "sleeper-run-1"}, &job)).To(Succeed())
-		Expect(job.Status.Succeeded).To(BeEquivalentTo(1))
+		olmtest.InstallSleeper(ctx, cluster, instance)
 	})
 
 	It("upgrades to the next bundle version while a plan runs, and the plan completes once", func() {

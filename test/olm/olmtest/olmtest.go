@@ -50,6 +50,23 @@ func Kudo(cluster *localcluster.Cluster, ns string, args ...string) string {
 	return out
 }
 
+// Sleeper is the package the OLM suites install: a Job that sleeps.
+func Sleeper(cluster *localcluster.Cluster) string {
+	return filepath.Join(cluster.Root, "test", "olm", "testdata", "sleeper")
+}
+
+// InstallSleeper installs Sleeper as instance with kubectl kudo, and checks
+// that its deploy plan's Job ran on the real node.
+func InstallSleeper(ctx context.Context, cluster *localcluster.Cluster, instance types.NamespacedName) {
+	ginkgo.GinkgoHelper()
+	gomega.Expect(Kudo(cluster, instance.Namespace, "install", Sleeper(cluster), "--instance", instance.Name, "--wait")).
+		To(gomega.ContainSubstring("instance " + instance.Name + " is deployed"))
+	var job batchv1.Job
+	first := types.NamespacedName{Namespace: instance.Namespace, Name: instance.Name + "-run-1"}
+	gomega.Expect(cluster.Client.Get(ctx, first, &job)).To(gomega.Succeed())
+	gomega.Expect(job.Status.Succeeded).To(gomega.BeEquivalentTo(1))
+}
+
 // NewNamespace creates a namespace of its own for one test.
 func NewNamespace(ctx context.Context, c client.Client) string {
 	ginkgo.GinkgoHelper()

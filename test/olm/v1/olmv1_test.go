@@ -119,12 +119,8 @@ var _ = Describe("kudo-ng installed through OLM v1", Ordered, func() {
 	})
 
 	It("installs a package with kubectl kudo, and one acting as a service account granted what kubectl kudo rbac prints", func() {
-		sleeper := filepath.Join(cluster.Root, "test", "olm", "testdata", "sleeper")
-		Expect(olmtest.Kudo(cluster, ns, "install", sleeper, "--instance", instance.Name, "--wait")).
-			To(ContainSubstring("instance sleeper is deployed"))
-		var job batchv1.Job
-		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "sleeper-run-1"}, &job)).To(Succeed())
-		Expect(job.Status.Succeeded).To(BeEquivalentTo(1))
+		olmtest.InstallSleeper(ctx, cluster, instance)
+		sleeper := olmtest.Sleeper(cluster)
 
 		// OLM v1 gives the manager no least privilege of its own; an
 		// Instance may still act only as its service account.
