@@ -12,11 +12,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kudo-ng/kudo/test/localcluster"
+	"github.com/kudo-ng/kudo/test/olm/olmtest"
 )
 
 const (
@@ -40,20 +40,9 @@ func TestOLM(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	start := time.Now()
-	var err error
-	cluster, err = localcluster.Start("test-olm", 16940, "OLM=true")
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { Expect(cluster.Stop()).To(Succeed()) })
-	GinkgoWriter.Printf("cluster and OLM up in %s\n", time.Since(start))
+	cluster = olmtest.StartWithFirstRelease("test-olm", 16940, "OLM=true")
 	Expect(operatorsv1alpha1.AddToScheme(scheme.Scheme)).To(Succeed())
-	Expect(apiextensionsv1.AddToScheme(scheme.Scheme)).To(Succeed())
 	k8sClient = cluster.Client
-
-	// The first release, as make docker-push bundle-push catalog-push
-	// make it while the local registry answers.
-	Expect(cluster.Make("docker-push", "bundle-push", "catalog-push")).To(Succeed())
-	GinkgoWriter.Printf("images, bundle and catalog pushed at %s\n", time.Since(start))
 })
 
 var _ = ReportAfterEach(func(report SpecReport) {

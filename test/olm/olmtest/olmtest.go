@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/blang/semver/v4"
 	"github.com/onsi/ginkgo/v2"
@@ -18,8 +19,10 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -36,6 +39,24 @@ const (
 
 // ManagerLabels select the manager's pods, in the CSV's Deployment as in config/manager.
 var ManagerLabels = client.MatchingLabels{"control-plane": "controller-manager"}
+
+// StartWithFirstRelease starts a local control plane of its own for the
+// suite (stopped after it), with env (OLM=true or OLM=v1), and pushes the
+// first release as make docker-push bundle-push catalog-push make it while
+// its registry answers: the manager, bundle and catalog images both OLMs
+// install from.
+func StartWithFirstRelease(name string, portBase int, env string) *localcluster.Cluster {
+	ginkgo.GinkgoHelper()
+	start := time.Now()
+	cluster, err := localcluster.Start(name, portBase, env)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	ginkgo.DeferCleanup(func() { gomega.Expect(cluster.Stop()).To(gomega.Succeed()) })
+	ginkgo.GinkgoWriter.Printf("cluster (%s) up in %s\n", env, time.Since(start))
+	gomega.Expect(apiextensionsv1.AddToScheme(scheme.Scheme)).To(gomega.Succeed())
+	gomega.Expect(cluster.Make("docker-push", "bundle-push", "catalog-push")).To(gomega.Succeed())
+	ginkgo.GinkgoWriter.Printf("images, bundle and catalog pushed at %s\n", time.Since(start))
+	return cluster
+}
 
 // LocalImage is an image's reference in the cluster's registry.
 func LocalImage(name, release string) string {

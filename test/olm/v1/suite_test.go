@@ -11,11 +11,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kudo-ng/kudo/test/localcluster"
+	"github.com/kudo-ng/kudo/test/olm/olmtest"
 )
 
 const (
@@ -39,20 +38,8 @@ func TestOLMv1(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	start := time.Now()
-	var err error
-	cluster, err = localcluster.Start("test-olm-v1", 17140, "OLM=v1")
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { Expect(cluster.Stop()).To(Succeed()) })
-	GinkgoWriter.Printf("cluster, OLM v1 and cert-manager up in %s\n", time.Since(start))
-	Expect(apiextensionsv1.AddToScheme(scheme.Scheme)).To(Succeed())
+	cluster = olmtest.StartWithFirstRelease("test-olm-v1", 17140, "OLM=v1")
 	k8sClient = cluster.Client
-
-	// The first release, as make docker-push bundle-push catalog-push
-	// make it while the local registry answers: the catalog image the OLM
-	// v0 suite's CatalogSource serves.
-	Expect(cluster.Make("docker-push", "bundle-push", "catalog-push")).To(Succeed())
-	GinkgoWriter.Printf("images, bundle and catalog pushed at %s\n", time.Since(start))
 })
 
 var _ = ReportAfterEach(func(report SpecReport) {
