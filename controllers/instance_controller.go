@@ -7,6 +7,7 @@ import (
 	"maps"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -187,6 +188,9 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		readiness := &engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: trust.UnsignedReason, Message: refused.Error()}
 		if refused.Pending {
 			readiness.Ready, readiness.Stalled = metav1.ConditionUnknown, false
+		} else if ready := meta.FindStatusCondition(instance.Status.Conditions, kudov1beta1.ReadyCondition); ready == nil ||
+			ready.Status != metav1.ConditionFalse || ready.Reason != trust.UnsignedReason {
+			r.Recorder.Event(instance, corev1.EventTypeWarning, trust.UnsignedReason, refused.Error())
 		}
 		run.judge(readiness)
 		if !instance.DeletionTimestamp.IsZero() && !refused.Pending {

@@ -78,11 +78,17 @@ func ready(ctx context.Context, g Gomega, key types.NamespacedName) metav1.Condi
 // instanceEvents lists "Reason: message" of the events on an Instance, and
 // how often each was recorded.
 func instanceEvents(ctx context.Context, g Gomega, key types.NamespacedName) map[string]int32 {
+	return eventsOn(ctx, g, "Instance", key)
+}
+
+// eventsOn lists "Reason: message" of the events on an object of a kind,
+// and how often each was recorded.
+func eventsOn(ctx context.Context, g Gomega, kind string, key types.NamespacedName) map[string]int32 {
 	events := &corev1.EventList{}
 	g.Expect(k8sClient.List(ctx, events, client.InNamespace(key.Namespace))).To(Succeed())
 	seen := map[string]int32{}
 	for _, e := range events.Items {
-		if e.InvolvedObject.Kind == "Instance" && e.InvolvedObject.Name == key.Name {
+		if e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == key.Name {
 			seen[e.Reason+": "+e.Message] += max(e.Count, 1)
 		}
 	}

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"oras.land/oras-go/v2/registry/remote/auth"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,6 +39,8 @@ type OperatorVersionReconciler struct {
 	// RegistryCredentials are those the manager pulls packages with to
 	// verify them; nil: anonymously.
 	RegistryCredentials auth.CredentialFunc
+	// Recorder says when an OperatorVersion's verification changes.
+	Recorder record.EventRecorder
 }
 
 // unverifiedRetry is how soon an OperatorVersion its policies do not verify
@@ -75,6 +79,9 @@ func (r *OperatorVersionReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 			ctrl.LoggerFrom(ctx).Info("OperatorVersion not verified", "OperatorVersion", klog.KObj(ov), "reason", verified.Message)
 			result.RequeueAfter = unverifiedRetry
 		}
+		if was := meta.FindStatusCondition(ov.Status.Conditions, trust.VerifiedCondition); was == nil || was.Status != verified.Status {
+			r.Recorder.Event(ov, eventType(verified.Status), verified.Reason, verified.Message)
+		}
 		meta.SetStatusCondition(&ov.Status.Conditions, verified)
 	}
 	if refusal := trust.Refusal(policies.Items, ov); refusal != nil {
@@ -92,6 +99,14 @@ func (r *OperatorVersionReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 		})
 	}
 	return result, patchStatus(ctx, r.Client, before, ov)
+}
+
+// eventType is that of an event saying a condition's new status.
+func eventType(status metav1.ConditionStatus) string {
+	if status == metav1.ConditionTrue {
+		return corev1.EventTypeNormal
+	}
+	return corev1.EventTypeWarning
 }
 
 // SetupWithManager registers the controller; status writes do not wake it,

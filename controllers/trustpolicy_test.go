@@ -159,6 +159,13 @@ var _ = Describe("TrustPolicies", func() {
 			g.Expect(ready.Reason).To(Equal(trust.UnsignedReason))
 			g.Expect(ready.Message).To(ContainSubstring("its spec is not the package"))
 		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(reasons(ctx, g, client.ObjectKeyFromObject(forgedInstance))).To(HaveKeyWithValue(trust.UnsignedReason, BeEquivalentTo(1)))
+			g.Expect(eventsOn(ctx, g, "OperatorVersion", client.ObjectKeyFromObject(forged))).
+				To(HaveKey(HavePrefix(trust.UnsignedReason + ": TrustPolicy " + ns + ": ")))
+			g.Expect(eventsOn(ctx, g, "OperatorVersion", client.ObjectKeyFromObject(signed))).
+				To(HaveKey(HavePrefix(trust.SignedReason + ": signed by release of TrustPolicy " + ns)))
+		}).Should(Succeed())
 		Consistently(func() error {
 			return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "forged-greeting"}, &corev1.ConfigMap{})
 		}, "1s").ShouldNot(Succeed())

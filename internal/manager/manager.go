@@ -73,7 +73,7 @@ func New(ctx context.Context, cfg *Config) (ctrl.Manager, *controllers.InstanceR
 		return nil, nil, fmt.Errorf("the Operator controller: %w", err)
 	}
 	operatorVersions := &controllers.OperatorVersionReconciler{Client: mgr.GetClient(), RenderLimits: cfg.RenderLimits,
-		RegistryCredentials: cfg.RegistryCredentials}
+		RegistryCredentials: cfg.RegistryCredentials, Recorder: mgr.GetEventRecorderFor("kudo-ng")}
 	if err := operatorVersions.SetupWithManager(mgr); err != nil {
 		return nil, nil, fmt.Errorf("the OperatorVersion controller: %w", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
@@ -16,20 +15,8 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
-	"github.com/kudo-ng/kudo/internal/cli/resolve"
 	"github.com/kudo-ng/kudo/internal/packages"
 )
-
-// Dependencies resolves the packages of p's KudoOperator tasks, and theirs,
-// each before the packages that need it; ref is where p was found, to which
-// a directory a task names is relative.
-func Dependencies(ctx context.Context, p *packages.Package, ref, repo string, registry resolve.Registry) ([]*packages.Package, error) {
-	dir := ""
-	if info, err := os.Stat(ref); err == nil && info.IsDir() {
-		dir = ref
-	}
-	return resolve.Dependencies(ctx, p, dir, repo, registry)
-}
 
 // PrepareVersions verifies the packages to install or upgrade to, the last
 // with verify and each before it, a dependency, with its defaults: the

@@ -102,7 +102,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if err != nil {
 		return err
 	}
-	deps, err := action.Dependencies(ctx, p, opts.Package, repo, opts.Registry)
+	deps, err := resolve.Dependencies(ctx, p, opts.Package, repo, opts.Registry)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/resolve"
 	"github.com/kudo-ng/kudo/internal/ocipkg"
 	"github.com/kudo-ng/kudo/internal/packages"
@@ -34,7 +35,9 @@ func newPushCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	return cmd
 }
 
-// RunPush verifies the package, as package create does, and pushes it.
+// RunPush verifies the package, as package create does, and pushes it; a
+// package whose KudoOperator task names a directory or file is refused:
+// nothing installs it from the registry.
 func RunPush(ctx context.Context, streams genericiooptions.IOStreams, opts *PushOptions) error {
 	if !ocipkg.IsRef(opts.Ref) {
 		return fmt.Errorf("%s: push to a reference that starts with %s", opts.Ref, ocipkg.Scheme)
@@ -45,6 +48,12 @@ func RunPush(ctx context.Context, streams genericiooptions.IOStreams, opts *Push
 	}
 	if report := packages.Verify(p, packages.VerifyOptions{}); len(report.Errors) > 0 {
 		return writeReport(streams.ErrOut, "", report)
+	}
+	for _, t := range p.Operator.Tasks {
+		if t.Kind == kudov1beta1.KudoOperatorTaskKind && resolve.IsPath(t.Spec.Package) {
+			return fmt.Errorf("%s: task %s: package %s is a directory or file, which whoever installs from the registry has not: "+
+				"push it too, and name it oci://…, or by its name in a repository", packages.OperatorFileName, t.Name, t.Spec.Package)
+		}
 	}
 	c, err := opts.Registry.Client()
 	if err != nil {

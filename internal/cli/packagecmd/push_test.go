@@ -63,6 +63,12 @@ func TestPushThenPullWritesTheTarballCreateWrites(t *testing.T) {
 	if err == nil || !strings.Contains(errOut.String(), `template "missing.yaml" is not in templates/`) {
 		t.Errorf("pushing a bad package: %v (%s), want it refused with verify's errors", err, errOut)
 	}
+	parent := filepath.Join("..", "..", "..", "test", "e2e", "testdata", "deps", "parent")
+	if err := RunPush(ctx, streams, &PushOptions{Path: parent, Ref: ref, Registry: plain}); err == nil ||
+		err.Error() != "operator.yaml: task child: package ../child is a directory or file, which whoever installs from the registry has not: "+
+			"push it too, and name it oci://…, or by its name in a repository" {
+		t.Errorf("pushing a package depending on a directory: %v, want it refused", err)
+	}
 	if err := RunPush(ctx, streams, &PushOptions{Path: hello, Ref: "r.example/p:1"}); err == nil ||
 		!strings.Contains(err.Error(), "push to a reference that starts with oci://") {
 		t.Errorf("pushing to a reference without oci://: %v", err)

@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
-	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/cli/repoconfig"
 	"github.com/kudo-ng/kudo/internal/cli/resolve"
@@ -120,7 +119,7 @@ func Run(ctx context.Context, streams genericiooptions.IOStreams, opts *Options)
 		return err
 	}
 	// Children of KudoOperator tasks run as the same service account.
-	deps, err := action.Dependencies(ctx, p, opts.Package, repo, opts.Registry)
+	deps, err := resolve.Dependencies(ctx, p, opts.Package, repo, opts.Registry)
 	if err != nil {
 		return err
 	}

@@ -91,3 +91,46 @@ func TestARepositoryInARegistryListsItsTagsAsVersions(t *testing.T) {
 		t.Errorf("Index of a tag = %v", err)
 	}
 }
+
+// TestAPackageFromARegistryMayNotDependOnAPath: a path a registry's package
+// names would be whatever the user running the CLI has there, even a
+// package that exists.
+func TestAPackageFromARegistryMayNotDependOnAPath(t *testing.T) {
+	dir := t.TempDir()
+	leaf := filepath.Join(dir, "leaf")
+	if err := os.MkdirAll(leaf, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	operator := "apiVersion: kudo.dev/v1beta1\nname: leaf\noperatorVersion: 0.1.0\nkubernetesVersion: 1.20.0\nplans:\n  deploy: {}\n"
+	if err := os.WriteFile(filepath.Join(leaf, "operator.yaml"), []byte(operator), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writePackage(t, dir, "parent", leaf)
+	parent, err := packages.Read(filepath.Join(dir, "parent"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deps, err := Dependencies(context.Background(), parent, filepath.Join(dir, "parent"), "", Registry{}); err != nil || len(deps) != 1 {
+		t.Fatalf("from its directory, the parent depends on %v: %v", deps, err)
+	}
+
+	host, c := ocitest.Registry(t, true, nil)
+	ref := "oci://" + host + "/team/parent:0.1.0"
+	// Dependencies named the task's package by what it resolved to.
+	if parent, err = packages.Read(filepath.Join(dir, "parent")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Push(context.Background(), parent, ref); err != nil {
+		t.Fatal(err)
+	}
+	pulled, err := Package(context.Background(), Request{Ref: ref, Registry: Registry{PlainHTTP: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Dependencies(context.Background(), pulled, ref, "", Registry{PlainHTTP: true})
+	want := "dependency " + leaf + " of parent: a package read from " + ref + " may not name a directory or file: " +
+		"name its package oci://… or by its name in a repository"
+	if err == nil || err.Error() != want {
+		t.Errorf("the dependencies of the pulled parent: %v, want %s", err, want)
+	}
+}

@@ -44,7 +44,7 @@ func Package(ctx context.Context, req Request) (*packages.Package, error) {
 		return tarball(req.Ref, data)
 	case exists(req.Ref):
 		return packages.Read(req.Ref)
-	case strings.ContainsAny(req.Ref, "/.") && !strings.Contains(req.Ref, "://"):
+	case IsPath(req.Ref):
 		return nil, fmt.Errorf("package %s: no such directory or file", req.Ref)
 	}
 	return fromRepo(ctx, req)
@@ -53,6 +53,11 @@ func Package(ctx context.Context, req Request) (*packages.Package, error) {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+func isDir(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
 }
 
 func tarball(name string, data []byte) (*packages.Package, error) {
@@ -129,26 +134,39 @@ func versions(req Request) string {
 	return s
 }
 
+// IsPath says whether a package is named by a directory or a file, rather
+// than by a URL or a name in a repository.
+func IsPath(ref string) bool {
+	return !strings.Contains(ref, "://") && strings.ContainsAny(ref, "/.")
+}
+
 // Dependencies finds, depth first, the packages the KudoOperator tasks of p
 // install, each once; a package that depends on itself, directly or not, is
-// an error naming the cycle. A dependency's package is a directory relative
-// to its parent's directory, an oci:// reference (reached as registry
-// says), or a name in the repository. Each task is
-// rewritten to name the package and versions it resolved to, which is what
-// the controller looks up in the cluster.
-func Dependencies(ctx context.Context, p *packages.Package, dir string, repo string, registry Registry) ([]*packages.Package, error) {
+// an error naming the cycle. ref is where p was found. A dependency's
+// package is an oci:// reference (reached as registry says), a name in the
+// repository, or, for a package read from this machine's disk, a directory
+// or file, relative to its parent's directory. A package from a registry or
+// a URL may not name a path: it would name whatever the user running the
+// CLI has there. Each task is rewritten to name the package and versions it
+// resolved to, which is what the controller looks up in the cluster.
+func Dependencies(ctx context.Context, p *packages.Package, ref string, repo string, registry Registry) ([]*packages.Package, error) {
 	var out []*packages.Package
 	seen := map[string]bool{}
-	var walk func(p *packages.Package, dir string, chain []string) error
-	walk = func(p *packages.Package, dir string, chain []string) error {
+	var walk func(p *packages.Package, ref string, chain []string) error
+	walk = func(p *packages.Package, parentRef string, chain []string) error {
+		onDisk := exists(parentRef)
 		for k := range p.Operator.Tasks {
 			t := &p.Operator.Tasks[k]
 			if t.Kind != kudov1beta1.KudoOperatorTaskKind {
 				continue
 			}
 			ref := t.Spec.Package
-			if dir != "" && exists(filepath.Join(dir, ref)) {
-				ref = filepath.Join(dir, ref)
+			if IsPath(ref) && !onDisk {
+				return fmt.Errorf("dependency %s of %s: a package read from %s may not name a directory or file: "+
+					"name its package oci://… or by its name in a repository", t.Spec.Package, p.Operator.Name, parentRef)
+			}
+			if isDir(parentRef) && exists(filepath.Join(parentRef, ref)) {
+				ref = filepath.Join(parentRef, ref)
 			}
 			dep, err := Package(ctx, Request{Ref: ref, Repo: repo, AppVersion: t.Spec.AppVersion, OperatorVersion: t.Spec.OperatorVersion,
 				Registry: registry})
@@ -167,16 +185,12 @@ func Dependencies(ctx context.Context, p *packages.Package, dir string, repo str
 				continue
 			}
 			seen[key] = true
-			depDir := ""
-			if exists(ref) {
-				depDir = ref
-			}
-			if err := walk(dep, depDir, append(chain, name)); err != nil {
+			if err := walk(dep, ref, append(chain, name)); err != nil {
 				return err
 			}
 			out = append(out, dep)
 		}
 		return nil
 	}
-	return out, walk(p, dir, []string{p.Operator.Name})
+	return out, walk(p, ref, []string{p.Operator.Name})
 }

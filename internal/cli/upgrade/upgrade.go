@@ -102,7 +102,7 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	}
 	// As KUDO's upgrade, and install: the new version's dependencies are
 	// installed with it, and its KudoOperator tasks name their packages.
-	deps, err := action.Dependencies(ctx, p, opts.Package, repo, opts.Registry)
+	deps, err := resolve.Dependencies(ctx, p, opts.Package, repo, opts.Registry)
 	if err != nil {
 		return err
 	}
