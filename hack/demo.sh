@@ -23,8 +23,16 @@ if kubectl get node kudo-ng-node >/dev/null 2>&1; then
   step "make docker-build cluster-load-image IMG=$IMG: the manager's image, built with no container engine, on the real node"
   "$MAKE" --no-print-directory -C "$root" docker-build cluster-load-image IMG="$IMG" CLUSTER_DIR="$dir"
 
+  ran_before=$(kubectl get deployment kudo-controller-manager -n kudo-system -o name 2>/dev/null || true)
   step "kubectl kudo init --unsafe-self-signed-webhook-ca --kudo-image $IMG --kudo-image-pull-policy Never --wait"
   kudo init --unsafe-self-signed-webhook-ca --kudo-image "$IMG" --kudo-image-pull-policy Never --wait | tail -n 3
+  if [[ -n $ran_before ]]; then
+    # The image is built again under the same tag: its pods run the old
+    # one until they start again.
+    step "kubectl rollout restart deployment/kudo-controller-manager: the manager ran already, its pods start on the image just built"
+    kubectl rollout restart deployment/kudo-controller-manager -n kudo-system
+    kubectl rollout status deployment/kudo-controller-manager -n kudo-system --timeout=180s
+  fi
   kubectl get pods -n kudo-system -o wide
 else
   step "Installing the kudo.dev CRDs"

@@ -10,11 +10,14 @@ import (
 	"io"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/engine"
+	"github.com/kudo-ng/kudo/internal/trust"
 )
 
 // Wait waits until the plan the Instance runs, or was asked to run, ends,
@@ -56,6 +59,9 @@ func WaitFor(ctx context.Context, c client.Client, out io.Writer, w Waiting,
 	}
 	deadline := time.Now().Add(w.Timeout)
 	for !engine.Settled(last) {
+		if why, ok := CannotRun(last); ok {
+			return fmt.Errorf("Instance %s runs no plan: %s", last.Name, why)
+		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("plan %s of Instance %s has not finished after %s", engine.AwaitedPlan(last), last.Name, w.Timeout)
 		}
@@ -78,4 +84,19 @@ func WaitFor(ctx context.Context, c client.Client, out io.Writer, w Waiting,
 		return fmt.Errorf("plan %s failed: %s", ps.Name, ps.Message)
 	}
 	return nil
+}
+
+// CannotRun says why the manager, having seen the Instance's spec, runs no
+// plan of it until someone changes its package or the cluster's trust in
+// it: an OperatorVersion that cannot run, or that a TrustPolicy refuses.
+func CannotRun(i *kudov1beta1.Instance) (string, bool) {
+	ready := meta.FindStatusCondition(i.Status.Conditions, kudov1beta1.ReadyCondition)
+	if ready == nil || ready.Status != metav1.ConditionFalse || i.Status.ObservedGeneration != i.Generation {
+		return "", false
+	}
+	switch ready.Reason {
+	case kudov1beta1.InvalidReason, trust.UnsignedReason:
+		return ready.Message, true
+	}
+	return "", false
 }
