@@ -60,7 +60,7 @@ func WaitFor(ctx context.Context, c client.Client, out io.Writer, w Waiting,
 	deadline := time.Now().Add(w.Timeout)
 	for !engine.Settled(last) {
 		if why, ok := CannotRun(last); ok {
-			return fmt.Errorf("Instance %s runs no plan: %s", last.Name, why)
+			return fmt.Errorf("the manager runs no plan of Instance %s: %s", last.Name, why)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("plan %s of Instance %s has not finished after %s", engine.AwaitedPlan(last), last.Name, w.Timeout)

@@ -40,7 +40,7 @@ func TestAWaitEndsWhenTheManagerRunsNoPlanOfTheInstance(t *testing.T) {
 
 	refused := instance(2, metav1.ConditionFalse, trust.UnsignedReason)
 	err := WaitFor(context.Background(), nil, io.Discard, Waiting{Timeout: time.Hour, Poll: time.Millisecond}, refused, nil, WriteProgress)
-	if err == nil || err.Error() != "Instance app runs no plan: why" {
+	if err == nil || err.Error() != "the manager runs no plan of Instance app: why" {
 		t.Errorf("WaitFor = %v, want it ended with the manager's reason", err)
 	}
 }
