@@ -328,6 +328,8 @@ type OperatorVersionStatus struct {
 // +kubebuilder:printcolumn:name="App Version",type=string,JSONPath=`.spec.appVersion`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Verified",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Verified")].status`
+// +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 // +operator-sdk:csv:customresourcedefinitions:displayName="Operator Version"
 // +operator-sdk:csv:customresourcedefinitions:resources={{Instance,v1beta1}}
 

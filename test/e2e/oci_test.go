@@ -162,13 +162,13 @@ var _ = Describe("Signed packages", func() {
 		Expect(err).To(HaveOccurred(), out)
 
 		By("cosign signs, we verify")
-		parent := push(filepath.Join("testdata", "deps", "parent"), "parent")
+		widget := push(filepath.Join(corpus.Examples(), "widget", "operator"), "widget")
 		out, err = cosign(keys, append([]string{"sign", "--key", "cosign.key", "--tlog-upload=false", "--use-signing-config=false",
-			strings.TrimPrefix(parent, "oci://")}, cosignTrust...)...)
+			strings.TrimPrefix(widget, "oci://")}, cosignTrust...)...)
 		Expect(err).NotTo(HaveOccurred(), out)
-		Expect(mustKudo(ns, append([]string{"package", "verify", parent, "--key", filepath.Join(keys, "cosign.pub")}, trust...)...)).
-			To(ContainSubstring("Verified: " + parent + ", signed with " + filepath.Join(keys, "cosign.pub")))
-		out, err = kudo(ns, append([]string{"package", "verify", parent, "--key", filepath.Join(keys, "other.pub")}, trust...)...)
+		Expect(mustKudo(ns, append([]string{"package", "verify", widget, "--key", filepath.Join(keys, "cosign.pub")}, trust...)...)).
+			To(ContainSubstring("Verified: " + widget + ", signed with " + filepath.Join(keys, "cosign.pub")))
+		out, err = kudo(ns, append([]string{"package", "verify", widget, "--key", filepath.Join(keys, "other.pub")}, trust...)...)
 		Expect(err).To(HaveOccurred())
 		Expect(out).To(ContainSubstring("none of its 1 signatures verifies as made by " + filepath.Join(keys, "other.pub")))
 
