@@ -152,7 +152,7 @@ func IsPath(ref string) bool {
 func Dependencies(ctx context.Context, p *packages.Package, ref string, repo string, registry Registry) ([]*packages.Package, error) {
 	var out []*packages.Package
 	seen := map[string]bool{}
-	var walk func(p *packages.Package, ref string, chain []string) error
+	var walk func(p *packages.Package, parentRef string, chain []string) error
 	walk = func(p *packages.Package, parentRef string, chain []string) error {
 		onDisk := exists(parentRef)
 		for k := range p.Operator.Tasks {
