@@ -65,9 +65,14 @@ func main() {
 		setupLog.Error(err, "unable to read the registries' credentials")
 		os.Exit(1)
 	}
+	namespace, err := ownNamespace(serviceAccountNamespaceFile)
+	if err != nil {
+		setupLog.Error(err, "unable to read the manager's namespace")
+		os.Exit(1)
+	}
 	mgr, _, err := manager.New(ctx, &manager.Config{
 		Rest: cfg, Options: opts.managerOptions(scheme), MaskKeys: maskKeys, RenderLimits: opts.renderLimits,
-		RegistryCredentials: registryCredentials,
+		RegistryCredentials: registryCredentials, Namespace: namespace,
 		Instances: controllers.InstanceReconciler{
 			MaxConcurrentReconciles: opts.maxConcurrentReconciles,
 			DriftCorrection:         opts.driftCorrection,

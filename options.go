@@ -147,9 +147,9 @@ func (o *options) metricsOptions() metricsserver.Options {
 // is not there outside a cluster.
 const serviceAccountNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
-// outsideClusterNamespace is the mask key's namespace when the manager runs
-// outside a cluster (make run): make deploy's, whose manager then shares the
-// key.
+// outsideClusterNamespace is the manager's namespace when it runs outside
+// a cluster (make run): make deploy's, whose manager then shares the mask
+// key and the Secrets TrustPolicies name.
 const outsideClusterNamespace = "kudo-system"
 
 func (o *options) managerOptions(s *runtime.Scheme) ctrl.Options {
@@ -211,16 +211,22 @@ func (o *options) maskKey(namespaceFile string) (types.NamespacedName, error) {
 	if key.Namespace != "" {
 		return key, nil
 	}
+	ns, err := ownNamespace(namespaceFile)
+	key.Namespace = ns
+	return key, err
+}
+
+// ownNamespace is the manager's namespace, which namespaceFile names; out
+// of a cluster, outsideClusterNamespace.
+func ownNamespace(namespaceFile string) (string, error) {
 	ns, err := os.ReadFile(namespaceFile)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		key.Namespace = outsideClusterNamespace
+		return outsideClusterNamespace, nil
 	case err != nil:
-		return key, fmt.Errorf("reading the manager's namespace: %w", err)
-	default:
-		key.Namespace = strings.TrimSpace(string(ns))
+		return "", fmt.Errorf("reading the manager's namespace: %w", err)
 	}
-	return key, nil
+	return strings.TrimSpace(string(ns)), nil
 }
 
 // validate refuses a shard that is no label value, a mask key's Secret no

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"oras.land/oras-go/v2/registry/remote/auth"
@@ -37,8 +38,13 @@ type OperatorVersionReconciler struct {
 	// render.DefaultLimits.
 	RenderLimits render.Limits
 	// RegistryCredentials are those the manager pulls packages with to
-	// verify them; nil: anonymously.
+	// verify them, unless a policy names its own; nil: anonymously.
 	RegistryCredentials auth.CredentialFunc
+	// Namespace is the manager's, which holds the Secrets TrustPolicies
+	// name as their registries' credentials.
+	Namespace string
+	// APIReader reads those Secrets, which the cache does not hold.
+	APIReader client.Reader
 	// Recorder says when an OperatorVersion's verification changes.
 	Recorder record.EventRecorder
 }
@@ -53,6 +59,7 @@ const verifyingWorkers = 4
 // +kubebuilder:rbac:groups=kudo.dev,resources=operatorversions,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=kudo.dev,resources=operatorversions/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kudo.dev,resources=trustpolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",namespace=system,resources=secrets,verbs=get
 
 // Reconcile verifies the OperatorVersion and records the first error as
 // conditions; an invalid OperatorVersion is Stalled until its spec changes.
@@ -73,7 +80,7 @@ func (r *OperatorVersionReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	if covering := trust.Covering(policies.Items, ov); len(covering) == 0 {
 		meta.RemoveStatusCondition(&ov.Status.Conditions, trust.VerifiedCondition)
 	} else {
-		verified := trust.Condition(trust.Verify(ctx, ov, covering, r.RegistryCredentials), ov.Generation)
+		verified := trust.Condition(trust.Verify(ctx, ov, covering, r.credentials), ov.Generation)
 		verified.Message = engine.TruncateMessage(verified.Message, maxConditionMessage)
 		if verified.Status != metav1.ConditionTrue {
 			ctrl.LoggerFrom(ctx).Info("OperatorVersion not verified", "OperatorVersion", klog.KObj(ov), "reason", verified.Message)
@@ -99,6 +106,21 @@ func (r *OperatorVersionReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 		})
 	}
 	return result, patchStatus(ctx, r.Client, before, ov)
+}
+
+// credentials are those of the Secret a policy names, read anew each time
+// so that a rotated one is used at once, else the manager's.
+func (r *OperatorVersionReconciler) credentials(ctx context.Context, p *kudov1alpha1.TrustPolicy) (auth.CredentialFunc, error) {
+	login := p.Spec.Registry.Authentication
+	if login == nil {
+		return r.RegistryCredentials, nil
+	}
+	secret := &corev1.Secret{}
+	key := types.NamespacedName{Namespace: r.Namespace, Name: login.PullSecretRef.Name}
+	if err := r.APIReader.Get(ctx, key, secret); err != nil {
+		return nil, fmt.Errorf("spec.registry.authentication.pullSecretRef: %w", err)
+	}
+	return trust.PullSecretCredentials(secret)
 }
 
 // eventType is that of an event saying a condition's new status.

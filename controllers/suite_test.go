@@ -45,6 +45,10 @@ var (
 	managerCache cache.Cache
 )
 
+// managerNamespace is the manager's own namespace in the suite: its mask
+// key's, and that of the Secrets TrustPolicies name.
+const managerNamespace = "kudo-system"
+
 // suiteRenderLimits are the manager's render limits in the suite: smaller
 // than the defaults, so that a test sees they are its own.
 var suiteRenderLimits = render.Limits{MaxOutput: 3 << 20, Timeout: 2 * time.Second}
@@ -76,8 +80,8 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 
 	// As main does: the manager makes its mask key in its namespace.
-	Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kudo-system"}})).To(Succeed())
-	maskKeys, err := maskkey.Load(ctx, k8sClient, types.NamespacedName{Namespace: "kudo-system", Name: maskkey.DefaultName})
+	Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: managerNamespace}})).To(Succeed())
+	maskKeys, err := maskkey.Load(ctx, k8sClient, types.NamespacedName{Namespace: managerNamespace, Name: maskkey.DefaultName})
 	Expect(err).NotTo(HaveOccurred())
 	// The manager users run (internal/manager), with the suite's servers.
 	mgr, reconciler, err := manager.New(ctx, &manager.Config{
@@ -91,7 +95,7 @@ var _ = BeforeSuite(func() {
 				CertDir: testEnv.WebhookInstallOptions.LocalServingCertDir,
 			}),
 		},
-		MaskKeys: maskKeys, RenderLimits: suiteRenderLimits,
+		MaskKeys: maskKeys, RenderLimits: suiteRenderLimits, Namespace: managerNamespace,
 		Instances: controllers.InstanceReconciler{Files: files, MaxConcurrentReconciles: 4},
 		Webhooks:  true,
 	})

@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"oras.land/oras-go/v2/registry/remote/auth"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
@@ -66,6 +68,8 @@ var _ = Describe("TrustPolicies", func() {
 		repo string
 		// held keeps the registry from answering while it is locked.
 		held sync.RWMutex
+		// login, once set, is what the registry requires.
+		login atomic.Pointer[auth.Credential]
 	)
 	BeforeEach(func() {
 		ctx = context.Background()
@@ -75,10 +79,17 @@ var _ = Describe("TrustPolicies", func() {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				held.RLock()
 				defer held.RUnlock()
+				required := login.Load()
+				if user, password, ok := r.BasicAuth(); required != nil && (!ok || user != required.Username || password != required.Password) {
+					w.Header().Set("WWW-Authenticate", `Basic realm="registry"`)
+					w.WriteHeader(http.StatusUnauthorized)
+					return
+				}
 				registry.ServeHTTP(w, r)
 			})
 		})
 		repo = "oci://" + host + "/" + ns + "/"
+		login.Store(nil)
 	})
 
 	// push pushes the package named name and returns its OperatorVersion,
@@ -194,6 +205,48 @@ var _ = Describe("TrustPolicies", func() {
 		Expect(k8sClient.Create(ctx, newInstance(ns, "unsigned", unsigned.Name))).To(Succeed())
 		Eventually(func() error {
 			return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "unsigned-greeting"}, &corev1.ConfigMap{})
+		}).Should(Succeed())
+	})
+
+	It("logs in to the registry with the pull Secret a policy names, from the manager's namespace", func() {
+		signer, public := ocitest.Signer(GinkgoT())
+		private := push("private")
+		_, err := c.Sign(ctx, repo+"private:0.1.0", signer)
+		Expect(err).NotTo(HaveOccurred())
+		login.Store(&auth.Credential{Username: "kudo", Password: ns})
+
+		policy := &kudov1alpha1.TrustPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: ns},
+			Spec: kudov1alpha1.TrustPolicySpec{
+				Packages:    []kudov1alpha1.PackageMatch{{Prefix: strings.TrimPrefix(repo, ocipkg.Scheme)}},
+				Authorities: []kudov1alpha1.Authority{{Name: "release", Key: &kudov1alpha1.KeyAuthority{PublicKey: public}}},
+				Registry: kudov1alpha1.RegistryAccess{PlainHTTP: true, Authentication: &kudov1alpha1.RegistryAuthentication{
+					PullSecretRef: kudov1alpha1.SecretReference{Name: ns}}},
+			},
+		}
+		Expect(k8sClient.Create(ctx, policy)).To(Succeed())
+		DeferCleanup(func() { Expect(k8sClient.Delete(ctx, policy)).To(Succeed()) })
+		Expect(k8sClient.Create(ctx, private)).To(Succeed())
+		Eventually(func(g Gomega) {
+			verified := condition(g, private, trust.VerifiedCondition)
+			g.Expect(verified.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(verified.Message).To(ContainSubstring(`spec.registry.authentication.pullSecretRef: secrets "` + ns + `" not found`))
+		}).Should(Succeed())
+
+		By("the Secret made, and the policy changed, which verifies what it covers again")
+		host := strings.Split(strings.TrimPrefix(repo, ocipkg.Scheme), "/")[0]
+		config := `{"auths":{"` + host + `":{"username":"kudo","password":"` + ns + `"}}}`
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: managerNamespace, Name: ns},
+			Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(config)}}
+		Expect(k8sClient.Create(ctx, secret)).To(Succeed())
+		DeferCleanup(func() { Expect(k8sClient.Delete(ctx, secret)).To(Succeed()) })
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(policy), policy)).To(Succeed())
+		policy.Spec.Authorities[0].Name = "releases"
+		Expect(k8sClient.Update(ctx, policy)).To(Succeed())
+		Eventually(func(g Gomega) {
+			verified := condition(g, private, trust.VerifiedCondition)
+			g.Expect(verified.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(verified.Message).To(ContainSubstring("signed by releases of TrustPolicy " + ns))
 		}).Should(Succeed())
 	})
 })

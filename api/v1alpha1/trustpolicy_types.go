@@ -132,6 +132,26 @@ type RegistryAccess struct {
 	// PlainHTTP reaches the registries over HTTP rather than HTTPS.
 	// +optional
 	PlainHTTP bool `json:"plainHTTP,omitempty"`
+	// Authentication is how the manager logs in to the registries; left
+	// out, with the Docker configuration of its --registry-config, or
+	// anonymously.
+	// +optional
+	Authentication *RegistryAuthentication `json:"authentication,omitempty"`
+}
+
+// RegistryAuthentication names the credentials of a policy's registries.
+type RegistryAuthentication struct {
+	// PullSecretRef names a Secret of type kubernetes.io/dockerconfigjson
+	// in the manager's namespace, read at each verification.
+	PullSecretRef SecretReference `json:"pullSecretRef"`
+}
+
+// SecretReference names a Secret of the manager's namespace.
+type SecretReference struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
 }
 
 // TrustPolicyStatus says whether the policy can verify anything.

@@ -39,8 +39,12 @@ type Config struct {
 	// data is derived from them.
 	MaskKeys params.MaskKeys
 	// RegistryCredentials are those packages are pulled with to verify
-	// their signatures; nil: anonymously.
+	// their signatures, unless a TrustPolicy names its own; nil:
+	// anonymously.
 	RegistryCredentials auth.CredentialFunc
+	// Namespace is the manager's own, which holds the Secrets
+	// TrustPolicies name.
+	Namespace string
 	// RenderLimits bound each render of a template; none set:
 	// render.DefaultLimits.
 	RenderLimits render.Limits
@@ -73,7 +77,8 @@ func New(ctx context.Context, cfg *Config) (ctrl.Manager, *controllers.InstanceR
 		return nil, nil, fmt.Errorf("the Operator controller: %w", err)
 	}
 	operatorVersions := &controllers.OperatorVersionReconciler{Client: mgr.GetClient(), RenderLimits: cfg.RenderLimits,
-		RegistryCredentials: cfg.RegistryCredentials, Recorder: mgr.GetEventRecorderFor("kudo-ng")}
+		RegistryCredentials: cfg.RegistryCredentials, Namespace: cfg.Namespace, APIReader: mgr.GetAPIReader(),
+		Recorder: mgr.GetEventRecorderFor("kudo-ng")}
 	if err := operatorVersions.SetupWithManager(mgr); err != nil {
 		return nil, nil, fmt.Errorf("the OperatorVersion controller: %w", err)
 	}

@@ -15,9 +15,11 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"oras.land/oras-go/v2/registry/remote/auth"
+	"oras.land/oras-go/v2/registry/remote/credentials"
 
 	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -136,8 +138,8 @@ const (
 )
 
 // Client is how the manager reaches the registries of p's packages, with
-// credentials (nil: anonymously).
-func Client(p *kudov1alpha1.TrustPolicy, credentials auth.CredentialFunc) (*ocipkg.Client, error) {
+// login (nil: anonymously).
+func Client(p *kudov1alpha1.TrustPolicy, login auth.CredentialFunc) (*ocipkg.Client, error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.ResponseHeaderTimeout = Timeout
 	if p.Spec.Registry.CABundle != "" {
@@ -150,13 +152,13 @@ func Client(p *kudov1alpha1.TrustPolicy, credentials auth.CredentialFunc) (*ocip
 		}
 		transport.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
 	}
-	if credentials == nil {
-		credentials = ocipkg.Anonymous
+	if login == nil {
+		login = ocipkg.Anonymous
 	}
 	return &ocipkg.Client{
 		PlainHTTP:  p.Spec.Registry.PlainHTTP,
 		HTTPClient: &http.Client{Transport: transport, Timeout: Timeout},
-		Credential: credentials,
+		Credential: login,
 	}, nil
 }
 
@@ -169,21 +171,25 @@ type Verdict struct {
 	Err error
 }
 
-// Verify asks the registry, with credentials (nil: anonymously), whether
+// Credentials are those the manager logs in to a policy's registries
+// with; nil: anonymously.
+type Credentials func(ctx context.Context, p *kudov1alpha1.TrustPolicy) (auth.CredentialFunc, error)
+
+// Verify asks the registry, logged in as logins says for each policy, whether
 // the package of ov was signed by one of the authorities of each policy,
 // and whether ov is that package: its spec is the one the signed package
 // converts to, so that no one can name a signed digest on an
 // OperatorVersion of other code.
 func Verify(ctx context.Context, ov *kudov1beta1.OperatorVersion, policies []kudov1alpha1.TrustPolicy,
-	credentials auth.CredentialFunc) []Verdict {
+	logins Credentials) []Verdict {
 	verdicts := make([]Verdict, len(policies))
 	for k := range policies {
-		verdicts[k] = verifyOne(ctx, ov, &policies[k], credentials)
+		verdicts[k] = verifyOne(ctx, ov, &policies[k], logins)
 	}
 	return verdicts
 }
 
-func verifyOne(ctx context.Context, ov *kudov1beta1.OperatorVersion, p *kudov1alpha1.TrustPolicy, credentials auth.CredentialFunc) Verdict {
+func verifyOne(ctx context.Context, ov *kudov1beta1.OperatorVersion, p *kudov1alpha1.TrustPolicy, logins Credentials) Verdict {
 	ctx, cancel := context.WithTimeout(ctx, MaxPackageTime)
 	defer cancel()
 	verdict := Verdict{Policy: p.Name}
@@ -196,15 +202,42 @@ func verifyOne(ctx context.Context, ov *kudov1beta1.OperatorVersion, p *kudov1al
 		verdict.Err = fmt.Errorf("%s names no digest", origin)
 		return verdict
 	}
+	verdict.Verified, verdict.Err = verifyWith(ctx, ov, p, origin, logins)
+	return verdict
+}
+
+func verifyWith(ctx context.Context, ov *kudov1beta1.OperatorVersion, p *kudov1alpha1.TrustPolicy, origin string,
+	logins Credentials) (*ocipkg.Verified, error) {
 	authorities, err := Authorities(p)
-	if err == nil {
-		var c *ocipkg.Client
-		if c, err = Client(p, credentials); err == nil {
-			verdict.Verified, err = verifyContent(ctx, c, ov, origin, authorities)
+	if err != nil {
+		return nil, err
+	}
+	var login auth.CredentialFunc
+	if logins != nil {
+		if login, err = logins(ctx, p); err != nil {
+			return nil, err
 		}
 	}
-	verdict.Err = err
-	return verdict
+	c, err := Client(p, login)
+	if err != nil {
+		return nil, err
+	}
+	return verifyContent(ctx, c, ov, origin, authorities)
+}
+
+// PullSecretCredentials are the credentials of a Secret of type
+// kubernetes.io/dockerconfigjson, as a pod's image pull secret holds them.
+func PullSecretCredentials(secret *corev1.Secret) (auth.CredentialFunc, error) {
+	name := "Secret " + secret.Namespace + "/" + secret.Name
+	if secret.Type != corev1.SecretTypeDockerConfigJson {
+		return nil, fmt.Errorf("spec.registry.authentication.pullSecretRef: %s is of type %q, not %s", name, secret.Type,
+			corev1.SecretTypeDockerConfigJson)
+	}
+	store, err := credentials.NewMemoryStoreFromDockerConfig(secret.Data[corev1.DockerConfigJsonKey])
+	if err != nil {
+		return nil, fmt.Errorf("spec.registry.authentication.pullSecretRef: %s: %s: %w", name, corev1.DockerConfigJsonKey, err)
+	}
+	return credentials.Credential(store), nil
 }
 
 // verifyContent verifies the signature of origin and pulls the package it

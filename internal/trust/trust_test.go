@@ -2,11 +2,15 @@ package trust
 
 import (
 	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"oras.land/oras-go/v2/registry/remote/auth"
 
@@ -199,8 +203,45 @@ func TestTheManagerPullsWithTheCredentialsItIsGiven(t *testing.T) {
 	if v := Verify(ctx, ov, policies, nil); v[0].Err == nil || !strings.Contains(v[0].Err.Error(), "credential not found") {
 		t.Errorf("anonymously: %v, want refused by the registry", v[0].Err)
 	}
-	if v := Verify(ctx, ov, policies, auth.StaticCredential(host, login)); v[0].Err != nil {
+	given := func(login auth.CredentialFunc, err error) Credentials {
+		return func(context.Context, *kudov1alpha1.TrustPolicy) (auth.CredentialFunc, error) { return login, err }
+	}
+	if v := Verify(ctx, ov, policies, given(auth.StaticCredential(host, login), nil)); v[0].Err != nil {
 		t.Errorf("with the credentials: %v", v[0].Err)
+	}
+	if v := Verify(ctx, ov, policies, given(nil, errors.New("no Secret"))); v[0].Err == nil || v[0].Err.Error() != "no Secret" {
+		t.Errorf("without its credentials: %v, want why", v[0].Err)
+	}
+
+	pullSecret := func(password string) *corev1.Secret {
+		config := fmt.Sprintf(`{"auths":{%q:{"auth":%q}}}`, "https://"+host+"/v2/",
+			base64.StdEncoding.EncodeToString([]byte(login.Username+":"+password)))
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kudo-system", Name: "registry"},
+			Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(config)}}
+	}
+	for password, refused := range map[string]string{login.Password: "", "wrong": "401"} {
+		secretLogin, err := PullSecretCredentials(pullSecret(password))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := Verify(ctx, ov, policies, given(secretLogin, nil))
+		if (refused == "" && v[0].Err != nil) || (refused != "" && (v[0].Err == nil || !strings.Contains(v[0].Err.Error(), refused))) {
+			t.Errorf("with a pull Secret's password %q: %v, want refused %q", password, v[0].Err, refused)
+		}
+	}
+}
+
+func TestAPullSecretIsADockerConfiguration(t *testing.T) {
+	opaque := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kudo-system", Name: "registry"}, Type: corev1.SecretTypeOpaque}
+	if _, err := PullSecretCredentials(opaque); err == nil || err.Error() !=
+		`spec.registry.authentication.pullSecretRef: Secret kudo-system/registry is of type "Opaque", not kubernetes.io/dockerconfigjson` {
+		t.Errorf("an Opaque Secret: %v", err)
+	}
+	broken := opaque.DeepCopy()
+	broken.Type, broken.Data = corev1.SecretTypeDockerConfigJson, map[string][]byte{corev1.DockerConfigJsonKey: []byte("{")}
+	if _, err := PullSecretCredentials(broken); err == nil ||
+		!strings.HasPrefix(err.Error(), "spec.registry.authentication.pullSecretRef: Secret kudo-system/registry: .dockerconfigjson: ") {
+		t.Errorf("a Secret that is no Docker configuration: %v", err)
 	}
 }
 
