@@ -11,6 +11,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -59,12 +60,16 @@ var _ = Describe("Health rules shipped in a package", func() {
 		widget := filepath.Join(corpus.Examples(), "widget", "operator")
 		Expect(mustKudo(ns, "package", "verify", widget)).To(ContainSubstring("package is valid"))
 
-		installed := make(chan string, 1)
-		go func() {
-			defer GinkgoRecover()
-			out, _ := kudo(ns, "install", widget, "--instance", "w", "--wait", "--wait-time", "120")
-			installed <- out
-		}()
+		// The install's output is read while it waits, so that the widget
+		// turns Ready only once the wait has printed why it waited.
+		install, err := cluster.KudoCommand(ns, "install", widget, "--instance", "w", "--wait", "--wait-time", "120")
+		Expect(err).NotTo(HaveOccurred())
+		printed := gbytes.NewBuffer()
+		install.Stdout, install.Stderr = printed, printed
+		Expect(install.Start()).To(Succeed())
+		installed := make(chan error, 1)
+		go func() { installed <- install.Wait() }()
+		waitingLine := `waiting for Widget w: healthChecks[0].current: status.phase == 'Ready' does not hold yet (status.phase="Pending")`
 		Eventually(func(g Gomega) {
 			i := &kudov1beta1.Instance{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "w"}, i)).To(Succeed())
@@ -79,11 +84,11 @@ var _ = Describe("Health rules shipped in a package", func() {
 		expectGolden("plan-status-waiting", stable(mustKudo(ns, "plan", "status", "--instance", "w"), ns))
 		expectGolden("explain-waiting", stable(mustKudo(ns, "explain", "--instance", "w"), ns))
 
+		Eventually(func() string { return string(printed.Contents()) }).Should(ContainSubstring(waitingLine))
+
 		setWidgetStatus(ctx, ns, map[string]any{"phase": "Ready", "size": int64(1)})
-		var out string
-		Eventually(installed).WithTimeout(2 * time.Minute).Should(Receive(&out))
-		Expect(out).To(ContainSubstring(`waiting for Widget w: healthChecks[0].current: status.phase == 'Ready' does not hold yet (status.phase="Pending")`))
-		Expect(out).To(ContainSubstring("instance w is deployed"))
+		Eventually(installed).WithTimeout(2 * time.Minute).Should(Receive(BeNil()), "%s", printed.Contents())
+		Expect(string(printed.Contents())).To(ContainSubstring("instance w is deployed"))
 		Expect(mustKudo(ns, "explain", "--instance", "w")).To(MatchRegexp(`Ready: True \(ResourcesReady\)`))
 
 		setWidgetStatus(ctx, ns, map[string]any{"phase": "Failed", "size": int64(1)})

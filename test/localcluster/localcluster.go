@@ -112,18 +112,28 @@ func (c *Cluster) RegistryTransport() (*http.Transport, error) {
 // Kudo runs the kubectl-kudo plugin, built from the repository on first
 // use, against the cluster in namespace ns, with a KUDO_HOME of the cluster's.
 func (c *Cluster) Kudo(ns string, args ...string) (string, error) {
+	cmd, err := c.KudoCommand(ns, args...)
+	if err != nil {
+		return err.Error(), err
+	}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// KudoCommand is the command Kudo runs, for a caller that reads its output
+// while it runs.
+func (c *Cluster) KudoCommand(ns string, args ...string) (*exec.Cmd, error) {
 	bin := filepath.Join(c.Dir, "kubectl-kudo")
 	if _, err := os.Stat(bin); err != nil {
 		build := exec.Command("go", "build", "-o", bin, "./cmd/kubectl-kudo")
 		build.Dir = c.Root
 		if out, err := build.CombinedOutput(); err != nil {
-			return string(out), err
+			return nil, fmt.Errorf("building kubectl-kudo: %w\n%s", err, out)
 		}
 	}
 	cmd := exec.Command(bin, append([]string{"--kubeconfig", c.Kubeconfig, "-n", ns}, args...)...)
 	cmd.Env = append(os.Environ(), "KUDO_HOME="+filepath.Join(c.Dir, "kudo-home"))
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return cmd, nil
 }
 
 // Kubectl runs the toolchain's kubectl against the cluster.
