@@ -87,7 +87,7 @@ var _ = Describe("Health rules shipped in a package", func() {
 		Eventually(func() string { return string(printed.Contents()) }).Should(ContainSubstring(waitingLine))
 
 		setWidgetStatus(ctx, ns, map[string]any{"phase": "Ready", "size": int64(1)})
-		Eventually(installed).WithTimeout(2 * time.Minute).Should(Receive(BeNil()), "%s", printed.Contents())
+		Eventually(installed).WithTimeout(2*time.Minute).Should(Receive(BeNil()), "%s", printed.Contents())
 		Expect(string(printed.Contents())).To(ContainSubstring("instance w is deployed"))
 		Expect(mustKudo(ns, "explain", "--instance", "w")).To(MatchRegexp(`Ready: True \(ResourcesReady\)`))
 
