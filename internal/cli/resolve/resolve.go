@@ -154,7 +154,10 @@ func Dependencies(ctx context.Context, p *packages.Package, ref string, repo str
 	seen := map[string]bool{}
 	var walk func(p *packages.Package, parentRef string, chain []string) error
 	walk = func(p *packages.Package, parentRef string, chain []string) error {
-		onDisk := exists(parentRef)
+		onDisk, dir := exists(parentRef), ""
+		if isDir(parentRef) {
+			dir = parentRef
+		}
 		for k := range p.Operator.Tasks {
 			t := &p.Operator.Tasks[k]
 			if t.Kind != kudov1beta1.KudoOperatorTaskKind {
@@ -165,8 +168,8 @@ func Dependencies(ctx context.Context, p *packages.Package, ref string, repo str
 				return fmt.Errorf("dependency %s of %s: a package read from %s may not name a directory or file: "+
 					"name its package oci://… or by its name in a repository", t.Spec.Package, p.Operator.Name, parentRef)
 			}
-			if isDir(parentRef) && exists(filepath.Join(parentRef, ref)) {
-				ref = filepath.Join(parentRef, ref)
+			if dir != "" && exists(filepath.Join(dir, ref)) {
+				ref = filepath.Join(dir, ref)
 			}
 			dep, err := Package(ctx, Request{Ref: ref, Repo: repo, AppVersion: t.Spec.AppVersion, OperatorVersion: t.Spec.OperatorVersion,
 				Registry: registry})
