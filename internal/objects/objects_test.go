@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
@@ -79,6 +80,17 @@ func labelled(instance string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "ns", Labels: map[string]string{kudov1beta1.InstanceLabel: instance}}}
 }
 
+// madeByKUDO is what KUDO, or kudo-ng before it recorded owners, applied
+// for an Instance of that name in ns.
+func madeByKUDO(instance string) *corev1.ConfigMap { return madeByKUDOIn("ns", instance) }
+
+func madeByKUDOIn(namespace, instance string) *corev1.ConfigMap {
+	cm := labelled(instance)
+	cm.Namespace = namespace
+	cm.Labels[kudov1beta1.HeritageLabel] = "kudo"
+	return cm
+}
+
 // TestApplyTakesOverNothingItDidNotMake: an Instance applies over its own
 // objects only; another owner's object, or nobody's (a user's, an admin's),
 // is a conflict that names it, unless handed over with kudo.dev/adopt.
@@ -99,7 +111,9 @@ func TestApplyTakesOverNothingItDidNotMake(t *testing.T) {
 		{name: "nothing there", instance: instanceA},
 		{name: "ours by owner reference", live: owned("", "uid-a"), instance: instanceA},
 		{name: "ours by kudo.dev/owner", live: owned("ns/a", ""), instance: instanceA},
-		{name: "ours by our inventory", live: owned("", ""), instance: inventoried},
+		{name: "ours by our inventory and KUDO's labels of us", live: madeByKUDO("a"), instance: inventoried},
+		{name: "in our inventory without a mark of ours: a forged status claims it", live: owned("", ""), instance: inventoried,
+			wantErr: "ConfigMap ns/settings exists and is not Instance ns/a's"},
 		{name: "handed to us with kudo.dev/adopt", live: adopted, instance: instanceA},
 		{name: "another Instance's by kudo.dev/owner", live: owned("ns/b", ""), instance: instanceA,
 			wantErr: "ConfigMap ns/settings is Instance ns/b's: two Instances render it; uninstall one, or rename it in one's package"},
@@ -159,8 +173,10 @@ func TestDelete(t *testing.T) {
 		{"an object whose controller is another Instance is kept",
 			[]client.Object{owned("", "uid-b")}, instanceA, DeleteOptions{Guarded: true}, KeptNotOurs, true},
 		{"an object of ours by owner reference goes", []client.Object{owned("", "uid-a")}, instanceA, DeleteOptions{Guarded: true}, Deleting, false},
-		{"an object from before owners were recorded goes by the inventory",
-			[]client.Object{labelled("a")}, inventoried, DeleteOptions{Guarded: true}, Deleting, false},
+		{"an object from before owners were recorded goes by the inventory and KUDO's labels",
+			[]client.Object{madeByKUDO("a")}, inventoried, DeleteOptions{Guarded: true}, Deleting, false},
+		{"an object the inventory records but nothing of ours marks is kept: a forged status names it",
+			[]client.Object{owned("", "")}, inventoried, DeleteOptions{Guarded: true}, KeptNotOurs, true},
 		{"nobody's object is kept, whatever its labels say", []client.Object{labelled("a")}, instanceA, DeleteOptions{}, KeptNotOurs, true},
 	}
 	for _, tt := range tests {
@@ -180,4 +196,60 @@ func TestDelete(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOwnershipIsNeverReadFromTheInventoryAlone: the decision of issue 62's
+// forged status. The inventory is a status, which whoever may write a typed
+// object's status writes too: an entry counts only beside a mark on the
+// object itself that only its own writers set.
+func TestOwnershipIsNeverReadFromTheInventoryAlone(t *testing.T) {
+	record := func(cm *corev1.ConfigMap) *kudov1beta1.Instance {
+		i := instanceA.DeepCopy()
+		i.Status.Inventory = []kudov1beta1.TaskInventory{{Objects: []kudov1beta1.InventoryObject{
+			{ObjectRef: kudov1beta1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name}}}}}
+		return i
+	}
+	clusterRole := func(labels map[string]string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("rbac.authorization.k8s.io/v1")
+		u.SetKind("ClusterRole")
+		u.SetName("precious")
+		u.SetLabels(labels)
+		return u
+	}
+	kudoLabels := map[string]string{kudov1beta1.HeritageLabel: "kudo", kudov1beta1.InstanceLabel: "a"}
+	recordedRole := instanceA.DeepCopy()
+	recordedRole.Status.Inventory = []kudov1beta1.TaskInventory{{Objects: []kudov1beta1.InventoryObject{
+		{ObjectRef: kudov1beta1.ObjectRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "precious"}}}}}
+	for _, tt := range []struct {
+		name     string
+		live     *unstructured.Unstructured
+		instance *kudov1beta1.Instance
+		ours     bool
+	}{
+		{"another tenant's ConfigMap our inventory names", toUnstructured(t, owned("", "")), record(owned("", "")), false},
+		{"another namespace's KUDO object of our name our inventory names", toUnstructured(t, madeByKUDOIn("other", "a")), record(madeByKUDOIn("other", "a")), false},
+		{"our KUDO object our inventory names", toUnstructured(t, madeByKUDO("a")), record(madeByKUDO("a")), true},
+		{"our KUDO object our inventory does not name", toUnstructured(t, madeByKUDO("a")), instanceA, false},
+		{"a cluster-scoped object our inventory names, unmarked", clusterRole(nil), recordedRole, false},
+		{"a cluster-scoped object KUDO made for us, recorded", clusterRole(kudoLabels), recordedRole, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ClaimOf(tt.live, tt.instance); got.Ours != tt.ours {
+				t.Errorf("ClaimOf = %+v, want ours %t", got, tt.ours)
+			}
+		})
+	}
+}
+
+func toUnstructured(t *testing.T, obj *corev1.ConfigMap) *unstructured.Unstructured {
+	t.Helper()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetAPIVersion("v1")
+	u.SetKind("ConfigMap")
+	return u
 }

@@ -30,9 +30,12 @@ type Claim struct {
 
 // ClaimOf says whether live is i's: its controller owner reference is i
 // (namespaced objects in i's namespace), its kudo.dev/owner annotation names
-// i (objects no owner reference can name i on), i's inventory records it
-// (what kudo-ng applied before it recorded owners, and what it adopted from
-// KUDO), or whoever may write it handed it to i with kudo.dev/adopt.
+// i (objects no owner reference can name i on), whoever may write it handed
+// it to i with kudo.dev/adopt, or i's inventory records it and it carries
+// KUDO's labels of i (what KUDO, or kudo-ng before it recorded owners,
+// applied beyond owner references' reach). The inventory alone proves
+// nothing: it is a status, which whoever may write a typed object's status
+// writes too, and an entry naming another's object is only a claim of it.
 func ClaimOf(live *unstructured.Unstructured, i *kudov1beta1.Instance) Claim {
 	if ref := metav1.GetControllerOf(live); ref != nil {
 		if ref.UID == i.UID {
@@ -47,20 +50,23 @@ func ClaimOf(live *unstructured.Unstructured, i *kudov1beta1.Instance) Claim {
 		}
 		return Claim{Holder: "Instance " + owner}
 	}
-	if live.GetAnnotations()[kudov1beta1.AdoptAnnotation] == self || recorded(i, inventory.RefOf(live)) {
+	if live.GetAnnotations()[kudov1beta1.AdoptAnnotation] == self || (MadeByKUDOFor(live, i) && recorded(i, inventory.RefOf(live))) {
 		return Claim{Ours: true}
 	}
 	return Claim{}
 }
 
 // MadeByKUDOFor says whether live carries the labels KUDO v0.19 put on what
-// an Instance of i's name applied, and no owner of kudo-ng's: what KUDO
-// applied outside owner references' reach (cluster-scoped objects), which
-// taking an Instance over from KUDO adopts.
+// an Instance of i's name applied, and no owner of kudo-ng's:
+// what KUDO applied outside owner references' reach (cluster-scoped
+// objects), which taking an Instance over from KUDO adopts. KUDO applied
+// namespaced objects into the Instance's namespace only, so one elsewhere
+// is another namespace's Instance's of the same name.
 func MadeByKUDOFor(live *unstructured.Unstructured, i *kudov1beta1.Instance) bool {
 	labels := live.GetLabels()
 	return metav1.GetControllerOf(live) == nil && live.GetAnnotations()[kudov1beta1.OwnerAnnotation] == "" &&
-		labels[kudov1beta1.HeritageLabel] == "kudo" && labels[kudov1beta1.InstanceLabel] == i.Name
+		labels[kudov1beta1.HeritageLabel] == "kudo" && labels[kudov1beta1.InstanceLabel] == i.Name &&
+		(live.GetNamespace() == "" || live.GetNamespace() == i.Namespace)
 }
 
 // recorded says whether i's inventory holds ref, stale or not. Only objects

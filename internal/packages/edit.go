@@ -23,7 +23,7 @@ func EditFile(path string, edit func(top *yaml.Node) error) error {
 	if len(data) > MaxFileSize {
 		return fmt.Errorf("%s is %d bytes, more than the limit of %d", path, len(data), MaxFileSize)
 	}
-	if err := yamlbound.Check(data, MaxFileSize); err != nil {
+	if err := yamlbound.Check(data, yamlbound.Within(MaxFileSize)); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	doc := &yaml.Node{}

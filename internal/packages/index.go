@@ -45,7 +45,7 @@ type PackageVersion struct {
 // it to MaxTarballSize, the most a download holds.
 func ParseIndex(data []byte) (*Index, error) {
 	index := &Index{}
-	if err := yamlbound.Check(data, MaxTarballSize); err != nil {
+	if err := yamlbound.Check(data, yamlbound.Within(MaxTarballSize)); err != nil {
 		return nil, fmt.Errorf("%s: %w", IndexFileName, err)
 	}
 	if err := yaml.UnmarshalStrict(data, index); err != nil {

@@ -13,7 +13,6 @@ import (
 	"path"
 	"strings"
 
-	"sigs.k8s.io/yaml"
 
 	"github.com/kudo-ng/kudo/internal/yamlbound"
 )
@@ -216,10 +215,7 @@ func unmarshal(data []byte, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return errors.New("is empty")
 	}
-	if err := yamlbound.Check(data, MaxFileSize); err != nil {
-		return err
-	}
-	err := yaml.Unmarshal(data, v, func(d *json.Decoder) *json.Decoder {
+	err := yamlbound.Unmarshal(data, v, yamlbound.Within(MaxFileSize), func(d *json.Decoder) *json.Decoder {
 		d.UseNumber()
 		return d
 	})

@@ -98,7 +98,7 @@ func quoteShort(s string) string {
 // unmarshal parses a value a user wrote, refusing aliases that would expand
 // it past MaxBytes before they do.
 func unmarshal(s string, v any) error {
-	if err := yamlbound.Check([]byte(s), MaxBytes); err != nil {
+	if err := yamlbound.Check([]byte(s), yamlbound.Within(MaxBytes)); err != nil {
 		return err
 	}
 	return yaml.Unmarshal([]byte(s), v)

@@ -2,6 +2,8 @@ package render
 
 import (
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -166,6 +168,36 @@ func TestAnAliasBombInAParameterIsRefusedBeforeItExpands(t *testing.T) {
 		"the most a template may render (--render-max-bytes): a parameter value must stay inside the YAML value the template puts it in"
 	if err == nil || err.Error() != want {
 		t.Fatalf("error = %v, want %q", err, want)
+	}
+}
+
+// TestAMultiDocumentBombInAParameterIsRefusedBeforeItExpands: issue 62's
+// first attack, hello's image set to seven documents, each a list of small
+// maps aliased a few thousand times and each within the limits alone,
+// which parsed together took 500 MB. The stream is measured whole: refused
+// naming the parameter, having allocated little.
+func TestAMultiDocumentBombInAParameterIsRefusedBeforeItExpands(t *testing.T) {
+	var doc strings.Builder
+	doc.WriteString("kind: ConfigMap\napiVersion: v1\nm: &m [")
+	for i := range 64 {
+		fmt.Fprintf(&doc, "{k%d: v},", i)
+	}
+	doc.WriteString("{}]\nl: [" + strings.Repeat("*m,", 1000) + "*m]\n")
+	image := "nginx\n" + strings.Repeat("---\n"+doc.String(), 7)
+	if len(image) > 128<<10 {
+		t.Fatalf("the value has %d bytes, more than a parameter may", len(image))
+	}
+	text := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: hello\nspec:\n  template:\n    spec:\n      containers:\n      - name: web\n        image: {{ .Params.image }}\n"
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := DefaultLimits.TemplateObjects("deployment.yaml", text, &Variables{Params: map[string]any{"image": image}})
+	runtime.ReadMemStats(&after)
+	want := "deployment.yaml: parameter image's value breaks the template's YAML: document 3: it holds more than 262144 YAML nodes"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("error = %v, want %q", err, want)
+	}
+	if grown := after.TotalAlloc - before.TotalAlloc; grown > 128<<20 {
+		t.Fatalf("refusing it allocated %d MB", grown>>20)
 	}
 }
 

@@ -25,8 +25,13 @@ func Objects(name, text string) ([]*unstructured.Unstructured, error) {
 	return DefaultLimits.Objects(name, text)
 }
 
-// Objects is Objects within the limits.
+// Objects is Objects within the limits. The whole text is measured before
+// any document is parsed: each document alone may be small, and all of them
+// parsed and kept take the memory.
 func (l Limits) Objects(name, text string) ([]*unstructured.Unstructured, error) {
+	if err := l.bounded([]byte(text)); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(text)))
 	var objs []*unstructured.Unstructured
 	for doc := 1; ; doc++ {
@@ -39,9 +44,6 @@ func (l Limits) Objects(name, text string) ([]*unstructured.Unstructured, error)
 		}
 		if isEmpty(raw) {
 			continue
-		}
-		if err := l.bounded(raw); err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", name, doc, err)
 		}
 		obj := &unstructured.Unstructured{}
 		data, err := yaml.YAMLToJSON(raw)
@@ -76,14 +78,19 @@ func isEmpty(doc []byte) bool {
 	return true
 }
 
-// bounded refuses YAML a render made whose aliases expand it past the
-// render limit, as a LimitError: rendering again expands again.
+// bounded refuses a render past what a template may render, as a
+// LimitError naming the document where it passed: rendering again passes it
+// again. Its aliases may expand it to MaxOutput bytes, and it may hold one
+// node for every yamlbound.BytesPerNode of them.
 func (l Limits) bounded(data []byte) error {
 	l = l.orDefault()
-	err := yamlbound.Check(data, l.MaxOutput)
-	if errors.As(err, new(*yamlbound.ExpansionError)) {
-		return limitErrorf("its aliases (*name) expand it to more than %s, the most a template may render (--render-max-bytes)",
-			bytesize(l.MaxOutput))
+	err := yamlbound.Check(data, yamlbound.Within(l.MaxOutput))
+	limit := (*yamlbound.LimitError)(nil)
+	switch {
+	case !errors.As(err, &limit):
+		return err
+	case limit.Unit == yamlbound.Documents:
+		return limitErrorf("document %d: %s, the most a template may render", limit.Document, limit)
 	}
-	return err
+	return limitErrorf("document %d: %s, the most a template may render (--render-max-bytes)", limit.Document, limit)
 }
