@@ -13,7 +13,6 @@ import (
 	"path"
 	"strings"
 
-
 	"github.com/kudo-ng/kudo/internal/yamlbound"
 )
 
