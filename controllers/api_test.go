@@ -148,36 +148,22 @@ var _ = Describe("The kudo.dev/v1beta1 API", func() {
 		}
 	})
 
-	It("reports a missing OperatorVersion, and notices when it appears again", func() {
+	It("keeps the OperatorVersion an Instance uses from being deleted, and lets it go once unused", func() {
 		ov := readObject(filepath.Join("testdata", "kudo-operatorversion.yaml"), ns)
 		Expect(k8sClient.Create(ctx, ov.DeepCopy())).To(Succeed())
 		instance := readObject(filepath.Join("testdata", "kudo-instance.yaml"), ns)
 		unstructured.RemoveNestedField(instance.Object, "status")
 		Expect(k8sClient.Create(ctx, instance)).To(Succeed())
 		key := client.ObjectKeyFromObject(instance)
-		// The webhook refuses an Instance of a missing OperatorVersion; one can still go away later.
-		Expect(k8sClient.Delete(ctx, ov)).To(Succeed())
-
 		Eventually(func(g Gomega) {
-			i := &kudov1beta1.Instance{}
-			g.Expect(k8sClient.Get(ctx, key, i)).To(Succeed())
-			ready := meta.FindStatusCondition(i.Status.Conditions, kudov1beta1.ReadyCondition)
-			g.Expect(ready).NotTo(BeNil())
-			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(ready.Reason).To(Equal(kudov1beta1.OperatorVersionNotFoundReason))
-			g.Expect(ready.Message).To(ContainSubstring(`OperatorVersion "demo-1.0.0-0.1.0" not found`))
-			g.Expect(meta.IsStatusConditionTrue(i.Status.Conditions, kudov1beta1.StalledCondition)).To(BeTrue())
+			g.Expect(k8sClient.Delete(ctx, ov)).To(MatchError(ContainSubstring(
+				"OperatorVersion " + ns + "/demo-1.0.0-0.1.0 is used by Instance " + key.Name + ", and the code Instances run cannot be taken from under them")))
 		}).Should(Succeed())
 
-		Expect(k8sClient.Create(ctx, readObject(filepath.Join("testdata", "kudo-operatorversion.yaml"), ns))).To(Succeed())
-		Eventually(func(g Gomega) {
-			i := &kudov1beta1.Instance{}
-			g.Expect(k8sClient.Get(ctx, key, i)).To(Succeed())
-			ready := meta.FindStatusCondition(i.Status.Conditions, kudov1beta1.ReadyCondition)
-			g.Expect(ready).NotTo(BeNil())
-			g.Expect(ready.Reason).NotTo(Equal(kudov1beta1.OperatorVersionNotFoundReason))
-			g.Expect(i.Status.ActivePlan).NotTo(BeNil())
-			g.Expect(i.Status.ActivePlan.Name).To(Equal("deploy"))
-		}).Should(Succeed())
+		Expect(k8sClient.Delete(ctx, instance)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, key, &kudov1beta1.Instance{}))
+		}).Should(BeTrue())
+		Eventually(func() error { return k8sClient.Delete(ctx, ov) }).Should(Succeed())
 	})
 })

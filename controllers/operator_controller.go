@@ -79,7 +79,7 @@ func summarize(
 			if i.Namespace == ov.Namespace {
 				s.Instances = append(s.Instances, i.Name)
 			} else {
-				s.Instances = append(s.Instances, i.Namespace+"/"+i.Name)
+				s.InstancesElsewhere++
 			}
 		}
 		sort.Strings(s.Instances)

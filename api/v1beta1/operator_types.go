@@ -29,16 +29,20 @@ type OperatorSpec struct {
 	NamespaceManifest string `json:"namespaceManifest,omitempty"`
 }
 
-// OperatorVersionSummary names an OperatorVersion and the Instances using it.
+// OperatorVersionSummary names an OperatorVersion and the Instances of its
+// namespace using it.
 type OperatorVersionSummary struct {
 	Name    string `json:"name"`
 	Version string `json:"version,omitempty"`
 	// +optional
 	AppVersion string `json:"appVersion,omitempty"`
-	// Instances are the names of the Instances using it; namespace/name for
-	// those of another namespace.
+	// Instances are the names of the Instances of its namespace using it.
 	// +optional
 	Instances []string `json:"instances,omitempty"`
+	// InstancesElsewhere counts the Instances of other namespaces using it:
+	// whoever may read the Operator learns no other namespace's names.
+	// +optional
+	InstancesElsewhere int32 `json:"instancesElsewhere,omitempty"`
 }
 
 // Maintainer is a person responsible for an operator package.

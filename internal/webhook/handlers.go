@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -24,7 +25,7 @@ import (
 
 // +kubebuilder:webhook:path=/mutate-kudo-dev-v1beta1-instance,mutating=true,failurePolicy=fail,sideEffects=None,groups=kudo.dev,resources=instances,verbs=create;update,versions=v1beta1,name=minstance.kudo.dev,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-kudo-dev-v1beta1-instance,mutating=false,failurePolicy=fail,sideEffects=None,groups=kudo.dev,resources=instances,verbs=create;update,versions=v1beta1,name=vinstance.kudo.dev,admissionReviewVersions=v1
-// +kubebuilder:webhook:path=/validate-kudo-dev-v1beta1-operatorversion,mutating=false,failurePolicy=fail,sideEffects=None,groups=kudo.dev,resources=operatorversions,verbs=create;update,versions=v1beta1,name=voperatorversion.kudo.dev,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-kudo-dev-v1beta1-operatorversion,mutating=false,failurePolicy=fail,sideEffects=None,groups=kudo.dev,resources=operatorversions,verbs=create;update;delete,versions=v1beta1,name=voperatorversion.kudo.dev,admissionReviewVersions=v1
 
 // Whether a request's user may reach what an Instance names (reach.go).
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
@@ -264,30 +265,51 @@ func (w *operatorVersions) ValidateUpdate(ctx context.Context, oldObj, obj runti
 		"install the package as a new version (bump operatorVersion in operator.yaml) and upgrade to it", ov.Namespace, ov.Name, users)
 }
 
-// usedBy names the Instances that use ov ("Instance a/b and 2 more"), ""
-// when none does.
+// usedBy says which Instances use ov ("Instance b and 2 Instances of other
+// namespaces"), "" when none does. Those of other namespaces are counted,
+// not named: ov's author may not read them.
 func (w *operatorVersions) usedBy(ctx context.Context, ov *kudov1beta1.OperatorVersion) (string, error) {
 	list := &kudov1beta1.InstanceList{}
 	if err := w.instances.List(ctx, list); err != nil {
 		return "", fmt.Errorf("listing the Instances that may use OperatorVersion %s/%s: %w", ov.Namespace, ov.Name, err)
 	}
-	var users []string
+	var here []string
+	elsewhere := 0
 	for _, i := range list.Items {
-		if i.OperatorVersionKey() == client.ObjectKeyFromObject(ov) {
-			users = append(users, i.Namespace+"/"+i.Name)
+		switch {
+		case i.OperatorVersionKey() != client.ObjectKeyFromObject(ov):
+		case i.Namespace == ov.Namespace:
+			here = append(here, "Instance "+i.Name)
+		default:
+			elsewhere++
 		}
 	}
-	switch len(users) {
-	case 0:
-		return "", nil
-	case 1:
-		return "Instance " + users[0], nil
+	switch {
+	case len(here) > 1:
+		here = append(here[:1], fmt.Sprintf("%d more of its namespace", len(here)-1))
 	}
-	return fmt.Sprintf("Instance %s and %d more", users[0], len(users)-1), nil
+	switch elsewhere {
+	case 0:
+	case 1:
+		here = append(here, "an Instance of another namespace")
+	default:
+		here = append(here, fmt.Sprintf("%d Instances of other namespaces", elsewhere))
+	}
+	return strings.Join(here, " and "), nil
 }
 
-func (*operatorVersions) ValidateDelete(context.Context, runtime.Object) (admission.Warnings, error) {
-	return nil, nil
+// ValidateDelete refuses to delete an OperatorVersion that Instances use:
+// made again under its name with other code, it would run in their
+// namespaces at their next routine update. Its Instances go first
+// (uninstall), or move to another version (upgrade).
+func (w *operatorVersions) ValidateDelete(ctx context.Context, obj runtime.Object) (admission.Warnings, error) {
+	ov := obj.(*kudov1beta1.OperatorVersion)
+	users, err := w.usedBy(ctx, ov)
+	if err != nil || users == "" {
+		return nil, err
+	}
+	return nil, fmt.Errorf("OperatorVersion %s/%s is used by %s, and the code Instances run cannot be taken from under them: "+
+		"uninstall them, or upgrade them to another version, first", ov.Namespace, ov.Name, users)
 }
 
 func invalid(ov *kudov1beta1.OperatorVersion) error {

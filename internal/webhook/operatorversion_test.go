@@ -182,7 +182,7 @@ func TestAnOperatorVersionInUseCannotChange(t *testing.T) {
 		want      string
 	}{
 		{"its spec, used by an Instance of another namespace", []client.Object{user, other}, edited,
-			"spec: OperatorVersion shared/web-0.1.0 is used by Instance apps/web, and the code Instances run cannot change under them: " +
+			"spec: OperatorVersion shared/web-0.1.0 is used by an Instance of another namespace, and the code Instances run cannot change under them: " +
 				"install the package as a new version (bump operatorVersion in operator.yaml) and upgrade to it"},
 		{"its spec, used by none", []client.Object{other}, edited, ""},
 		{"its labels, used", []client.Object{user}, labelled, ""},
@@ -195,6 +195,47 @@ func TestAnOperatorVersionInUseCannotChange(t *testing.T) {
 				t.Fatalf("refused: %v", err)
 			}
 			if tt.want != "" && (err == nil || err.Error() != tt.want) {
+				t.Fatalf("got %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestAnOperatorVersionInUseCannotBeDeleted is issue 62's sixth attack: a
+// package author deleted the OperatorVersion an Instance of another
+// namespace ran and made it again with his image. Deleting it is refused
+// while it is used, naming only the Instances of its own namespace.
+func TestAnOperatorVersionInUseCannotBeDeleted(t *testing.T) {
+	ov := operatorVersion()
+	ov.Namespace = sharedNamespace
+	inApps := func(name string) *kudov1beta1.Instance {
+		return instance(func(i *kudov1beta1.Instance) {
+			i.Name, i.Namespace, i.Spec.OperatorVersion.Namespace = name, "apps", sharedNamespace
+		})
+	}
+	inShared := func(name string) *kudov1beta1.Instance {
+		return instance(func(i *kudov1beta1.Instance) { i.Name, i.Namespace = name, sharedNamespace })
+	}
+	unrelated := instance(func(i *kudov1beta1.Instance) { i.Name, i.Spec.OperatorVersion.Name = "other", "other-0.1.0" })
+	for _, tt := range []struct {
+		name      string
+		instances []client.Object
+		want      string
+	}{
+		{"used by none", []client.Object{unrelated}, ""},
+		{"used by an Instance of another namespace", []client.Object{inApps("web")},
+			"OperatorVersion shared/web-0.1.0 is used by an Instance of another namespace, and the code Instances run cannot be taken from under them: " +
+				"uninstall them, or upgrade them to another version, first"},
+		{"used in its namespace and others", []client.Object{inShared("a"), inShared("b"), inApps("c"), inApps("d")},
+			"OperatorVersion shared/web-0.1.0 is used by Instance a and 1 more of its namespace and 2 Instances of other namespaces, "},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(tt.instances...).Build()
+			_, err := (&operatorVersions{instances: c, policies: c}).ValidateDelete(context.Background(), ov)
+			if tt.want == "" && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if tt.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.want)) {
 				t.Fatalf("got %v, want %q", err, tt.want)
 			}
 		})

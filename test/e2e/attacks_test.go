@@ -220,6 +220,9 @@ func tenantAttacks(lockdown bool) {
 		patch := client.MergeFrom(ov.DeepCopy())
 		ov.Spec.Templates["value.yaml"] += "  injected: by the package's author\n"
 		Expect(k8sClient.Patch(ctx, ov, patch)).To(MatchError(ContainSubstring(
-			fmt.Sprintf("spec: OperatorVersion %s/%s is used by Instance %s/pinned", ns, ov.Name, ns))))
+			fmt.Sprintf("spec: OperatorVersion %s/%s is used by Instance pinned", ns, ov.Name))))
+		// Nor go, to come again with other code (issue 62).
+		Expect(k8sClient.Delete(ctx, ov)).To(MatchError(ContainSubstring(
+			fmt.Sprintf("OperatorVersion %s/%s is used by Instance pinned, and the code Instances run cannot be taken from under them", ns, ov.Name))))
 	})
 }
