@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -33,6 +33,12 @@ const typedAPIHashAnnotation = "kudo.dev/typed-api-hash"
 const establishedWait = time.Second
 
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch
+
+// unadmittedWait is how soon an Operator whose typed API's group the
+// typed objects' webhook does not admit looks again: a cluster admin adds
+// the group to its rules.
+const unadmittedWait = 30 * time.Second
 
 // typedAPI is how the Operator's typed API is served: what its Ready
 // condition says of it, and how soon to look again.
@@ -43,14 +49,16 @@ type typedAPI struct {
 
 // serveTypedAPI serves the Operator as a kind of its own
 // (docs/typed-apis.md): the CustomResourceDefinition made from the
-// parameters of its OperatorVersions in every namespace, typed by the
+// parameters of its OperatorVersions in its namespace, typed by the
 // newest's, and the controller of its objects once the API server serves
-// them. A kind another Operator serves, or a CustomResourceDefinition
-// kudo-ng did not make, is left alone and the Operator says so. Without
-// OperatorVersions, the CustomResourceDefinition stays (retireTypedAPI).
+// them. A kind or group another Operator serves (of this name in another
+// namespace too), a CustomResourceDefinition kudo-ng did not make, or a
+// group the typed objects' webhook does not admit, is left alone and the
+// Operator says so. Without OperatorVersions, the CustomResourceDefinition
+// stays (retireTypedAPI).
 func (r *OperatorReconciler) serveTypedAPI(ctx context.Context, operator *kudov1beta1.Operator) (typedAPI, error) {
 	all := &kudov1beta1.OperatorVersionList{}
-	if err := r.List(ctx, all); err != nil {
+	if err := r.List(ctx, all, client.InNamespace(operator.Namespace)); err != nil {
 		return typedAPI{}, err
 	}
 	var versions []kudov1beta1.OperatorVersion
@@ -75,28 +83,35 @@ func (r *OperatorReconciler) serveTypedAPI(ctx context.Context, operator *kudov1
 	if err != nil {
 		return typedAPI{message: fmt.Sprintf("no typed API: OperatorVersion %s: %v", newest.Name, err)}, nil
 	}
-	existing := &unstructured.Unstructured{}
-	existing.SetGroupVersionKind(kudocrd.V1)
-	if err := r.Get(ctx, client.ObjectKey{Name: crd.Name}, existing); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return typedAPI{}, err
-		}
-		existing = nil
+	crd.Labels[typedapi.OperatorNamespaceLabel] = operator.Namespace
+	crds := &unstructured.UnstructuredList{}
+	crds.SetGroupVersionKind(kudocrd.V1.GroupVersion().WithKind("CustomResourceDefinitionList"))
+	if err := r.List(ctx, crds); err != nil {
+		return typedAPI{}, err
 	}
-	if existing != nil {
-		switch owner, ok := existing.GetLabels()[typedapi.OperatorLabel]; {
-		case !ok:
-			return typedAPI{message: fmt.Sprintf("no typed API: the CustomResourceDefinition %s exists and is not kudo-ng's", crd.Name)}, nil
-		case owner != operator.Name:
-			return typedAPI{message: fmt.Sprintf("no typed API: %s is Operator %s's kind, which Operator %s claims too",
-				crd.Name, owner, operator.Name)}, nil
+	if conflict := typedapi.Conflict(names, client.ObjectKeyFromObject(operator), crds.Items); conflict != "" {
+		return typedAPI{message: "no typed API: " + conflict}, nil
+	}
+	webhooks := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
+	if err := r.List(ctx, webhooks); err != nil {
+		return typedAPI{}, err
+	}
+	if !typedapi.Admitted(names, webhooks.Items) {
+		return typedAPI{message: fmt.Sprintf("no typed API: webhook %s does not admit the creates and updates of %s: "+
+			"a cluster admin adds the group %s to its rules (docs/typed-apis.md)", typedapi.TypedWebhook, names.CRDName(), names.Group),
+			requeue: unadmittedWait}, nil
+	}
+	var existing *unstructured.Unstructured
+	for i := range crds.Items {
+		if crds.Items[i].GetName() == crd.Name {
+			existing = &crds.Items[i]
 		}
 	}
 	hash, err := hashOf(crd.Spec)
 	if err != nil {
 		return typedAPI{}, err
 	}
-	if existing == nil || existing.GetAnnotations()[typedAPIHashAnnotation] != hash {
+	if existing == nil || existing.GetAnnotations()[typedAPIHashAnnotation] != hash || existing.GetLabels()[typedapi.OperatorNamespaceLabel] == "" {
 		crd.Annotations = map[string]string{typedAPIHashAnnotation: hash}
 		if existing, err = r.applyCRD(ctx, crd); err != nil {
 			return typedAPI{message: fmt.Sprintf("no typed API: applying %s: %v", crd.Name, err)}, err
@@ -162,6 +177,9 @@ func (r *OperatorReconciler) retireTypedAPI(ctx context.Context, operator *kudov
 	var api typedAPI
 	for i := range crds.Items {
 		crd := &crds.Items[i]
+		if owner, _ := typedapi.OwnerOf(crd); owner.Namespace != "" && owner.Namespace != operator.Namespace {
+			continue
+		}
 		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
 		kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
 		versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")

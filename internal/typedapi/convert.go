@@ -81,6 +81,17 @@ func InstanceSpec(spec map[string]any, ov *kudov1beta1.OperatorVersion) (kudov1b
 	if err != nil {
 		return out, err
 	}
+	// An immutable parameter's default is written into the Instance at its
+	// creation (webhook.DefaultCreate), as KUDO did; the object, whose kind
+	// holds no defaults, names it the same on every change.
+	for _, p := range ov.Spec.Parameters {
+		if _, set := values[p.Name]; !set && p.Immutable != nil && *p.Immutable && p.Default != nil {
+			if values == nil {
+				values = map[string]string{}
+			}
+			values[p.Name] = *p.Default
+		}
+	}
 	for name := range out.SecretParameters {
 		delete(values, name)
 	}

@@ -92,8 +92,8 @@ func celPath(field string) string {
 
 // SpecSchema is the schema of a typed object's spec: a field per parameter
 // of the newest OperatorVersion, typed as the parameter (string, integer,
-// number, boolean; array and map hold any values), its description, default
-// and enum, required when KUDO requires a value (required with no default),
+// number, boolean; array and map hold any values), its description (with
+// its default, which is not written into objects) and enum, required when KUDO requires a value (required with no default),
 // immutable parameters kept by CEL transition rules; and the fields of
 // parameters that only older versions have, untyped, so that no value of an
 // object that still runs one is pruned.
@@ -150,8 +150,8 @@ func SpecSchema(newest []kudov1beta1.Parameter, older ...[]kudov1beta1.Parameter
 		}
 	}
 	if len(spec.Required) == 0 {
-		// An object written without a spec gets the defaults too; with a
-		// required field, the spec is required (CRD).
+		// An object may be written without a spec; with a required field,
+		// the spec is required (CRD).
 		spec.Default = &apiextensionsv1.JSON{Raw: []byte("{}")}
 	}
 	for _, version := range older {
@@ -167,6 +167,10 @@ func SpecSchema(newest []kudov1beta1.Parameter, older ...[]kudov1beta1.Parameter
 	return spec, nil
 }
 
+// maxDefaultShown is the longest default, as JSON, a field's description
+// shows: a configuration file's is for the package's docs.
+const maxDefaultShown = 80
+
 func parameterSchema(p *kudov1beta1.Parameter) (apiextensionsv1.JSONSchemaProps, error) {
 	t := params.TypeOf(p.Type)
 	prop := apiextensionsv1.JSONSchemaProps{Description: describe(p)}
@@ -180,12 +184,18 @@ func parameterSchema(p *kudov1beta1.Parameter) (apiextensionsv1.JSONSchemaProps,
 	default:
 		prop.Type = string(t)
 	}
+	// The default is told, not written into objects: the kind is
+	// cluster-wide and its schema one namespace's newest OperatorVersion,
+	// while an object runs the OperatorVersion it names, whose default its
+	// Instance takes.
 	if p.Default != nil && *p.Default != "null" && *p.Default != "" {
 		value, err := JSONValue(*p.Default, t)
 		if err != nil {
 			return prop, fmt.Errorf("default: %w", err)
 		}
-		prop.Default = value
+		if len(value.Raw) <= maxDefaultShown {
+			prop.Description = strings.TrimSpace(prop.Description + " Default of the newest version: " + string(value.Raw) + ".")
+		}
 	}
 	if p.Enum != nil {
 		for _, e := range *p.Enum {
