@@ -85,7 +85,9 @@ func Admitted(names Names, configs []admissionregistrationv1.ValidatingWebhookCo
 }
 
 func covers(rule admissionregistrationv1.RuleWithOperations, names Names) bool {
-	anyOf := func(values []string, want string) bool { return slices.Contains(values, "*") || slices.Contains(values, want) }
+	anyOf := func(values []string, want string) bool {
+		return slices.Contains(values, "*") || slices.Contains(values, want)
+	}
 	operations := func(op admissionregistrationv1.OperationType) bool {
 		return slices.Contains(rule.Operations, admissionregistrationv1.OperationAll) || slices.Contains(rule.Operations, op)
 	}
