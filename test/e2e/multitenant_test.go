@@ -152,9 +152,22 @@ var _ = Describe("kudo-ng locked down for tenants (make deploy MULTI_TENANT=true
 			}).Should(Succeed())
 		}
 
+		// Its role may write every CustomResourceDefinition (the names of the
+		// typed APIs come with packages); an admission policy lets it write
+		// only those of the typed APIs it serves (issue 62).
+		out, _ := cluster.Kubectl("auth", "can-i", "patch", "customresourcedefinitions", "--as", manager)
+		Expect(out).To(HaveSuffix("yes\n"))
+		Eventually(func(g Gomega) {
+			out, err := cluster.Kubectl("patch", "crd", "trustpolicies.kudo.dev", "--as", manager, "--dry-run=server", "--type=merge",
+				"-p", `{"metadata":{"labels":{"kudo.dev/operator":"hijack"}}}`)
+			g.Expect(err).To(HaveOccurred(), "the manager patched another CustomResourceDefinition: %s", out)
+			g.Expect(out + err.Error()).To(ContainSubstring("the manager writes only the CustomResourceDefinitions of the typed APIs it serves " +
+				"(labelled kudo.dev/operator), not trustpolicies.kudo.dev"))
+		}).Should(Succeed())
+
 		var pods []corev1.Pod
 		Eventually(func(g Gomega) { pods, _ = managerPods(ctx, g, managerImage) }).Should(Succeed())
-		out, err := cluster.Kubectl("exec", "--as", manager, "-n", managerNamespace, pods[0].Name, "--", "/manager", "--help")
+		out, err = cluster.Kubectl("exec", "--as", manager, "-n", managerNamespace, pods[0].Name, "--", "/manager", "--help")
 		Expect(err).To(HaveOccurred(), "kubectl exec as the manager ran: %s", out)
 		Expect(out + err.Error()).To(ContainSubstring("forbidden"))
 	})
