@@ -132,6 +132,16 @@ type RegistryAccess struct {
 	// PlainHTTP reaches the registries over HTTP rather than HTTPS.
 	// +optional
 	PlainHTTP bool `json:"plainHTTP,omitempty"`
+	// AllowInternalAddresses lets a policy that names no packages reach
+	// registries at loopback, private, link-local and shared (100.64.0.0/10)
+	// addresses, where a cluster's pods and services are. Left out, such a
+	// policy trusts signatures wherever a package says it comes from, but
+	// the manager connects to none of those addresses for it: a package
+	// cannot point the manager at the cluster's own services. A policy that
+	// names packages reaches the registries of its prefixes, which a
+	// cluster admin chose.
+	// +optional
+	AllowInternalAddresses bool `json:"allowInternalAddresses,omitempty"`
 	// Authentication is how the manager logs in to the registries; left
 	// out, with the Docker configuration of its --registry-config, or
 	// anonymously.

@@ -10,9 +10,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -152,6 +155,15 @@ func Client(p *kudov1alpha1.TrustPolicy, login auth.CredentialFunc) (*ocipkg.Cli
 		}
 		transport.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
 	}
+	if len(p.Spec.Packages) == 0 && !p.Spec.Registry.AllowInternalAddresses {
+		// The registry is the one a package names: the address each
+		// connection reaches is checked, after DNS, and no proxy hides it.
+		transport.Proxy = nil
+		dialer := &net.Dialer{Timeout: Timeout, KeepAlive: 30 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
+			return externalOnly(p.Name, address)
+		}}
+		transport.DialContext = dialer.DialContext
+	}
 	if login == nil {
 		login = ocipkg.Anonymous
 	}
@@ -160,6 +172,37 @@ func Client(p *kudov1alpha1.TrustPolicy, login auth.CredentialFunc) (*ocipkg.Cli
 		HTTPClient: &http.Client{Transport: transport, Timeout: Timeout},
 		Credential: login,
 	}, nil
+}
+
+// sharedAddresses are the carrier-grade NAT range, which clusters use for
+// pods and services too.
+var sharedAddresses = netip.MustParsePrefix("100.64.0.0/10")
+
+// Internal says whether an address is where a cluster's own pods, services
+// or nodes may be: loopback, private, link-local, shared, unspecified or
+// multicast.
+func Internal(addr netip.Addr) bool {
+	addr = addr.Unmap()
+	return !addr.IsValid() || addr.IsLoopback() || addr.IsPrivate() || addr.IsLinkLocalUnicast() || addr.IsLinkLocalMulticast() ||
+		addr.IsInterfaceLocalMulticast() || addr.IsMulticast() || addr.IsUnspecified() || sharedAddresses.Contains(addr)
+}
+
+// externalOnly refuses a connection of the policy's to an internal address.
+func externalOnly(policy, address string) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return err
+	}
+	if Internal(addr) {
+		return fmt.Errorf("%s is an internal address, and TrustPolicy %s names no packages: the manager reaches a registry a package "+
+			"names only at an external address (spec.packages names registries, or spec.registry.allowInternalAddresses allows them)",
+			host, policy)
+	}
+	return nil
 }
 
 // Verdict is what a policy says of an OperatorVersion.

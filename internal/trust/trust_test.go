@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -150,6 +151,11 @@ func TestVerifyChecksTheSignatureAndThatTheOperatorVersionIsTheSignedPackage(t *
 		{"its spec changed", changed, keyPolicy(host, publicKey), "its spec is not the package"},
 		{"from no registry", fromOrigin(""), keyPolicy(host, publicKey), "installed from no OCI registry"},
 		{"by tag", fromOrigin(signed), keyPolicy(host, publicKey), "names no digest"},
+		// Issue 62: a policy that names no packages trusts signatures, not
+		// locations; the registry the package names is on loopback.
+		{"from an internal address, by a policy naming no packages", ov, anywhere(keyPolicy(host, publicKey), false),
+			"is an internal address, and TrustPolicy team names no packages"},
+		{"from an internal address, by a policy allowing them", ov, anywhere(keyPolicy(host, publicKey), true), ""},
 	} {
 		c := Condition(Verify(ctx, tt.ov, []kudov1alpha1.TrustPolicy{tt.policy}, nil), tt.ov.Generation)
 		if tt.want == "" {
@@ -253,5 +259,28 @@ func TestAPolicyWhoseKeyDoesNotReadVerifiesNothing(t *testing.T) {
 	p.Spec.Registry.CABundle = "not a certificate"
 	if _, err := Client(&p, nil); err == nil || !strings.Contains(err.Error(), "spec.registry.caBundle") {
 		t.Errorf("Client = %v, want the CA bundle refused", err)
+	}
+}
+
+// anywhere is p covering every package, allowing internal addresses or not.
+func anywhere(p kudov1alpha1.TrustPolicy, internal bool) kudov1alpha1.TrustPolicy {
+	p.Spec.Packages = nil
+	p.Spec.Registry.AllowInternalAddresses = internal
+	return p
+}
+
+func TestInternalAddressesAreThoseOfAClustersOwn(t *testing.T) {
+	for _, tc := range []struct {
+		addr     string
+		internal bool
+	}{
+		{"127.0.0.1", true}, {"::1", true}, {"10.96.0.1", true}, {"172.16.0.5", true}, {"192.168.1.1", true},
+		{"169.254.169.254", true}, {"fe80::1", true}, {"fd00::1", true}, {"100.64.0.1", true}, {"0.0.0.0", true},
+		{"::ffff:10.0.0.1", true}, {"224.0.0.1", true},
+		{"8.8.8.8", false}, {"2001:4860:4860::8888", false}, {"100.128.0.1", false},
+	} {
+		if got := Internal(netip.MustParseAddr(tc.addr)); got != tc.internal {
+			t.Errorf("Internal(%s) = %t, want %t", tc.addr, got, tc.internal)
+		}
 	}
 }
