@@ -23,6 +23,7 @@ import (
 	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/engine"
+	"github.com/kudo-ng/kudo/internal/fair"
 	"github.com/kudo-ng/kudo/internal/packages"
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/trust"
@@ -47,14 +48,26 @@ type OperatorVersionReconciler struct {
 	APIReader client.Reader
 	// Recorder says when an OperatorVersion's verification changes.
 	Recorder record.EventRecorder
+
+	// shares is each namespace's share of the workers.
+	shares *fair.Share
 }
 
 // unverifiedRetry is how soon an OperatorVersion its policies do not verify
 // is verified again: its package may be signed since, or its registry back.
 const unverifiedRetry = 2 * time.Minute
 
-// verifyingWorkers is how many OperatorVersions are judged at once.
-const verifyingWorkers = 4
+// verifyingWorkers is how many OperatorVersions are judged at once, and
+// verifyingShare how many of one namespace: a package author's flood of
+// OperatorVersions, each rendering until its timeout or waiting on a slow
+// registry, takes two workers, and another namespace's are judged beside
+// it. The rest of a namespace's wait their turn, shareWait apart, holding
+// no worker.
+const (
+	verifyingWorkers = 4
+	verifyingShare   = 2
+	shareWait        = 2 * time.Second
+)
 
 // +kubebuilder:rbac:groups=kudo.dev,resources=operatorversions,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=kudo.dev,resources=operatorversions/status,verbs=get;update;patch
@@ -66,6 +79,10 @@ const verifyingWorkers = 4
 // One a TrustPolicy enforces signatures on and does not verify is not
 // rendered at all.
 func (r *OperatorVersionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if !r.shares.TryEnter(req.Namespace) {
+		return ctrl.Result{RequeueAfter: shareWait}, nil
+	}
+	defer r.shares.Leave(req.Namespace)
 	ov := &kudov1beta1.OperatorVersion{}
 	if err := r.Get(ctx, req.NamespacedName, ov); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -134,6 +151,7 @@ func eventType(status metav1.ConditionStatus) string {
 // SetupWithManager registers the controller; status writes do not wake it,
 // a changed package digest or TrustPolicy does.
 func (r *OperatorVersionReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.shares = fair.NewShare(verifyingShare)
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&kudov1beta1.OperatorVersion{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).

@@ -48,6 +48,9 @@ func FromOperatorVersion(ov *kudov1beta1.OperatorVersion) *Package {
 // plan is fine to upgrade to (admission refuses a new Instance of it).
 // Issues name fields of the OperatorVersion's spec.
 func VerifyOperatorVersion(ov *kudov1beta1.OperatorVersion, limits render.Limits) *Report {
+	// Its templates render in "default", as package verify's do; its
+	// author's namespace waits for the render slots.
+	limits.Share = ov.Namespace
 	r := Verify(FromOperatorVersion(ov), VerifyOptions{skipMetadata: true, SkipDeployPlan: true, Install: true, RenderLimits: limits})
 	for _, list := range [][]Issue{r.Errors, r.Warnings} {
 		for i := range list {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime"
 	"time"
+
+	"github.com/kudo-ng/kudo/internal/fair"
 )
 
 // Limits bound each render of a template. A template is a program that
@@ -19,6 +21,10 @@ type Limits struct {
 	MaxOutput int
 	// Timeout is how long a render may take.
 	Timeout time.Duration
+	// Share is whose turn at the render slots a render takes: a namespace,
+	// so that one namespace's renders, however many, wait for each other
+	// and not another's. Empty: the namespace the template renders in.
+	Share string
 }
 
 // DefaultLimits bound renders that set no limits of their own (the CLI's,
@@ -28,11 +34,13 @@ type Limits struct {
 // conformance packages render in under a millisecond, 2 s is ample.
 var DefaultLimits = Limits{MaxOutput: 4 << 20, Timeout: 2 * time.Second}
 
-// orDefault is l, or DefaultLimits when l sets none: the zero Limits are
-// the defaults, not a bound of nothing.
+// orDefault is l, or DefaultLimits when l sets no bound: the zero Limits
+// are the defaults, not a bound of nothing.
 func (l Limits) orDefault() Limits {
-	if l == (Limits{}) {
-		return DefaultLimits
+	if l.MaxOutput == 0 && l.Timeout == 0 {
+		d := DefaultLimits
+		d.Share = l.Share
+		return d
 	}
 	return l
 }
@@ -55,8 +63,10 @@ const (
 
 // renders bounds how many templates render at once, so that what a render
 // may take is multiplied by the cores, not by the reconcilers: rendering
-// uses the CPU only, so more at once would not be faster.
-var renders = make(chan struct{}, runtime.GOMAXPROCS(0))
+// uses the CPU only, so more at once would not be faster. The slots go to
+// namespaces in turn: a package author's hundred OperatorVersions, each
+// rendering until its timeout, hold back his own namespace's renders only.
+var renders = fair.NewSlots(runtime.GOMAXPROCS(0))
 
 // LimitError is a render stopped by its Limits: rendering again stops again.
 type LimitError struct{ msg string }

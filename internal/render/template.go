@@ -118,8 +118,11 @@ func render(name, text string, vars *Variables, l Limits, now func() time.Time) 
 	if err != nil {
 		return "", err
 	}
-	renders <- struct{}{}
-	defer func() { <-renders }()
+	share := l.Share
+	if share == "" {
+		share = vars.Namespace
+	}
+	defer renders.Acquire(share)()
 	s, ok := p.sandboxes.Get().(*sandbox)
 	if !ok {
 		s = newSandbox(p.t)
