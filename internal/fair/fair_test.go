@@ -101,4 +101,3 @@ func waitForWaiters(t *testing.T, s *Slots, n int) {
 	}
 	t.Fatalf("%d waiters never came", n)
 }
-
