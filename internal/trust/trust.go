@@ -265,7 +265,7 @@ func verifyWith(ctx context.Context, ov *kudov1beta1.OperatorVersion, p *kudov1a
 	if err != nil {
 		return nil, err
 	}
-	return verifyContent(ctx, c, ov, origin, authorities)
+	return verifyContent(ctx, c, p, ov, origin, authorities)
 }
 
 // PullSecretCredentials are the credentials of a Secret of type
@@ -285,7 +285,7 @@ func PullSecretCredentials(secret *corev1.Secret) (auth.CredentialFunc, error) {
 
 // verifyContent verifies the signature of origin and pulls the package it
 // signed, which must be ov's.
-func verifyContent(ctx context.Context, c *ocipkg.Client, ov *kudov1beta1.OperatorVersion, origin string,
+func verifyContent(ctx context.Context, c *ocipkg.Client, p *kudov1alpha1.TrustPolicy, ov *kudov1beta1.OperatorVersion, origin string,
 	authorities []ocipkg.Authority) (*ocipkg.Verified, error) {
 	verified, err := c.Verify(ctx, origin, authorities)
 	if err != nil {
@@ -297,6 +297,9 @@ func verifyContent(ctx context.Context, c *ocipkg.Client, ov *kudov1beta1.Operat
 	}
 	_, signed, err := pulled.Package.Convert(ov.Namespace)
 	if err != nil {
+		return nil, fmt.Errorf("%s: %w", verified.Ref, err)
+	}
+	if err := installedDependencies(ctx, c, p, &signed.Spec, authorities); err != nil {
 		return nil, fmt.Errorf("%s: %w", verified.Ref, err)
 	}
 	same, err := sameSpec(&signed.Spec, &ov.Spec)
@@ -311,6 +314,45 @@ func verifyContent(ctx context.Context, c *ocipkg.Client, ov *kudov1beta1.Operat
 
 // sameSpec compares specs as the API server stores them, where an empty
 // list and none are the same.
+// maxDependencies is how many packages in registries one package's
+// KudoOperator tasks may name, each pulled to verify it.
+const maxDependencies = 16
+
+// installedDependencies names the dependencies of spec, a signed package's,
+// as install writes them into its OperatorVersion (resolve.Dependencies):
+// a KudoOperator task's oci:// reference becomes the name and versions of
+// the package it holds. Each is verified as the package is, by the same
+// policy: under its prefixes, signed by its authorities. Its own
+// OperatorVersion is verified for itself.
+func installedDependencies(ctx context.Context, c *ocipkg.Client, p *kudov1alpha1.TrustPolicy, spec *kudov1beta1.OperatorVersionSpec,
+	authorities []ocipkg.Authority) error {
+	pulls := 0
+	for k := range spec.Tasks {
+		t := &spec.Tasks[k]
+		ref := t.Spec.Package
+		if t.Kind != kudov1beta1.KudoOperatorTaskKind || !strings.HasPrefix(ref, ocipkg.Scheme) {
+			continue
+		}
+		if pulls++; pulls > maxDependencies {
+			return fmt.Errorf("its KudoOperator tasks name more than %d packages in registries", maxDependencies)
+		}
+		if !covers(p, strings.TrimPrefix(ref, ocipkg.Scheme)) {
+			return fmt.Errorf("dependency %s is not among the packages TrustPolicy %s covers", ref, p.Name)
+		}
+		verified, err := c.Verify(ctx, ref, authorities)
+		if err != nil {
+			return fmt.Errorf("dependency %s: %w", ref, err)
+		}
+		dep, err := c.Pull(ctx, verified.Ref)
+		if err != nil {
+			return fmt.Errorf("dependency %s: %w", ref, err)
+		}
+		operator := dep.Package.Operator
+		t.Spec.Package, t.Spec.OperatorVersion, t.Spec.AppVersion = operator.Name, operator.OperatorVersion, operator.AppVersion
+	}
+	return nil
+}
+
 func sameSpec(a, b *kudov1beta1.OperatorVersionSpec) (bool, error) {
 	ja, err := json.Marshal(a)
 	if err != nil {

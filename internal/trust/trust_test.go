@@ -284,3 +284,90 @@ func TestInternalAddressesAreThoseOfAClustersOwn(t *testing.T) {
 		}
 	}
 }
+
+// TestASignedPackageWithDependenciesInARegistryVerifies: install names a
+// KudoOperator task's oci:// package by the name and versions of what it
+// pulled, so the OperatorVersion differs from the signed package there;
+// each dependency is verified by the same policy, then named as install
+// names it (issue 62).
+func TestASignedPackageWithDependenciesInARegistryVerifies(t *testing.T) {
+	host, c := ocitest.Registry(t, true, nil)
+	ctx := context.Background()
+	key, publicKey := ocitest.Signer(t)
+	child, err := packages.Read(filepath.Join(corpus.Examples(), "hello", "operator"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	childRef, unsignedChildRef := "oci://"+host+"/team/hello:0.1.0", "oci://"+host+"/team/hello:unsigned"
+	if _, err := c.Push(ctx, child, childRef); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Sign(ctx, childRef, key); err != nil {
+		t.Fatal(err)
+	}
+	other, err := packages.Read(filepath.Join(corpus.Examples(), "hello", "operator"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Files[packages.ParamsFileName] = append(other.Files[packages.ParamsFileName], "# another package\n"...)
+	if _, err := c.Push(ctx, other, unsignedChildRef); err != nil {
+		t.Fatal(err)
+	}
+	// parent is all-tasks naming dep as its KudoOperator task's package,
+	// pushed, signed, and installed as install writes it.
+	parent := func(dep, tag string) *kudov1beta1.OperatorVersion {
+		t.Helper()
+		p, err := packages.Read(filepath.Join(corpus.Examples(), "all-tasks", "operator"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		operatorFile := strings.Replace(string(p.Files[packages.OperatorFileName]), "package: ../../hello/operator", "package: "+dep, 1)
+		p.Files[packages.OperatorFileName] = []byte(operatorFile)
+		ref := "oci://" + host + "/team/all-tasks:" + tag
+		if _, err := c.Push(ctx, p, ref); err != nil {
+			t.Fatal(err)
+		}
+		verified, err := c.Sign(ctx, ref, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range p.Operator.Tasks {
+			if task := &p.Operator.Tasks[k]; task.Kind == kudov1beta1.KudoOperatorTaskKind {
+				task.Spec.Package, task.Spec.OperatorVersion, task.Spec.AppVersion =
+					child.Operator.Name, child.Operator.OperatorVersion, child.Operator.AppVersion
+			}
+		}
+		_, ov, err := p.Convert("ns")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ov.Annotations = map[string]string{kudov1beta1.PackageDigestAnnotation: "oci://" + host + "/team/all-tasks@" + verified.Digest}
+		ov.Generation = 1
+		return ov
+	}
+	outside := keyPolicy(host, publicKey)
+	outside.Spec.Packages = []kudov1alpha1.PackageMatch{{Prefix: host + "/team/all-tasks"}}
+	for _, tt := range []struct {
+		name   string
+		ov     *kudov1beta1.OperatorVersion
+		policy kudov1alpha1.TrustPolicy
+		want   string // "" verifies
+	}{
+		{"a signed dependency", parent(childRef, "signed-child"), keyPolicy(host, publicKey), ""},
+		{"an unsigned dependency", parent(unsignedChildRef, "unsigned-child"), keyPolicy(host, publicKey),
+			"dependency " + unsignedChildRef + ": " + unsignedChildRef},
+		{"a dependency outside the policy's packages", parent(childRef, "outside"), outside,
+			"dependency " + childRef + " is not among the packages TrustPolicy team covers"},
+	} {
+		c := Condition(Verify(ctx, tt.ov, []kudov1alpha1.TrustPolicy{tt.policy}, nil), tt.ov.Generation)
+		if tt.want == "" {
+			if c.Status != metav1.ConditionTrue {
+				t.Errorf("%s: %+v, want verified", tt.name, c)
+			}
+			continue
+		}
+		if c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, tt.want) {
+			t.Errorf("%s: %+v, want unverified: %s", tt.name, c, tt.want)
+		}
+	}
+}
