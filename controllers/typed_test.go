@@ -176,6 +176,41 @@ var _ = Describe("Typed APIs", func() {
 		}).Should(Succeed())
 	})
 
+	It("deletes no object a forged status names in its inventory: another tenant's ConfigMap stays (issue 62)", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		_, names := typedOperator(ctx, ns)
+		key := types.NamespacedName{Namespace: ns, Name: "t"}
+		Expect(k8sClient.Create(ctx, typedObject(names, ns, "t", map[string]any{}))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(typedPlan(g, getTyped(ctx, g, names, key), "deploy")).To(Equal("COMPLETE"))
+		}).Should(Succeed())
+		victim := newNamespace(ctx)
+		precious := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: "precious"}, Data: map[string]string{"k": "v"}}
+		Expect(k8sClient.Create(ctx, precious)).To(Succeed())
+
+		// Whoever may write the object's status lists the ConfigMap as what
+		// a task applied.
+		obj := getTyped(ctx, Default, names, key)
+		forged := obj.DeepCopy()
+		inventory, _, err := unstructured.NestedSlice(forged.Object, "status", "inventory")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(inventory).NotTo(BeEmpty())
+		first := inventory[0].(map[string]any)
+		first["objects"] = append(first["objects"].([]any), "v1 ConfigMap "+victim+"/precious")
+		Expect(unstructured.SetNestedSlice(forged.Object, inventory, "status", "inventory")).To(Succeed())
+		Expect(k8sClient.Status().Patch(ctx, forged, client.MergeFrom(obj))).To(Succeed())
+
+		Expect(k8sClient.Delete(ctx, typedObject(names, ns, "t", nil))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(apierrors.IsNotFound(k8sClient.Get(ctx, key, &kudov1beta1.Instance{}))).To(BeTrue())
+			g.Expect(instanceEvents(ctx, g, key)).To(HaveKey(fmt.Sprintf("Kept: Kept ConfigMap %s/precious (Instance t is uninstalled): it is no Instance's", victim)))
+		}).Should(Succeed())
+		live := &corev1.ConfigMap{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(precious), live)).To(Succeed())
+		Expect(live.DeletionTimestamp).To(BeNil())
+		Expect(live.Data).To(Equal(precious.Data))
+	})
+
 	It("writes no record to an object a tenant's Instance names as its controller that is no typed object: a Secret of its name stays as it was", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
 		operator, _ := typedOperator(ctx, ns)
