@@ -32,6 +32,19 @@ func aliasBomb() string {
 	return "&a " + strings.Repeat("x", 40000) + "\n  b: [" + strings.Repeat("*a,", 9999) + "*a]"
 }
 
+// documentsBomb is issue 62's first attack: seven documents, each a list
+// of small maps aliased a thousand times, each within the limits alone
+// (195,000 nodes), which parsed together took 500 MB of the manager's.
+func documentsBomb() string {
+	var doc strings.Builder
+	doc.WriteString("kind: ConfigMap\napiVersion: v1\nm: &m [")
+	for i := range 64 {
+		fmt.Fprintf(&doc, "{k%d: v},", i)
+	}
+	doc.WriteString("{}]\nl: [" + strings.Repeat("*m,", 1000) + "*m]\n")
+	return "x\n" + strings.Repeat("---\n"+doc.String(), 7)
+}
+
 // attackerNamespace is a namespace where the attacker may only create and
 // edit Instances, with the attacker package an admin installed; in lockdown
 // it is opened to the manager and its default account, which the
@@ -142,6 +155,27 @@ func tenantAttacks(lockdown bool) {
 
 		stepOf(ctx, bomb, "value", kudov1beta1.ExecutionFatalError,
 			"parameter VALUE's value breaks the template's YAML: document 1: its aliases (*name) expand it to more than 4 MiB")
+		planStatus(ctx, meanwhile, "deploy", kudov1beta1.ExecutionComplete)
+		Expect(managerRestarts(ctx)).To(Equal(before), "a manager pod restarted or was replaced")
+	})
+
+	It(mode+": a parameter value of many documents, each within the limits alone, fails its step, the manager stays up, "+
+		"and another tenant deploys meanwhile (issue 62)", func() {
+		ctx := context.Background()
+		before := managerRestarts(ctx)
+		ns, ov := attackerNamespace(ctx, lockdown)
+		bomb := attack(ctx, ns, ov, "documents", map[string]string{"VALUE": documentsBomb()})
+
+		other := newNamespace(ctx)
+		if lockdown {
+			other = tenantNamespace(ctx)
+			bindRole(ctx, other, "admin", accountSubject(other, "default"))
+		}
+		meanwhile := install(ctx, other, filepath.Join("testdata", "tenant"), "meanwhile", nil)
+		deleteAfterSpec(meanwhile)
+
+		stepOf(ctx, bomb, "value", kudov1beta1.ExecutionFatalError,
+			"parameter VALUE's value breaks the template's YAML: document 3: it holds more than 262144 YAML nodes")
 		planStatus(ctx, meanwhile, "deploy", kudov1beta1.ExecutionComplete)
 		Expect(managerRestarts(ctx)).To(Equal(before), "a manager pod restarted or was replaced")
 	})
