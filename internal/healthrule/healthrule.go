@@ -27,12 +27,20 @@ import (
 	"github.com/kudo-ng/kudo/internal/health"
 )
 
-// Bounds of a rule. The cost is CEL's, as the API server counts it for a
-// CRD's validation rules (its per-expression limit); the time bounds one
-// evaluation whatever its cost.
+// Bounds of a rule. The cost is CEL's as the API server counts it for a
+// CRD's validation rules, each call counted by the bytes it reads and builds
+// (cost.go). CostLimit bounds one evaluation, and each call in it, as the
+// API server's per-call limit. EstimatedCostLimit bounds a rule's cost
+// estimated, when it is compiled, on the largest object there can be, as the
+// API server's limit for all the rules of a CRD: a rule that does a little
+// with each byte of the object passes (on an object too large to judge
+// within CostLimit it waits, saying so); one that builds ever larger values,
+// or compares each item of a list with each of another, does not. The time
+// bounds one evaluation whatever its cost.
 const (
 	MaxExpressionBytes = 4096
 	CostLimit          = 1_000_000
+	EstimatedCostLimit = 100 * CostLimit
 	EvalTimeout        = 100 * time.Millisecond
 	// MaxObserved is how many fields a verdict shows of those its rule
 	// read, each in at most MaxValueBytes of JSON.
@@ -123,11 +131,22 @@ func NewExpression(field, source string) (*Expression, error) {
 	if err != nil {
 		return nil, err
 	}
-	program, err := dynamicEnv.Program(checked, cel.CostLimit(CostLimit), cel.InterruptCheckFrequency(100))
+	if err := estimatedCost(dynamicEnv, checked, field); err != nil {
+		return nil, err
+	}
+	program, err := newProgram(checked)
 	if err != nil {
 		return nil, &FieldError{field, err.Error()}
 	}
 	return &Expression{Field: field, Source: source, program: program, shown: fieldsRead(checked)}, nil
+}
+
+// newProgram is checked, bounded by CostLimit, each call counted as the
+// bytes it reads and builds (callCosts).
+func newProgram(checked *cel.Ast) (cel.Program, error) {
+	costs := newCallCosts()
+	return dynamicEnv.Program(checked, cel.CostTracking(costs), cel.CostLimit(CostLimit),
+		costs.literalPatterns(), cel.InterruptCheckFrequency(100))
 }
 
 // FieldError is a rule that cannot run, and where it is.
@@ -154,22 +173,35 @@ func compile(env *cel.Env, field, source string) (*cel.Ast, error) {
 }
 
 // envOptions are Flux's: the same extensions, so that expressions from its
-// CEL cheatsheet work unchanged.
+// CEL cheatsheet work unchanged. They make an environment of their own
+// (cel.NewCustomEnv): the standard library's _+_ and matches are bounded
+// (cost.go).
 func envOptions() []cel.EnvOption {
 	return []cel.EnvOption{
+		stdlib, concatenate, matches,
 		cel.HomogeneousAggregateLiterals(), cel.EagerlyValidateDeclarations(true), cel.DefaultUTCTimeZone(true),
 		cel.CrossTypeNumericComparisons(true), cel.OptionalTypes(), ext.Strings(), ext.Sets(), ext.Encoders(),
 	}
 }
 
+// dynamicEnv is the environment rules run in: envOptions, with the
+// variables of any type, and calls refused that would cost more than
+// CostLimit (boundedCalls).
 var dynamicEnv = func() *cel.Env {
 	opts := envOptions()
 	for _, v := range variables {
 		opts = append(opts, cel.Variable(v, cel.DynType))
 	}
-	env, err := cel.NewEnv(opts...)
+	env, err := cel.NewCustomEnv(opts...)
 	if err != nil {
 		panic(err) // fixed declarations
+	}
+	bounds, err := boundedCalls(env)
+	if err == nil {
+		env, err = env.Extend(bounds...)
+	}
+	if err != nil {
+		panic(err)
 	}
 	return env
 }()

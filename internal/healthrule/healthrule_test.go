@@ -209,29 +209,34 @@ func TestCompileRefusesWhatCannotRun(t *testing.T) {
 
 func TestEvaluationIsBoundedByCostAndTime(t *testing.T) {
 	rules, err := Compile(&kudov1beta1.OperatorVersionSpec{HealthChecks: []kudov1beta1.HealthCheck{{
-		APIVersion: "example.com/v1", Kind: "Widget", Current: "status.items.all(i, status.items.all(j, i + j >= 0))",
+		APIVersion: "example.com/v1", Kind: "Widget", Current: "status.items.all(i, i.lowerAscii() != '')",
 	}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 2,000 items make 4,000,000 pairs: past the cost limit at a quarter.
-	items := make([]any, 2000)
-	for n := range items {
-		items[n] = int64(n)
+	widget := func(items int, item string) *unstructured.Unstructured {
+		obj := object(t, "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}")
+		list := make([]any, items)
+		for n := range list {
+			list[n] = item
+		}
+		obj.Object["status"] = map[string]any{"items": list}
+		return obj
 	}
-	obj := object(t, "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}")
-	obj.Object["status"] = map[string]any{"items": items}
 	tests := []struct {
 		bound   string
+		obj     *unstructured.Unstructured
 		timeout time.Duration
 		want    string
 	}{
-		{"cost", time.Minute, "operation cancelled: actual cost limit exceeded"},
-		{"time", time.Millisecond, "took longer than 1ms, the longest a rule may"},
+		// lowerAscii reads an item and builds its runes and the result:
+		// 90,000 for an item of 150 KB, past the cost limit at the twelfth.
+		{"cost", widget(20, strings.Repeat("A", 150_000)), time.Minute, "operation cancelled: actual cost limit exceeded"},
+		{"time", widget(5000, "A"), time.Millisecond, "took longer than 1ms, the longest a rule may"},
 	}
 	for _, tt := range tests {
 		rules.timeout = tt.timeout
-		got := rules.Check(context.Background(), obj, "")
+		got := rules.Check(context.Background(), tt.obj, "")
 		if got.Healthy || got.Fatal || !strings.Contains(got.Message, "cannot be evaluated") || !strings.Contains(got.Message, tt.want) {
 			t.Errorf("past its %s: Check = %+v, want waiting, saying %q", tt.bound, got, tt.want)
 		}

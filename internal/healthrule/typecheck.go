@@ -59,7 +59,7 @@ func Typecheck(field, source string, s Schema) error {
 		declTypes = append(declTypes, declType)
 		opts = append(opts, cel.Variable(v, declType.CelType()))
 	}
-	env, err := cel.NewEnv(envOptions()...)
+	env, err := cel.NewCustomEnv(envOptions()...)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,10 @@ func Typecheck(field, source string, s Schema) error {
 		fe.Message += " (checked against the schema of " + s.From + ")"
 		return fe
 	}
-	return nil
+	// The manager compiles the rule without the schema: its cost is
+	// estimated so, here too.
+	_, err = NewExpression(field, source)
+	return err
 }
 
 // anyContentDynamic returns s with each field that may hold any content
