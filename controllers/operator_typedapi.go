@@ -10,10 +10,12 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,10 +37,10 @@ const establishedWait = time.Second
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch
 
-// unadmittedWait is how soon an Operator whose typed API's group the
-// typed objects' webhook does not admit looks again: a cluster admin adds
-// the group to its rules.
-const unadmittedWait = 30 * time.Second
+// typedAPIRetry is how soon an Operator whose typed API is not served
+// looks again: a cluster admin adds its group to the typed objects'
+// webhook, or the Operator holding its kind goes.
+const typedAPIRetry = 30 * time.Second
 
 // typedAPI is how the Operator's typed API is served: what its Ready
 // condition says of it, and how soon to look again.
@@ -89,8 +91,11 @@ func (r *OperatorReconciler) serveTypedAPI(ctx context.Context, operator *kudov1
 	if err := r.List(ctx, crds); err != nil {
 		return typedAPI{}, err
 	}
-	if conflict := typedapi.Conflict(names, client.ObjectKeyFromObject(operator), crds.Items); conflict != "" {
-		return typedAPI{message: "no typed API: " + conflict}, nil
+	alive := func(key types.NamespacedName) bool {
+		return !apierrors.IsNotFound(r.Get(ctx, key, &kudov1beta1.Operator{}))
+	}
+	if conflict := typedapi.Conflict(names, client.ObjectKeyFromObject(operator), crds.Items, alive); conflict != "" {
+		return typedAPI{message: "no typed API: " + conflict, requeue: typedAPIRetry}, nil
 	}
 	webhooks := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
 	if err := r.List(ctx, webhooks); err != nil {
@@ -99,7 +104,7 @@ func (r *OperatorReconciler) serveTypedAPI(ctx context.Context, operator *kudov1
 	if !typedapi.Admitted(names, webhooks.Items) {
 		return typedAPI{message: fmt.Sprintf("no typed API: webhook %s does not admit the creates and updates of %s: "+
 			"a cluster admin adds the group %s to its rules (docs/typed-apis.md)", typedapi.TypedWebhook, names.CRDName(), names.Group),
-			requeue: unadmittedWait}, nil
+			requeue: typedAPIRetry}, nil
 	}
 	var existing *unstructured.Unstructured
 	for i := range crds.Items {

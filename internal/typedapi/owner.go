@@ -34,23 +34,26 @@ func OwnerOf(crd *unstructured.Unstructured) (types.NamespacedName, bool) {
 // owner's or absent, and so must every other one of a group the package
 // names, so that an author cannot add kinds to another's group (whose RBAC
 // its users hold) nor take one of another operator's, kudo-ng's or not.
-// DefaultGroup is kudo-ng's, shared by the kinds of every Operator.
-func Conflict(names Names, owner types.NamespacedName, crds []unstructured.Unstructured) string {
+// DefaultGroup is kudo-ng's, shared by the kinds of every Operator. A
+// kind or group whose Operator is gone (alive says whether one is there)
+// is free to take: its namespace may have been deleted.
+func Conflict(names Names, owner types.NamespacedName, crds []unstructured.Unstructured, alive func(types.NamespacedName) bool) string {
 	for i := range crds {
 		crd := &crds[i]
 		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
 		if crd.GetName() != names.CRDName() && (group != names.Group || group == DefaultGroup) {
 			continue
 		}
-		held, ours := OwnerOf(crd)
+		held, kudoNG := OwnerOf(crd)
 		what := "the kind " + names.CRDName()
 		if crd.GetName() != names.CRDName() {
 			what = fmt.Sprintf("the group %s (CustomResourceDefinition %s)", names.Group, crd.GetName())
 		}
 		switch {
-		case !ours:
+		case !kudoNG:
 			return fmt.Sprintf("%s is served by another operator than kudo-ng", what)
-		case held.Name != owner.Name || (held.Namespace != "" && held.Namespace != owner.Namespace):
+		case held.Name == owner.Name && (held.Namespace == "" || held.Namespace == owner.Namespace):
+		case held.Namespace == "" || alive(held):
 			return fmt.Sprintf("%s is Operator %s's, which Operator %s claims too", what, describeOwner(held), owner)
 		}
 	}

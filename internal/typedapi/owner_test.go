@@ -63,10 +63,29 @@ func TestAKindAndItsGroupAreOneOperators(t *testing.T) {
 				// The default group is kudo-ng's, each kind an Operator's.
 				tc.crds = append(tc.crds, crdOf("others.packages.kudo.dev", DefaultGroup, ownedBy("c", "other")))
 			}
-			if got := Conflict(tc.names, a, tc.crds); got != tc.want {
+			if got := Conflict(tc.names, a, tc.crds, everyoneAlive); got != tc.want {
 				t.Errorf("Conflict = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+func everyoneAlive(types.NamespacedName) bool { return true }
+
+// TestAKindWhoseOperatorIsGoneIsFreeToTake: an owner's namespace deleted
+// leaves its CustomResourceDefinition (its objects of other namespaces may
+// remain), which the next Operator of the kind serves.
+func TestAKindWhoseOperatorIsGoneIsFreeToTake(t *testing.T) {
+	hellos := Names{Group: DefaultGroup, Version: "v1", Kind: "Hello", Plural: "hellos"}
+	a := types.NamespacedName{Namespace: "a", Name: "hello"}
+	crds := []unstructured.Unstructured{crdOf("hellos.packages.kudo.dev", DefaultGroup, ownedBy("b", "hello"))}
+	gone := func(types.NamespacedName) bool { return false }
+	if got := Conflict(hellos, a, crds, gone); got != "" {
+		t.Errorf("Conflict = %q, want the kind free", got)
+	}
+	legacy := []unstructured.Unstructured{crdOf("hellos.packages.kudo.dev", DefaultGroup, ownedBy("", "greeter"))}
+	if got := Conflict(hellos, a, legacy, gone); got == "" {
+		t.Error("a kind whose owner has no namespace was taken: who it is cannot be looked up")
 	}
 }
 
