@@ -10,12 +10,15 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/packages"
 )
 
 // The attacks of issue 45, tried against the in-cluster manager of each mode
@@ -178,6 +181,73 @@ func tenantAttacks(lockdown bool) {
 			"parameter VALUE's value breaks the template's YAML: document 3: it holds more than 262144 YAML nodes")
 		planStatus(ctx, meanwhile, "deploy", kudov1beta1.ExecutionComplete)
 		Expect(managerRestarts(ctx)).To(Equal(before), "a manager pod restarted or was replaced")
+	})
+
+	It(mode+": a health rule that would build gigabytes is refused when compiled, naming it, and the manager stays up (issue 62)", func() {
+		ctx := context.Background()
+		before := managerRestarts(ctx)
+		ns := newNamespace(ctx)
+		p, err := packages.Read(filepath.Join("testdata", "attacker"))
+		Expect(err).NotTo(HaveOccurred())
+		op, ov, err := p.Convert(ns)
+		Expect(err).NotTo(HaveOccurred())
+		// Eight replaces, each turning one character into sixteen: 4 GiB.
+		rule := "'" + strings.Repeat("a", 16) + "'" + strings.Repeat(".replace('a', '"+strings.Repeat("a", 16)+"')", 8) + " != ''"
+		ov.Spec.HealthChecks = []kudov1beta1.HealthCheck{{APIVersion: "v1", Kind: "ConfigMap", Current: rule}}
+		Expect(k8sClient.Create(ctx, op)).To(Succeed())
+		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := &kudov1beta1.OperatorVersion{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ov), got)).To(Succeed())
+			ready := meta.FindStatusCondition(got.Status.Conditions, kudov1beta1.ReadyCondition)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(ready.Message).To(ContainSubstring("healthChecks[0].current"))
+			g.Expect(ready.Message).To(ContainSubstring("estimated rule cost exceeds budget"))
+		}).Should(Succeed())
+		Expect(managerRestarts(ctx)).To(Equal(before), "a manager pod restarted or was replaced")
+	})
+
+	It(mode+": a package's own typed API group, which the typed objects' webhook does not admit, is not served (issue 62)", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		p, err := packages.Read(filepath.Join("testdata", "attacker"))
+		Expect(err).NotTo(HaveOccurred())
+		op, ov, err := p.Convert(ns)
+		Expect(err).NotTo(HaveOccurred())
+		ov.Spec.TypedAPI = &kudov1beta1.TypedAPI{Group: ns + ".example.com"}
+		Expect(k8sClient.Create(ctx, op)).To(Succeed())
+		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := &kudov1beta1.Operator{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(op), got)).To(Succeed())
+			ready := meta.FindStatusCondition(got.Status.Conditions, kudov1beta1.ReadyCondition)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Message).To(ContainSubstring(fmt.Sprintf("no typed API: webhook vtyped.kudo.dev does not admit the creates and updates of attackers.%s.example.com", ns)))
+		}).Should(Succeed())
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Name: "attackers." + ns + ".example.com"}, crd))).To(BeTrue())
+	})
+
+	It(mode+": an Operator's status counts the Instances of other namespaces, naming none (issue 62)", func() {
+		ctx := context.Background()
+		ns, ov := attackerNamespace(ctx, lockdown)
+		other := newNamespace(ctx)
+		if lockdown {
+			other = tenantNamespace(ctx)
+			bindRole(ctx, other, "admin", accountSubject(other, "default"))
+		}
+		elsewhere := &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Namespace: other, Name: "elsewhere"},
+			Spec: kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: ov.Name, Namespace: ns}}}
+		Expect(k8sClient.Create(ctx, elsewhere)).To(Succeed())
+		deleteAfterSpec(elsewhere)
+		Eventually(func(g Gomega) {
+			op := &kudov1beta1.Operator{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: ov.Spec.Operator.Name}, op)).To(Succeed())
+			g.Expect(op.Status.Versions).To(HaveLen(1))
+			g.Expect(op.Status.Versions[0].InstancesElsewhere).To(Equal(int32(1)))
+			g.Expect(fmt.Sprint(op.Status)).NotTo(ContainSubstring(other))
+		}).Should(Succeed())
 	})
 
 	It(mode+": an Instance named after another's objects neither deletes them (Toggle off, Delete) nor takes them over (Apply)", func() {
