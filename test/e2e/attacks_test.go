@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -225,8 +226,10 @@ func tenantAttacks(lockdown bool) {
 			g.Expect(ready).NotTo(BeNil())
 			g.Expect(ready.Message).To(ContainSubstring(fmt.Sprintf("no typed API: webhook vtyped.kudo.dev does not admit the creates and updates of attackers.%s.example.com", ns)))
 		}).Should(Succeed())
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Name: "attackers." + ns + ".example.com"}, crd))).To(BeTrue())
+		crd := &unstructured.Unstructured{}
+		crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+		err = k8sClient.Get(ctx, client.ObjectKey{Name: "attackers." + ns + ".example.com"}, crd)
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%v", err)
 	})
 
 	It(mode+": an Operator's status counts the Instances of other namespaces, naming none (issue 62)", func() {
