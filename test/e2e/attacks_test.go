@@ -135,6 +135,40 @@ func stepOf(ctx context.Context, i *kudov1beta1.Instance, step string, status ku
 	}).Should(Succeed())
 }
 
+// valueFailsItsStep is the attacker's Instance named name, its VALUE value:
+// its step fails saying why, the manager's pods do not restart, and another
+// tenant's Instance deploys meanwhile.
+func valueFailsItsStep(lockdown bool, name, value, why string) {
+	GinkgoHelper()
+	ctx := context.Background()
+	before := managerRestarts(ctx)
+	ns, ov := attackerNamespace(ctx, lockdown)
+	bomb := attack(ctx, ns, ov, name, map[string]string{"VALUE": value})
+
+	other := newNamespace(ctx)
+	if lockdown {
+		other = tenantNamespace(ctx)
+		bindRole(ctx, other, "admin", accountSubject(other, "default"))
+	}
+	meanwhile := install(ctx, other, filepath.Join("testdata", "tenant"), "meanwhile", nil)
+	deleteAfterSpec(meanwhile)
+
+	stepOf(ctx, bomb, "value", kudov1beta1.ExecutionFatalError, why)
+	planStatus(ctx, meanwhile, "deploy", kudov1beta1.ExecutionComplete)
+	Expect(managerRestarts(ctx)).To(Equal(before), "a manager pod restarted or was replaced")
+}
+
+// readyConditionOf is obj's Ready condition, read inside an Eventually.
+func readyConditionOf(ctx context.Context, g Gomega, obj interface {
+	client.Object
+	GetConditions() []metav1.Condition
+}) *metav1.Condition {
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	ready := meta.FindStatusCondition(obj.GetConditions(), kudov1beta1.ReadyCondition)
+	g.Expect(ready).NotTo(BeNil())
+	return ready
+}
+
 // tenantAttacks are the specs of issue 45's attacks, for the ordered
 // container of a mode whose manager runs in the cluster.
 func tenantAttacks(lockdown bool) {
@@ -144,44 +178,14 @@ func tenantAttacks(lockdown bool) {
 	}
 
 	It(mode+": a parameter value that is an alias bomb fails its step, the manager stays up, and another tenant deploys meanwhile", func() {
-		ctx := context.Background()
-		before := managerRestarts(ctx)
-		ns, ov := attackerNamespace(ctx, lockdown)
-		bomb := attack(ctx, ns, ov, "bomb", map[string]string{"VALUE": aliasBomb()})
-
-		other := newNamespace(ctx)
-		if lockdown {
-			other = tenantNamespace(ctx)
-			bindRole(ctx, other, "admin", accountSubject(other, "default"))
-		}
-		meanwhile := install(ctx, other, filepath.Join("testdata", "tenant"), "meanwhile", nil)
-		deleteAfterSpec(meanwhile)
-
-		stepOf(ctx, bomb, "value", kudov1beta1.ExecutionFatalError,
+		valueFailsItsStep(lockdown, "bomb", aliasBomb(),
 			"parameter VALUE's value breaks the template's YAML: document 1: its aliases (*name) expand it to more than 4 MiB")
-		planStatus(ctx, meanwhile, "deploy", kudov1beta1.ExecutionComplete)
-		Expect(managerRestarts(ctx)).To(Equal(before), "a manager pod restarted or was replaced")
 	})
 
 	It(mode+": a parameter value of many documents, each within the limits alone, fails its step, the manager stays up, "+
 		"and another tenant deploys meanwhile (issue 62)", func() {
-		ctx := context.Background()
-		before := managerRestarts(ctx)
-		ns, ov := attackerNamespace(ctx, lockdown)
-		bomb := attack(ctx, ns, ov, "documents", map[string]string{"VALUE": documentsBomb()})
-
-		other := newNamespace(ctx)
-		if lockdown {
-			other = tenantNamespace(ctx)
-			bindRole(ctx, other, "admin", accountSubject(other, "default"))
-		}
-		meanwhile := install(ctx, other, filepath.Join("testdata", "tenant"), "meanwhile", nil)
-		deleteAfterSpec(meanwhile)
-
-		stepOf(ctx, bomb, "value", kudov1beta1.ExecutionFatalError,
+		valueFailsItsStep(lockdown, "documents", documentsBomb(),
 			"parameter VALUE's value breaks the template's YAML: document 3: it holds more than 262144 YAML nodes")
-		planStatus(ctx, meanwhile, "deploy", kudov1beta1.ExecutionComplete)
-		Expect(managerRestarts(ctx)).To(Equal(before), "a manager pod restarted or was replaced")
 	})
 
 	It(mode+": a health rule that would build gigabytes is refused when compiled, naming it, and the manager stays up (issue 62)", func() {
@@ -198,10 +202,7 @@ func tenantAttacks(lockdown bool) {
 		Expect(k8sClient.Create(ctx, op)).To(Succeed())
 		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
 		Eventually(func(g Gomega) {
-			got := &kudov1beta1.OperatorVersion{}
-			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ov), got)).To(Succeed())
-			ready := meta.FindStatusCondition(got.Status.Conditions, kudov1beta1.ReadyCondition)
-			g.Expect(ready).NotTo(BeNil())
+			ready := readyConditionOf(ctx, g, ov)
 			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(ready.Message).To(ContainSubstring("healthChecks[0].current"))
 			g.Expect(ready.Message).To(ContainSubstring("estimated rule cost exceeds budget"))
@@ -220,11 +221,7 @@ func tenantAttacks(lockdown bool) {
 		Expect(k8sClient.Create(ctx, op)).To(Succeed())
 		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
 		Eventually(func(g Gomega) {
-			got := &kudov1beta1.Operator{}
-			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(op), got)).To(Succeed())
-			ready := meta.FindStatusCondition(got.Status.Conditions, kudov1beta1.ReadyCondition)
-			g.Expect(ready).NotTo(BeNil())
-			g.Expect(ready.Message).To(ContainSubstring(fmt.Sprintf("no typed API: webhook vtyped.kudo.dev does not admit the creates and updates of attackers.%s.example.com", ns)))
+			g.Expect(readyConditionOf(ctx, g, op).Message).To(ContainSubstring(fmt.Sprintf("no typed API: webhook vtyped.kudo.dev does not admit the creates and updates of attackers.%s.example.com", ns)))
 		}).Should(Succeed())
 		crd := &unstructured.Unstructured{}
 		crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))

@@ -24,11 +24,7 @@ import (
 
 // readyOf reads an Instance's Ready condition.
 func readyOf(ctx context.Context, g Gomega, ns, name string) metav1.Condition {
-	got := &kudov1beta1.Instance{}
-	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, got)).To(Succeed())
-	c := meta.FindStatusCondition(got.Status.Conditions, kudov1beta1.ReadyCondition)
-	g.Expect(c).NotTo(BeNil())
-	return *c
+	return *readyConditionOf(ctx, g, &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
 }
 
 // eventReasons counts the events on an Instance by reason.
