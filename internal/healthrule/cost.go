@@ -354,7 +354,8 @@ func (c *callCosts) literalPatterns() cel.ProgramOption {
 		Factory: func(call interpreter.InterpretableCall, pattern string) (interpreter.InterpretableCall, error) {
 			insts := regexpInsts(pattern)
 			if w := (work{built: regexpBytes(insts)}); w.cost() > CostLimit {
-				return nil, fmt.Errorf("its pattern would compile to %d instructions, a cost of %d: more than the %d a rule may cost", insts, w.cost(), CostLimit)
+				return nil, fmt.Errorf("its pattern would compile to %d instructions, a cost of %d: more than the %d a rule may cost",
+					insts, w.cost(), CostLimit)
 			}
 			re, err := regexp.Compile(pattern)
 			if err != nil {
@@ -396,19 +397,19 @@ func boundedCalls(env *cel.Env) ([]cel.EnvOption, error) {
 		if slices.ContainsFunc(fn.OverloadDecls(), func(o *decls.OverloadDecl) bool { return byID[o.ID()] == nil }) {
 			continue
 		}
-		var overloads []cel.FunctionOpt
+		var bound []cel.FunctionOpt
 		for _, o := range fn.OverloadDecls() {
 			opts := []cel.OverloadOpt{bounded(name, byID[o.ID()]), cel.OverloadOperandTrait(o.OperandTrait())}
 			if o.IsNonStrict() {
 				opts = append(opts, cel.OverloadIsNonStrict())
 			}
 			if o.IsMemberFunction() {
-				overloads = append(overloads, cel.MemberOverload(o.ID(), o.ArgTypes(), o.ResultType(), opts...))
+				bound = append(bound, cel.MemberOverload(o.ID(), o.ArgTypes(), o.ResultType(), opts...))
 			} else {
-				overloads = append(overloads, cel.Overload(o.ID(), o.ArgTypes(), o.ResultType(), opts...))
+				bound = append(bound, cel.Overload(o.ID(), o.ArgTypes(), o.ResultType(), opts...))
 			}
 		}
-		opts = append(opts, cel.Function(name, overloads...))
+		opts = append(opts, cel.Function(name, bound...))
 	}
 	return opts, nil
 }

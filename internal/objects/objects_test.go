@@ -80,12 +80,10 @@ func labelled(instance string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "ns", Labels: map[string]string{kudov1beta1.InstanceLabel: instance}}}
 }
 
-// madeByKUDO is what KUDO, or kudo-ng before it recorded owners, applied
-// for an Instance of that name in ns.
-func madeByKUDO(instance string) *corev1.ConfigMap { return madeByKUDOIn("ns", instance) }
-
-func madeByKUDOIn(namespace, instance string) *corev1.ConfigMap {
-	cm := labelled(instance)
+// madeByKUDOIn is what KUDO, or kudo-ng before it recorded owners, applied
+// for an Instance named as instanceA in namespace.
+func madeByKUDOIn(namespace string) *corev1.ConfigMap {
+	cm := labelled("a")
 	cm.Namespace = namespace
 	cm.Labels[kudov1beta1.HeritageLabel] = "kudo"
 	return cm
@@ -111,7 +109,7 @@ func TestApplyTakesOverNothingItDidNotMake(t *testing.T) {
 		{name: "nothing there", instance: instanceA},
 		{name: "ours by owner reference", live: owned("", "uid-a"), instance: instanceA},
 		{name: "ours by kudo.dev/owner", live: owned("ns/a", ""), instance: instanceA},
-		{name: "ours by our inventory and KUDO's labels of us", live: madeByKUDO("a"), instance: inventoried},
+		{name: "ours by our inventory and KUDO's labels of us", live: madeByKUDOIn("ns"), instance: inventoried},
 		{name: "in our inventory without a mark of ours: a forged status claims it", live: owned("", ""), instance: inventoried,
 			wantErr: "ConfigMap ns/settings exists and is not Instance ns/a's"},
 		{name: "handed to us with kudo.dev/adopt", live: adopted, instance: instanceA},
@@ -174,7 +172,7 @@ func TestDelete(t *testing.T) {
 			[]client.Object{owned("", "uid-b")}, instanceA, DeleteOptions{Guarded: true}, KeptNotOurs, true},
 		{"an object of ours by owner reference goes", []client.Object{owned("", "uid-a")}, instanceA, DeleteOptions{Guarded: true}, Deleting, false},
 		{"an object from before owners were recorded goes by the inventory and KUDO's labels",
-			[]client.Object{madeByKUDO("a")}, inventoried, DeleteOptions{Guarded: true}, Deleting, false},
+			[]client.Object{madeByKUDOIn("ns")}, inventoried, DeleteOptions{Guarded: true}, Deleting, false},
 		{"an object the inventory records but nothing of ours marks is kept: a forged status names it",
 			[]client.Object{owned("", "")}, inventoried, DeleteOptions{Guarded: true}, KeptNotOurs, true},
 		{"nobody's object is kept, whatever its labels say", []client.Object{labelled("a")}, instanceA, DeleteOptions{}, KeptNotOurs, true},
@@ -228,9 +226,9 @@ func TestOwnershipIsNeverReadFromTheInventoryAlone(t *testing.T) {
 		ours     bool
 	}{
 		{"another tenant's ConfigMap our inventory names", toUnstructured(t, owned("", "")), record(owned("", "")), false},
-		{"another namespace's KUDO object of our name our inventory names", toUnstructured(t, madeByKUDOIn("other", "a")), record(madeByKUDOIn("other", "a")), false},
-		{"our KUDO object our inventory names", toUnstructured(t, madeByKUDO("a")), record(madeByKUDO("a")), true},
-		{"our KUDO object our inventory does not name", toUnstructured(t, madeByKUDO("a")), instanceA, false},
+		{"another namespace's KUDO object of our name our inventory names", toUnstructured(t, madeByKUDOIn("other")), record(madeByKUDOIn("other")), false},
+		{"our KUDO object our inventory names", toUnstructured(t, madeByKUDOIn("ns")), record(madeByKUDOIn("ns")), true},
+		{"our KUDO object our inventory does not name", toUnstructured(t, madeByKUDOIn("ns")), instanceA, false},
 		{"a cluster-scoped object our inventory names, unmarked", clusterRole(nil), recordedRole, false},
 		{"a cluster-scoped object KUDO made for us, recorded", clusterRole(kudoLabels), recordedRole, true},
 	} {
