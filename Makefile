@@ -127,10 +127,7 @@ FUZZTIME ?= 2m
 FUZZMINIMIZETIME ?= 10s
 .PHONY: fuzz
 fuzz: ## Run every fuzz target (func Fuzz* in a _test.go) for FUZZTIME (default 2m), one after the other; a crasher fails it and lands in the package's testdata/fuzz.
-	git grep -o -e '^func Fuzz[A-Za-z0-9_]*' -- '*_test.go' | sort | while IFS=: read -r file fn; do \
-		echo "$${fn#func } in ./$$(dirname $$file)"; \
-		go test ./$$(dirname $$file) -run '^$$' -fuzz "^$${fn#func }\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) || exit 1; \
-	done
+	FUZZTIME=$(FUZZTIME) FUZZMINIMIZETIME=$(FUZZMINIMIZETIME) hack/fuzz.sh
 
 .PHONY: test-fuzz
 test-fuzz: ## Every fuzz target for 30 s, as CI runs them (about 5 minutes).
