@@ -31,11 +31,7 @@ func (s *Slots) Acquire(key string) (release func()) {
 		s.mu.Unlock()
 		return s.release
 	}
-	granted := make(chan struct{})
-	if len(s.queues[key]) == 0 {
-		s.turn = append(s.turn, key)
-	}
-	s.queues[key] = append(s.queues[key], granted)
+	granted := s.enqueue(key)
 	s.mu.Unlock()
 	<-granted
 	return s.release
@@ -50,6 +46,29 @@ func (s *Slots) release() {
 		s.free++
 		return
 	}
+	s.handOver()
+}
+
+// Yield hands the slot key holds to the next key in turn, when one waits,
+// and waits for its turn again, at the back: a holder that takes long —
+// a render running to its timeout — shares the slot round robin with the
+// rest instead of keeping it to its end. It says whether it waited.
+func (s *Slots) Yield(key string) bool {
+	s.mu.Lock()
+	if len(s.turn) == 0 {
+		s.mu.Unlock()
+		return false
+	}
+	s.handOver()
+	granted := s.enqueue(key)
+	s.mu.Unlock()
+	<-granted
+	return true
+}
+
+// handOver gives a slot to the first waiter of the key whose turn it is.
+// s.mu is held, and some key waits.
+func (s *Slots) handOver() {
 	key := s.turn[0]
 	s.turn = s.turn[1:]
 	queue := s.queues[key]
@@ -61,6 +80,17 @@ func (s *Slots) release() {
 		delete(s.queues, key)
 	}
 	close(granted)
+}
+
+// enqueue makes key wait for a slot, its turn after every key's waiting
+// now. s.mu is held.
+func (s *Slots) enqueue(key string) chan struct{} {
+	granted := make(chan struct{})
+	if len(s.queues[key]) == 0 {
+		s.turn = append(s.turn, key)
+	}
+	s.queues[key] = append(s.queues[key], granted)
+	return granted
 }
 
 // Share bounds how many of some work each key has under way at once: the

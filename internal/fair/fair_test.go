@@ -50,6 +50,36 @@ func TestAFloodDelaysOnlyItsSender(t *testing.T) {
 	granted.Wait()
 }
 
+// TestALongHolderSharesItsSlot: one slot, held by a flood's render that
+// runs on; a victim that asks gets it at the holder's next Yield, and the
+// holder gets it back once the victim is done.
+func TestALongHolderSharesItsSlot(t *testing.T) {
+	s := NewSlots(1)
+	release := s.Acquire("flood")
+	if s.Yield("flood") {
+		t.Fatal("the holder waited with no one else waiting")
+	}
+	victimRan := make(chan struct{})
+	go func() {
+		release := s.Acquire("victim")
+		close(victimRan)
+		release()
+	}()
+	waitForWaiters(t, s, 1)
+	if !s.Yield("flood") {
+		t.Fatal("the holder kept the slot while the victim waited")
+	}
+	select {
+	case <-victimRan:
+	default:
+		t.Fatal("the holder had the slot back before the victim ran")
+	}
+	release()
+	if s.free != 1 || len(s.turn) != 0 || len(s.queues) != 0 {
+		t.Fatalf("after all released: free %d, turn %v, queues %v", s.free, s.turn, s.queues)
+	}
+}
+
 func TestSlotsAreAllUsedWhenOneKeyAsks(t *testing.T) {
 	s := NewSlots(3)
 	releases := []func(){s.Acquire("a"), s.Acquire("a"), s.Acquire("a")}

@@ -64,8 +64,10 @@ const (
 // renders bounds how many templates render at once, so that what a render
 // may take is multiplied by the cores, not by the reconcilers: rendering
 // uses the CPU only, so more at once would not be faster. The slots go to
-// namespaces in turn: a package author's hundred OperatorVersions, each
-// rendering until its timeout, hold back his own namespace's renders only.
+// namespaces in turn, and a render hands its slot on at each look at the
+// clock when another waits: a package author's hundred OperatorVersions,
+// each rendering until its timeout, hold back his own namespace's renders
+// only, even on a manager of one core.
 var renders = fair.NewSlots(runtime.GOMAXPROCS(0))
 
 // LimitError is a render stopped by its Limits: rendering again stops again.
@@ -93,10 +95,13 @@ type budget struct {
 	// err is the limit passed outside a function call (which text/template
 	// would report with the call's position): the render's error.
 	err error
+	// share is whose render slot the render holds, handed to another
+	// namespace's render waiting at each look at the clock.
+	share string
 }
 
-func (b *budget) start(name string, l Limits, now func() time.Time) {
-	*b = budget{name: name, limits: l, now: now, deadline: now().Add(l.Timeout)}
+func (b *budget) start(name string, l Limits, share string, now func() time.Time) {
+	*b = budget{name: name, limits: l, share: share, now: now, deadline: now().Add(l.Timeout)}
 }
 
 func (b *budget) Write(p []byte) (int, error) {
@@ -113,9 +118,20 @@ func (b *budget) Write(p []byte) (int, error) {
 	return b.out.Write(p)
 }
 
-// checkTime stops the render past its deadline.
+// checkTime lets the renders waiting for a slot have the render's in turn,
+// and stops the render past its deadline, which the time it waited for
+// the slot again does not count towards.
 func (b *budget) checkTime() {
-	if b.err == nil && b.now().After(b.deadline) {
+	if b.err != nil {
+		return
+	}
+	now := b.now()
+	if renders.Yield(b.share) {
+		waited := b.now()
+		b.deadline = b.deadline.Add(waited.Sub(now))
+		now = waited
+	}
+	if now.After(b.deadline) {
 		b.stop("", limitErrorf("rendering took longer than %s, the longest a template may take (--render-timeout)", b.limits.Timeout))
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/kudo-ng/kudo/internal/fair"
 )
 
 // small are limits that keep each bomb below a megabyte of work.
@@ -105,6 +108,44 @@ func TestRenderStopsAtTheDeadline(t *testing.T) {
 		if err == nil || err.Error() != want {
 			t.Errorf("%s: error = %v, want %q", text, err, want)
 		}
+	}
+}
+
+// TestARenderToItsTimeoutSharesItsSlot is issue 62's third attack on a
+// manager of one core: another namespace's render runs while a flood's
+// renders on to its timeout, not after it.
+func TestARenderToItsTimeoutSharesItsSlot(t *testing.T) {
+	saved := renders
+	renders = fair.NewSlots(1)
+	t.Cleanup(func() { renders = saved })
+	started := make(chan struct{})
+	var once sync.Once
+	calls := 0
+	// The budget reads the clock first when it starts, holding the slot.
+	clock := func() time.Time {
+		if calls++; calls == 2 {
+			once.Do(func() { close(started) })
+		}
+		return time.Now()
+	}
+	flood := make(chan error, 1)
+	go func() {
+		_, err := render("flood.yaml", `{{ range 1000000000000 }}{{ end }}`, &Variables{Namespace: "flood"},
+			Limits{MaxOutput: 1 << 20, Timeout: 2 * time.Second}, clock)
+		flood <- err
+	}()
+	<-started
+	got, err := render("victim.yaml", `victim`, &Variables{Namespace: "victim"}, DefaultLimits, time.Now)
+	if err != nil || got != "victim" {
+		t.Fatalf("the victim's render: %q, %v", got, err)
+	}
+	select {
+	case err := <-flood:
+		t.Fatalf("the flood's render ended before the victim's did: %v", err)
+	default:
+	}
+	if err := <-flood; err == nil || !strings.Contains(err.Error(), "rendering took longer than 2s") {
+		t.Fatalf("the flood's render: %v", err)
 	}
 }
 

@@ -129,7 +129,7 @@ func render(name, text string, vars *Variables, l Limits, now func() time.Time) 
 	}
 	defer p.sandboxes.Put(s)
 	b := &s.b
-	b.start(name, l, now)
+	b.start(name, l, share, now)
 	defer func() { *b = budget{} }() // no output kept in the pool
 	err = s.t.Execute(b, vars.data())
 	if b.err != nil {

@@ -10,11 +10,9 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -49,17 +47,24 @@ func documentsBomb() string {
 	return "x\n" + strings.Repeat("---\n"+doc.String(), 7)
 }
 
-// attackerNamespace is a namespace where the attacker may only create and
-// edit Instances, with the attacker package an admin installed; in lockdown
-// it is opened to the manager and its default account, which the
-// attacker's Instances act as, is admin there.
+// openNamespace is a namespace for a tenant's Instances: in lockdown it is
+// opened to the manager, and its default account, which they act as, is
+// admin there.
+func openNamespace(ctx context.Context, lockdown bool) string {
+	GinkgoHelper()
+	if !lockdown {
+		return newNamespace(ctx)
+	}
+	ns := tenantNamespace(ctx)
+	bindRole(ctx, ns, "admin", accountSubject(ns, "default"))
+	return ns
+}
+
+// attackerNamespace is an open namespace where the attacker may only create
+// and edit Instances, with the attacker package an admin installed.
 func attackerNamespace(ctx context.Context, lockdown bool) (string, *kudov1beta1.OperatorVersion) {
 	GinkgoHelper()
-	ns := newNamespace(ctx)
-	if lockdown {
-		ns = tenantNamespace(ctx)
-		bindRole(ctx, ns, "admin", accountSubject(ns, "default"))
-	}
+	ns := openNamespace(ctx, lockdown)
 	bindRole(ctx, ns, "kudo-instance-editor-role", userSubject(attacker))
 	_, ov := installPackage(ctx, ns, filepath.Join("testdata", "attacker"))
 	return ns, ov
@@ -145,11 +150,7 @@ func valueFailsItsStep(lockdown bool, name, value, why string) {
 	ns, ov := attackerNamespace(ctx, lockdown)
 	bomb := attack(ctx, ns, ov, name, map[string]string{"VALUE": value})
 
-	other := newNamespace(ctx)
-	if lockdown {
-		other = tenantNamespace(ctx)
-		bindRole(ctx, other, "admin", accountSubject(other, "default"))
-	}
+	other := openNamespace(ctx, lockdown)
 	meanwhile := install(ctx, other, filepath.Join("testdata", "tenant"), "meanwhile", nil)
 	deleteAfterSpec(meanwhile)
 
@@ -223,20 +224,14 @@ func tenantAttacks(lockdown bool) {
 		Eventually(func(g Gomega) {
 			g.Expect(readyConditionOf(ctx, g, op).Message).To(ContainSubstring(fmt.Sprintf("no typed API: webhook vtyped.kudo.dev does not admit the creates and updates of attackers.%s.example.com", ns)))
 		}).Should(Succeed())
-		crd := &unstructured.Unstructured{}
-		crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-		err = k8sClient.Get(ctx, client.ObjectKey{Name: "attackers." + ns + ".example.com"}, crd)
+		err = k8sClient.Get(ctx, client.ObjectKey{Name: "attackers." + ns + ".example.com"}, customResourceDefinition())
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%v", err)
 	})
 
 	It(mode+": an Operator's status counts the Instances of other namespaces, naming none (issue 62)", func() {
 		ctx := context.Background()
 		ns, ov := attackerNamespace(ctx, lockdown)
-		other := newNamespace(ctx)
-		if lockdown {
-			other = tenantNamespace(ctx)
-			bindRole(ctx, other, "admin", accountSubject(other, "default"))
-		}
+		other := openNamespace(ctx, lockdown)
 		elsewhere := &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Namespace: other, Name: "elsewhere"},
 			Spec: kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: ov.Name, Namespace: ns}}}
 		Expect(k8sClient.Create(ctx, elsewhere)).To(Succeed())
@@ -248,6 +243,18 @@ func tenantAttacks(lockdown bool) {
 			g.Expect(op.Status.Versions[0].InstancesElsewhere).To(Equal(int32(1)))
 			g.Expect(fmt.Sprint(op.Status)).NotTo(ContainSubstring(other))
 		}).Should(Succeed())
+	})
+
+	It(mode+": a flood of OperatorVersions that render until their timeout at most doubles another tenant's install time, or adds a second (issue 62)", func() {
+		floodDelaysOnlyItsSender(lockdown)
+	})
+
+	It(mode+": a typed object's status forged to list another tenant's ConfigMap deletes it neither at an update nor at uninstall (issue 62)", func() {
+		forgedStatusDeletesNothing(lockdown)
+	})
+
+	It(mode+": another namespace's newer package of the same name and kind neither takes the kind nor types its objects (issue 62)", func() {
+		squatterTypesNothing(lockdown)
 	})
 
 	It(mode+": an Instance named after another's objects neither deletes them (Toggle off, Delete) nor takes them over (Apply)", func() {

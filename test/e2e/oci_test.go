@@ -319,4 +319,57 @@ var _ = Describe("A cluster that runs only signed packages", func() {
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app"}, app)).To(Succeed())
 		Expect(meta.IsStatusConditionTrue(app.Status.Conditions, kudov1beta1.ReadyCondition)).To(BeTrue())
 	})
+
+	It("trusts, by a policy naming no packages, signatures and not locations: the manager reaches no registry at an internal address, "+
+		"as a package's digest may name one, unless the policy allows it (issue 62)", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		keys := cosignKeys()
+		registryAccess := []string{"--ca-file", cluster.RegistryCA()}
+		child := "oci://" + localRegistry + "/" + ns + "/child:0.1.0"
+		mustKudo(ns, append([]string{"package", "push", filepath.Join("testdata", "deps", "child"), child}, registryAccess...)...)
+		mustKudo(ns, append([]string{"package", "sign", child, "--key", filepath.Join(keys, "cosign.key")}, registryAccess...)...)
+
+		publicKey, err := os.ReadFile(filepath.Join(keys, "cosign.pub"))
+		Expect(err).NotTo(HaveOccurred())
+		ca, err := os.ReadFile(cluster.RegistryCA())
+		Expect(err).NotTo(HaveOccurred())
+		// Audit: a policy of every package would otherwise stop every other
+		// OperatorVersion of the cluster.
+		policy := &kudov1alpha1.TrustPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: ns},
+			Spec: kudov1alpha1.TrustPolicySpec{
+				Mode:        kudov1alpha1.Audit,
+				Authorities: []kudov1alpha1.Authority{{Name: "release", Key: &kudov1alpha1.KeyAuthority{PublicKey: string(publicKey)}}},
+				Registry:    kudov1alpha1.RegistryAccess{CABundle: string(ca)},
+			},
+		}
+		Expect(k8sClient.Create(ctx, policy)).To(Succeed())
+		DeferCleanup(func() { Expect(k8sClient.Delete(context.Background(), policy)).To(Succeed()) })
+		out, err := cluster.Kubectl("wait", "trustpolicy/"+ns, "--for=condition=Ready", "--timeout=60s")
+		Expect(err).NotTo(HaveOccurred(), out)
+
+		mustKudo(ns, append([]string{"install", child, "--skip-instance"}, registryAccess...)...)
+		verified := func(g Gomega) *metav1.Condition {
+			ov := &kudov1beta1.OperatorVersion{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "child-0.1.0"}, ov)).To(Succeed())
+			c := meta.FindStatusCondition(ov.Status.Conditions, "Verified")
+			g.Expect(c).NotTo(BeNil())
+			return c
+		}
+		Eventually(func(g Gomega) {
+			c := verified(g)
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Message).To(ContainSubstring(strings.Split(localRegistry, ":")[0] + " is an internal address, and TrustPolicy " + ns + " names no packages"))
+		}).Should(Succeed())
+		AddReportEntry("the Verified condition of a package at an internal address, by a policy naming no packages", verified(Default).Message)
+
+		out, err = cluster.Kubectl("patch", "trustpolicy", ns, "--type=merge", "-p", `{"spec":{"registry":{"allowInternalAddresses":true}}}`)
+		Expect(err).NotTo(HaveOccurred(), out)
+		Eventually(func(g Gomega) {
+			c := verified(g)
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Message).To(ContainSubstring("signed by release of TrustPolicy " + ns))
+		}).Should(Succeed())
+	})
 })
