@@ -10,12 +10,17 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+	kudocrd "github.com/kudo-ng/kudo/internal/crd"
 	"github.com/kudo-ng/kudo/internal/packages"
+	"github.com/kudo-ng/kudo/internal/typedapi"
 )
 
 // PrepareVersions verifies the packages to install or upgrade to, the last
@@ -37,9 +42,40 @@ func PrepareVersions(ctx context.Context, c client.Reader, ns string, pkgs []*pa
 		if err != nil {
 			return nil, err
 		}
+		if err := warnOfTypedAPIConflict(ctx, c, v, errOut); err != nil {
+			return nil, err
+		}
 		versions = append(versions, v)
 	}
 	return versions, nil
+}
+
+// warnOfTypedAPIConflict says, before anything is written, that the
+// manager will not serve the package's kind in ns because another Operator
+// holds the kind or its group, naming it, as the Operator's Ready condition
+// will: its Instances run all the same, as KUDO's did. A user who may not
+// list CustomResourceDefinitions learns it from that condition.
+func warnOfTypedAPIConflict(ctx context.Context, c client.Reader, v *Version, errOut io.Writer) error {
+	names, err := typedapi.NamesOf(v.operator.Name, v.ov.Spec.TypedAPI)
+	if err != nil {
+		return nil // package verify has named it
+	}
+	crds := &unstructured.UnstructuredList{}
+	crds.SetGroupVersionKind(kudocrd.V1.GroupVersion().WithKind("CustomResourceDefinitionList"))
+	switch err := c.List(ctx, crds); {
+	case apierrors.IsForbidden(err) || meta.IsNoMatchError(err):
+		return nil
+	case err != nil:
+		return err
+	}
+	alive := func(key types.NamespacedName) bool {
+		return !apierrors.IsNotFound(c.Get(ctx, key, &kudov1beta1.Operator{}))
+	}
+	if conflict := typedapi.Conflict(names, client.ObjectKeyFromObject(v.operator), crds.Items, alive); conflict != "" {
+		_, _ = fmt.Fprintf(errOut, "Warning: package %s: no typed API in namespace %s: %s; its Instances run as Instances only\n",
+			v.operator.Name, v.operator.Namespace, conflict)
+	}
+	return nil
 }
 
 // VerifyPackage verifies a package to install or upgrade to (opts.Install):

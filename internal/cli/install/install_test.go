@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +22,8 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+	kudocrd "github.com/kudo-ng/kudo/internal/crd"
+	"github.com/kudo-ng/kudo/internal/typedapi"
 	"github.com/kudo-ng/kudo/test/corpus"
 )
 
@@ -277,6 +280,34 @@ func TestInstallWarnsOfRulesOfPackagingBeforeWriting(t *testing.T) {
 		"operator.kudo.dev/greeting created\noperatorversion.kudo.dev/greeting-0.1.0 created\ninstance.kudo.dev/greeting-instance created\n"
 	if output.String() != want {
 		t.Errorf("output:\n%s\nwant:\n%s", &output, want)
+	}
+}
+
+// TestInstallWarnsThatAnotherNamespacesOperatorHoldsTheKind: the manager
+// will not serve the package's kind, another namespace's Operator's; the
+// install says so, naming it, and its Instance is made all the same.
+func TestInstallWarnsThatAnotherNamespacesOperatorHoldsTheKind(t *testing.T) {
+	t.Setenv("KUDO_HOME", t.TempDir())
+	crd := &unstructured.Unstructured{}
+	crd.SetGroupVersionKind(kudocrd.V1)
+	crd.SetName("widgetpackages.packages.kudo.dev")
+	crd.SetLabels(map[string]string{typedapi.OperatorLabel: "widget", typedapi.OperatorNamespaceLabel: "team-a"})
+	c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).WithObjects(
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}},
+		&kudov1beta1.Operator{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "widget"}},
+		crd).Build()
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	widget := filepath.Join(corpus.Examples(), "widget", "operator")
+	if err := Run(context.Background(), c, "default", streams, &Options{Package: widget, Instance: "w"}); err != nil {
+		t.Fatal(err)
+	}
+	want := "Warning: package widget: no typed API in namespace default: the kind widgetpackages.packages.kudo.dev is " +
+		"Operator team-a/widget's, which Operator default/widget claims too; its Instances run as Instances only\n"
+	if errOut.String() != want {
+		t.Errorf("warnings:\n%s\nwant:\n%s", errOut, want)
+	}
+	if !strings.HasSuffix(out.String(), "instance.kudo.dev/w created\n") {
+		t.Errorf("output:\n%s", out)
 	}
 }
 
