@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -119,12 +118,12 @@ func TestARenderToItsTimeoutSharesItsSlot(t *testing.T) {
 	renders = fair.NewSlots(1)
 	t.Cleanup(func() { renders = saved })
 	started := make(chan struct{})
-	var once sync.Once
 	calls := 0
-	// The budget reads the clock first when it starts, holding the slot.
+	// The budget reads the clock when it starts, holding the slot, and
+	// next at its first look at the clock.
 	clock := func() time.Time {
 		if calls++; calls == 2 {
-			once.Do(func() { close(started) })
+			close(started)
 		}
 		return time.Now()
 	}
