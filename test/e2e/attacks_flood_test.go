@@ -39,8 +39,8 @@ func timedInstall(ctx context.Context, ns string) time.Duration {
 
 // flood creates, as a package author of its own namespace, floodSize
 // OperatorVersions whose template renders until the render timeout, all at
-// once; wait waits for the creates to return.
-func flood(ctx context.Context, ns string) (wait func()) {
+// once; done is closed when the creates have returned.
+func flood(ctx context.Context, ns string) (done <-chan struct{}) {
 	GinkgoHelper()
 	p, err := packages.Read(filepath.Join("testdata", "attacker"))
 	Expect(err).NotTo(HaveOccurred())
@@ -58,7 +58,12 @@ func flood(ctx context.Context, ns string) (wait func()) {
 			_ = k8sClient.Create(ctx, ov)
 		})
 	}
-	return creating.Wait
+	returned := make(chan struct{})
+	go func() {
+		creating.Wait()
+		close(returned)
+	}()
+	return returned
 }
 
 // floodDelaysOnlyItsSender is attack 3 of issue 62: a package author's
@@ -75,14 +80,17 @@ func floodDelaysOnlyItsSender(lockdown bool) {
 	before := managerRestarts(ctx)
 	idle := timedInstall(ctx, openNamespace(ctx, lockdown))
 
-	floodWait := flood(ctx, openNamespace(ctx, lockdown))
-	DeferCleanup(floodWait)
+	flooding := flood(ctx, openNamespace(ctx, lockdown))
+	DeferCleanup(func() { <-flooding })
 	// The flood's first renders are under way.
 	time.Sleep(time.Second)
 	flooded := timedInstall(ctx, openNamespace(ctx, lockdown))
 	AddReportEntry("install of the tenant package, idle and under a flood", fmt.Sprintf("idle %s, flooded %s", idle, flooded))
+	// The flood's creates wait for the webhook's renders, 2 s each in
+	// turn: the victim installed while they did.
+	Expect(flooding).NotTo(BeClosed(), "the flood was over before the victim installed")
 	Expect(flooded).To(BeNumerically("<=", max(2*idle, idle+time.Second)),
 		"idle %s, under the flood %s", idle, flooded)
-	floodWait()
+	Eventually(flooding).Should(BeClosed())
 	Expect(managerRestarts(ctx)).To(Equal(before), "a manager pod restarted or was replaced")
 }
