@@ -86,6 +86,28 @@ func typedObjects(names typedapi.Names) *unstructured.UnstructuredList {
 	return list
 }
 
+// instanceGone says whether the Instance ns/name is gone.
+func instanceGone(ctx context.Context, ns, name string) func() bool {
+	return func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &kudov1beta1.Instance{}))
+	}
+}
+
+// createTyped creates a typed object as the attacker, and deletes it after
+// the spec while the mode's manager runs, waiting for its Instance to go.
+func createTyped(ctx context.Context, obj *unstructured.Unstructured) {
+	GinkgoHelper()
+	Expect(asUser(attacker).Create(ctx, obj)).To(Succeed())
+	DeferCleanup(func(ctx context.Context) {
+		gone := &unstructured.Unstructured{}
+		gone.SetGroupVersionKind(obj.GroupVersionKind())
+		gone.SetNamespace(obj.GetNamespace())
+		gone.SetName(obj.GetName())
+		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, gone))).To(Succeed())
+		Eventually(instanceGone(ctx, obj.GetNamespace(), obj.GetName())).Should(BeTrue())
+	})
+}
+
 // typedDeployed waits for the typed object's deploy plan to complete.
 func typedDeployed(ctx context.Context, obj *unstructured.Unstructured) {
 	GinkgoHelper()
@@ -124,14 +146,7 @@ func forgedStatusDeletesNothing(lockdown bool) {
 	Expect(k8sClient.Create(ctx, precious)).To(Succeed())
 
 	obj := typedObject(names, ns, "t", map[string]any{"VALUE": "one"})
-	Expect(asUser(attacker).Create(ctx, obj)).To(Succeed())
-	DeferCleanup(func(ctx context.Context) {
-		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, typedObject(names, ns, "t", nil)))).To(Succeed())
-		Eventually(func() bool {
-			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "t"}, &kudov1beta1.Instance{}))
-		}).
-			Should(BeTrue())
-	})
+	createTyped(ctx, obj)
 	typedDeployed(ctx, obj)
 
 	forged := obj.DeepCopy()
@@ -152,10 +167,7 @@ func forgedStatusDeletesNothing(lockdown bool) {
 	}).Should(Succeed())
 
 	Expect(asUser(attacker).Delete(ctx, typedObject(names, ns, "t", nil))).To(Succeed())
-	Eventually(func() bool {
-		return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "t"}, &kudov1beta1.Instance{}))
-	}).
-		Should(BeTrue())
+	Eventually(instanceGone(ctx, ns, "t")).Should(BeTrue())
 	live := &corev1.ConfigMap{}
 	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(precious), live)).To(Succeed())
 	Expect(live.DeletionTimestamp).To(BeNil())
@@ -188,18 +200,11 @@ func squatterTypesNothing(lockdown bool) {
 			names.CRDName(), ns, op.Name, squatter, op.Name)))
 	}).Should(Succeed())
 
-	obj := typedObject(names, ns, "t", map[string]any{})
-	Expect(asUser(attacker).Create(ctx, obj)).To(Succeed())
-	DeferCleanup(func(ctx context.Context) {
-		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, typedObject(names, ns, "t", nil)))).To(Succeed())
-		Eventually(func() bool {
-			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "t"}, &kudov1beta1.Instance{}))
-		}).
-			Should(BeTrue())
-	})
+	obj := typedObject(names, ns, "own", map[string]any{})
+	createTyped(ctx, obj)
 	typedDeployed(ctx, obj)
 	value := &corev1.ConfigMap{}
-	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "t-value"}, value)).To(Succeed())
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "own-value"}, value)).To(Succeed())
 	Expect(value.Data).To(HaveKeyWithValue("value", "hello"))
 
 	crd := customResourceDefinition()
