@@ -180,6 +180,30 @@ var _ = Describe("Signed packages", func() {
 	})
 })
 
+// releasePolicy creates TrustPolicy ns, in mode, of the packages matched
+// (every one when none), trusting the release key of keys (cosignKeys) and
+// the cluster's registry, and waits for it to be Ready.
+func releasePolicy(ctx context.Context, ns, keys string, mode kudov1alpha1.TrustMode, packages ...kudov1alpha1.PackageMatch) {
+	GinkgoHelper()
+	publicKey, err := os.ReadFile(filepath.Join(keys, "cosign.pub"))
+	Expect(err).NotTo(HaveOccurred())
+	ca, err := os.ReadFile(cluster.RegistryCA())
+	Expect(err).NotTo(HaveOccurred())
+	policy := &kudov1alpha1.TrustPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: ns},
+		Spec: kudov1alpha1.TrustPolicySpec{
+			Mode:        mode,
+			Packages:    packages,
+			Authorities: []kudov1alpha1.Authority{{Name: "release", Key: &kudov1alpha1.KeyAuthority{PublicKey: string(publicKey)}}},
+			Registry:    kudov1alpha1.RegistryAccess{CABundle: string(ca)},
+		},
+	}
+	Expect(k8sClient.Create(ctx, policy)).To(Succeed())
+	DeferCleanup(func() { Expect(k8sClient.Delete(context.Background(), policy)).To(Succeed()) })
+	out, err := cluster.Kubectl("wait", "trustpolicy/"+ns, "--for=condition=Ready", "--timeout=60s")
+	Expect(err).NotTo(HaveOccurred(), out)
+}
+
 var _ = Describe("A cluster that runs only signed packages", func() {
 	It("verifies in the manager: in Enforce the signed package and a signed dependency deploy, the unsigned and another key's are refused naming the policy; Audit lets them run unverified", func() {
 		ctx := context.Background()
@@ -202,23 +226,7 @@ var _ = Describe("A cluster that runs only signed packages", func() {
 		mustKudo(ns, append([]string{"package", "sign", repository + "child:0.1.0", "--key", filepath.Join(keys, "cosign.key")}, registryAccess...)...)
 		mustKudo(ns, append([]string{"package", "sign", repository + "stranger:0.1.0", "--key", filepath.Join(keys, "other.key")}, registryAccess...)...)
 
-		publicKey, err := os.ReadFile(filepath.Join(keys, "cosign.pub"))
-		Expect(err).NotTo(HaveOccurred())
-		ca, err := os.ReadFile(cluster.RegistryCA())
-		Expect(err).NotTo(HaveOccurred())
-		policy := &kudov1alpha1.TrustPolicy{
-			ObjectMeta: metav1.ObjectMeta{Name: ns},
-			Spec: kudov1alpha1.TrustPolicySpec{
-				Mode:        kudov1alpha1.Enforce,
-				Packages:    []kudov1alpha1.PackageMatch{{Prefix: localRegistry + "/" + ns + "/"}},
-				Authorities: []kudov1alpha1.Authority{{Name: "release", Key: &kudov1alpha1.KeyAuthority{PublicKey: string(publicKey)}}},
-				Registry:    kudov1alpha1.RegistryAccess{CABundle: string(ca)},
-			},
-		}
-		Expect(k8sClient.Create(ctx, policy)).To(Succeed())
-		DeferCleanup(func() { Expect(k8sClient.Delete(context.Background(), policy)).To(Succeed()) })
-		out, err := cluster.Kubectl("wait", "trustpolicy/"+ns, "--for=condition=Ready", "--timeout=60s")
-		Expect(err).NotTo(HaveOccurred(), out)
+		releasePolicy(ctx, ns, keys, kudov1alpha1.Enforce, kudov1alpha1.PackageMatch{Prefix: localRegistry + "/" + ns + "/"})
 
 		verified := func(g Gomega, name string) *metav1.Condition {
 			ov := &kudov1beta1.OperatorVersion{}
@@ -241,7 +249,7 @@ var _ = Describe("A cluster that runs only signed packages", func() {
 		AddReportEntry("the Verified condition of the signed dependency", verified(Default, "child").Message)
 
 		By("install --verify refuses another key's signature before writing anything")
-		out, err = kudo(ns, append([]string{"install", repository + "stranger:0.1.0", "--instance", "stranger", "--verify"}, registryAccess...)...)
+		out, err := kudo(ns, append([]string{"install", repository + "stranger:0.1.0", "--instance", "stranger", "--verify"}, registryAccess...)...)
 		Expect(err).To(HaveOccurred())
 		Expect(out).To(ContainSubstring("--verify: TrustPolicy " + ns + ": "))
 		Expect(out).To(ContainSubstring("verifies as made by release"))
@@ -330,24 +338,9 @@ var _ = Describe("A cluster that runs only signed packages", func() {
 		mustKudo(ns, append([]string{"package", "push", filepath.Join("testdata", "deps", "child"), child}, registryAccess...)...)
 		mustKudo(ns, append([]string{"package", "sign", child, "--key", filepath.Join(keys, "cosign.key")}, registryAccess...)...)
 
-		publicKey, err := os.ReadFile(filepath.Join(keys, "cosign.pub"))
-		Expect(err).NotTo(HaveOccurred())
-		ca, err := os.ReadFile(cluster.RegistryCA())
-		Expect(err).NotTo(HaveOccurred())
 		// Audit: a policy of every package would otherwise stop every other
 		// OperatorVersion of the cluster.
-		policy := &kudov1alpha1.TrustPolicy{
-			ObjectMeta: metav1.ObjectMeta{Name: ns},
-			Spec: kudov1alpha1.TrustPolicySpec{
-				Mode:        kudov1alpha1.Audit,
-				Authorities: []kudov1alpha1.Authority{{Name: "release", Key: &kudov1alpha1.KeyAuthority{PublicKey: string(publicKey)}}},
-				Registry:    kudov1alpha1.RegistryAccess{CABundle: string(ca)},
-			},
-		}
-		Expect(k8sClient.Create(ctx, policy)).To(Succeed())
-		DeferCleanup(func() { Expect(k8sClient.Delete(context.Background(), policy)).To(Succeed()) })
-		out, err := cluster.Kubectl("wait", "trustpolicy/"+ns, "--for=condition=Ready", "--timeout=60s")
-		Expect(err).NotTo(HaveOccurred(), out)
+		releasePolicy(ctx, ns, keys, kudov1alpha1.Audit)
 
 		mustKudo(ns, append([]string{"install", child, "--skip-instance"}, registryAccess...)...)
 		verified := func(g Gomega) *metav1.Condition {
@@ -364,7 +357,7 @@ var _ = Describe("A cluster that runs only signed packages", func() {
 		}).Should(Succeed())
 		AddReportEntry("the Verified condition of a package at an internal address, by a policy naming no packages", verified(Default).Message)
 
-		out, err = cluster.Kubectl("patch", "trustpolicy", ns, "--type=merge", "-p", `{"spec":{"registry":{"allowInternalAddresses":true}}}`)
+		out, err := cluster.Kubectl("patch", "trustpolicy", ns, "--type=merge", "-p", `{"spec":{"registry":{"allowInternalAddresses":true}}}`)
 		Expect(err).NotTo(HaveOccurred(), out)
 		Eventually(func(g Gomega) {
 			c := verified(g)
