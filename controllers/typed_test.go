@@ -22,6 +22,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/typedapi"
+	"github.com/kudo-ng/kudo/test/typedtest"
 )
 
 var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
@@ -57,27 +58,23 @@ func typedOperatorOf(ctx context.Context, ns string, slow bool) (string, typedap
 		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: names.CRDName()}, crd)).To(Succeed())
 		g.Expect(crd.GetLabels()).To(HaveKeyWithValue(typedapi.OperatorLabel, name))
 		// The client finds the kind once discovery does.
-		g.Expect(k8sClient.List(ctx, typedList(names), client.InNamespace(ns))).To(Succeed())
+		g.Expect(k8sClient.List(ctx, typedtest.List(names), client.InNamespace(ns))).To(Succeed())
 	}).Should(Succeed())
 	return name, names
 }
 
-func typedObject(names typedapi.Names, ns, name string, spec map[string]any) *unstructured.Unstructured {
-	obj := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-	obj.SetGroupVersionKind(names.GroupVersionKind())
-	obj.SetNamespace(ns)
-	obj.SetName(name)
-	return obj
-}
-
-func typedList(names typedapi.Names) *unstructured.UnstructuredList {
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(names.GroupVersionKind().GroupVersion().WithKind(names.Kind + "List"))
-	return list
+// createDeployed creates a typed object with an empty spec and waits for
+// its deploy plan to complete.
+func createDeployed(ctx context.Context, names typedapi.Names, key types.NamespacedName) {
+	GinkgoHelper()
+	Expect(k8sClient.Create(ctx, typedtest.Object(names, key.Namespace, key.Name, map[string]any{}))).To(Succeed())
+	Eventually(func(g Gomega) {
+		g.Expect(typedPlan(g, getTyped(ctx, g, names, key), "deploy")).To(Equal("COMPLETE"))
+	}).Should(Succeed())
 }
 
 func getTyped(ctx context.Context, g Gomega, names typedapi.Names, key types.NamespacedName) *unstructured.Unstructured {
-	obj := typedObject(names, key.Namespace, key.Name, nil)
+	obj := typedtest.Object(names, key.Namespace, key.Name, nil)
 	g.Expect(k8sClient.Get(ctx, key, obj)).To(Succeed())
 	return obj
 }
@@ -105,7 +102,7 @@ var _ = Describe("Typed APIs", func() {
 		ns := newNamespace(ctx)
 		operator, names := typedOperator(ctx, ns)
 		key := types.NamespacedName{Namespace: ns, Name: "t"}
-		Expect(k8sClient.Create(ctx, typedObject(names, ns, "t", map[string]any{"GREETING": "hi"}))).To(Succeed())
+		Expect(k8sClient.Create(ctx, typedtest.Object(names, ns, "t", map[string]any{"GREETING": "hi"}))).To(Succeed())
 
 		Eventually(func(g Gomega) {
 			obj := getTyped(ctx, g, names, key)
@@ -136,7 +133,7 @@ var _ = Describe("Typed APIs", func() {
 		Expect(owner.BlockOwnerDeletion).To(Equal(ptr.To(true)))
 
 		By("a change of MOOD runs the plan it triggers, mood")
-		Expect(k8sClient.Patch(ctx, typedObject(names, ns, "t", map[string]any{"MOOD": "glad"}), client.Merge)).To(Succeed())
+		Expect(k8sClient.Patch(ctx, typedtest.Object(names, ns, "t", map[string]any{"MOOD": "glad"}), client.Merge)).To(Succeed())
 		Eventually(func(g Gomega) {
 			obj := getTyped(ctx, g, names, key)
 			g.Expect(typedPlan(g, obj, "mood")).To(Equal("COMPLETE"))
@@ -145,7 +142,7 @@ var _ = Describe("Typed APIs", func() {
 		}).Should(Succeed())
 
 		By("an integer field is an integer, and the Instance holds its text")
-		Expect(k8sClient.Patch(ctx, typedObject(names, ns, "t", map[string]any{"REPLICAS": 3}), client.Merge)).To(Succeed())
+		Expect(k8sClient.Patch(ctx, typedtest.Object(names, ns, "t", map[string]any{"REPLICAS": 3}), client.Merge)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(getInstance(ctx, g, key).Spec.Parameters).To(HaveKeyWithValue("REPLICAS", "3"))
 		}).Should(Succeed())
@@ -155,7 +152,7 @@ var _ = Describe("Typed APIs", func() {
 		ns := newNamespace(ctx)
 		_, names := typedOperator(ctx, ns)
 		key := types.NamespacedName{Namespace: ns, Name: "t"}
-		Expect(k8sClient.Create(ctx, typedObject(names, ns, "t", map[string]any{}))).To(Succeed())
+		Expect(k8sClient.Create(ctx, typedtest.Object(names, ns, "t", map[string]any{}))).To(Succeed())
 		Eventually(func(g Gomega) {
 			obj := getTyped(ctx, g, names, key)
 			g.Expect(typedPlan(g, obj, "deploy")).To(Equal("COMPLETE"))
@@ -163,9 +160,9 @@ var _ = Describe("Typed APIs", func() {
 			g.Expect(obj.GetFinalizers()).To(ContainElement(kudov1beta1.InstanceCleanupFinalizer))
 		}).Should(Succeed())
 
-		Expect(k8sClient.Delete(ctx, typedObject(names, ns, "t", nil))).To(Succeed())
+		Expect(k8sClient.Delete(ctx, typedtest.Object(names, ns, "t", nil))).To(Succeed())
 		Eventually(func(g Gomega) {
-			g.Expect(apierrors.IsNotFound(k8sClient.Get(ctx, key, typedObject(names, ns, "t", nil)))).To(BeTrue())
+			g.Expect(apierrors.IsNotFound(k8sClient.Get(ctx, key, typedtest.Object(names, ns, "t", nil)))).To(BeTrue())
 			g.Expect(apierrors.IsNotFound(k8sClient.Get(ctx, key, &kudov1beta1.Instance{}))).To(BeTrue())
 			g.Expect(instanceEvents(ctx, g, key)).To(HaveKey("PlanFinished: Execution of plan cleanup finished with status COMPLETE"))
 			// envtest runs no garbage collector: the manager deleted what its
@@ -180,10 +177,7 @@ var _ = Describe("Typed APIs", func() {
 		ns := newNamespace(ctx)
 		_, names := typedOperator(ctx, ns)
 		key := types.NamespacedName{Namespace: ns, Name: "t"}
-		Expect(k8sClient.Create(ctx, typedObject(names, ns, "t", map[string]any{}))).To(Succeed())
-		Eventually(func(g Gomega) {
-			g.Expect(typedPlan(g, getTyped(ctx, g, names, key), "deploy")).To(Equal("COMPLETE"))
-		}).Should(Succeed())
+		createDeployed(ctx, names, key)
 		victim := newNamespace(ctx)
 		precious := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: "precious"}, Data: map[string]string{"k": "v"}}
 		Expect(k8sClient.Create(ctx, precious)).To(Succeed())
@@ -191,16 +185,11 @@ var _ = Describe("Typed APIs", func() {
 		// Whoever may write the object's status lists the ConfigMap as what
 		// a task applied.
 		obj := getTyped(ctx, Default, names, key)
-		forged := obj.DeepCopy()
-		inventory, _, err := unstructured.NestedSlice(forged.Object, "status", "inventory")
+		forged, err := typedtest.WithForgedInventory(obj, "v1 ConfigMap "+victim+"/precious")
 		Expect(err).NotTo(HaveOccurred())
-		Expect(inventory).NotTo(BeEmpty())
-		first := inventory[0].(map[string]any)
-		first["objects"] = append(first["objects"].([]any), "v1 ConfigMap "+victim+"/precious")
-		Expect(unstructured.SetNestedSlice(forged.Object, inventory, "status", "inventory")).To(Succeed())
 		Expect(k8sClient.Status().Patch(ctx, forged, client.MergeFrom(obj))).To(Succeed())
 
-		Expect(k8sClient.Delete(ctx, typedObject(names, ns, "t", nil))).To(Succeed())
+		Expect(k8sClient.Delete(ctx, typedtest.Object(names, ns, "t", nil))).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(apierrors.IsNotFound(k8sClient.Get(ctx, key, &kudov1beta1.Instance{}))).To(BeTrue())
 			g.Expect(instanceEvents(ctx, g, key)).To(HaveKey(fmt.Sprintf("Kept: Kept ConfigMap %s/precious (Instance t is uninstalled): it is no Instance's", victim)))
@@ -233,15 +222,15 @@ var _ = Describe("Typed APIs", func() {
 	It("has the API server refuse a bad enum value and a change of an immutable parameter, naming the field", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
 		_, names := typedOperator(ctx, ns)
-		err := k8sClient.Create(ctx, typedObject(names, ns, "bad", map[string]any{"SIZE": "huge"}))
+		err := k8sClient.Create(ctx, typedtest.Object(names, ns, "bad", map[string]any{"SIZE": "huge"}))
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
 		Expect(err.Error()).To(ContainSubstring(`spec.SIZE: Unsupported value: "huge": supported values: "small", "large"`))
 
-		err = k8sClient.Create(ctx, typedObject(names, ns, "bad", map[string]any{"REPLICAS": "three"}))
+		err = k8sClient.Create(ctx, typedtest.Object(names, ns, "bad", map[string]any{"REPLICAS": "three"}))
 		Expect(err).To(MatchError(ContainSubstring(`spec.REPLICAS: Invalid value: "string": spec.REPLICAS in body must be of type integer`)))
 
-		Expect(k8sClient.Create(ctx, typedObject(names, ns, "t", map[string]any{"ZONE": "b"}))).To(Succeed())
-		err = k8sClient.Patch(ctx, typedObject(names, ns, "t", map[string]any{"ZONE": "c"}), client.Merge)
+		Expect(k8sClient.Create(ctx, typedtest.Object(names, ns, "t", map[string]any{"ZONE": "b"}))).To(Succeed())
+		err = k8sClient.Patch(ctx, typedtest.Object(names, ns, "t", map[string]any{"ZONE": "c"}), client.Merge)
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
 		Expect(err.Error()).To(ContainSubstring("spec.ZONE: Invalid value: \"string\": parameter ZONE is immutable"))
 	})
@@ -314,14 +303,11 @@ var _ = Describe("Typed APIs", func() {
 	It("keeps the CustomResourceDefinition when the last OperatorVersion goes, which it cannot while an object uses it", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
 		operator, names := typedOperator(ctx, ns)
-		Expect(k8sClient.Create(ctx, typedObject(names, ns, "t", map[string]any{}))).To(Succeed())
-		Eventually(func(g Gomega) {
-			g.Expect(typedPlan(g, getTyped(ctx, g, names, types.NamespacedName{Namespace: ns, Name: "t"}), "deploy")).To(Equal("COMPLETE"))
-		}).Should(Succeed())
+		createDeployed(ctx, names, types.NamespacedName{Namespace: ns, Name: "t"})
 		ov := &kudov1beta1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: operator + "-0.1.0"}}
 		Expect(k8sClient.Delete(ctx, ov)).To(MatchError(ContainSubstring("is used by Instance t")))
 
-		Expect(k8sClient.Delete(ctx, typedObject(names, ns, "t", nil))).To(Succeed())
+		Expect(k8sClient.Delete(ctx, typedtest.Object(names, ns, "t", nil))).To(Succeed())
 		// envtest runs no garbage collector.
 		Expect(k8sClient.Delete(ctx, &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "t"}})).To(Succeed())
 		Eventually(func() error { return k8sClient.Delete(ctx, ov) }).Should(Succeed())
@@ -342,15 +328,15 @@ var _ = Describe("Typed APIs", func() {
 		ns := newNamespace(ctx)
 		_, names := typedOperatorOf(ctx, ns, true)
 		key := types.NamespacedName{Namespace: ns, Name: "t"}
-		Expect(k8sClient.Create(ctx, typedObject(names, ns, "t", map[string]any{"ZONE": "a"}))).To(Succeed())
+		Expect(k8sClient.Create(ctx, typedtest.Object(names, ns, "t", map[string]any{"ZONE": "a"}))).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(typedPlan(g, getTyped(ctx, g, names, key), "deploy")).To(Equal("IN_PROGRESS"))
 		}).Should(Succeed())
-		err := k8sClient.Patch(ctx, typedObject(names, ns, "t", map[string]any{"MOOD": "dark"}), client.Merge)
+		err := k8sClient.Patch(ctx, typedtest.Object(names, ns, "t", map[string]any{"MOOD": "dark"}), client.Merge)
 		Expect(err).To(MatchError(ContainSubstring(`admission webhook "vtyped.kudo.dev" denied the request: ` +
 			"plan deploy is running, and changing MOOD would start plan mood: change them when deploy has finished, or cancel it first")))
 		// What starts no plan passes.
-		Expect(k8sClient.Patch(ctx, typedObject(names, ns, "t", map[string]any{"ZONE": "a"}), client.Merge)).To(Succeed())
+		Expect(k8sClient.Patch(ctx, typedtest.Object(names, ns, "t", map[string]any{"ZONE": "a"}), client.Merge)).To(Succeed())
 	})
 
 	It("refuses a user a Secret or an identity they may not use themselves", func(ctx SpecContext) {
@@ -370,15 +356,15 @@ var _ = Describe("Typed APIs", func() {
 		alice, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
 		Expect(err).NotTo(HaveOccurred())
 
-		err = alice.Create(ctx, typedObject(names, ns, "t", map[string]any{
+		err = alice.Create(ctx, typedtest.Object(names, ns, "t", map[string]any{
 			"secretParameters": map[string]any{"GREETING": map[string]any{"name": "db", "key": "password"}},
 		}))
 		Expect(err).To(MatchError(ContainSubstring(
 			fmt.Sprintf("spec.secretParameters.GREETING: alice may not get Secret %s/db, so no Instance of theirs may read it", ns))))
-		err = alice.Create(ctx, typedObject(names, ns, "t", map[string]any{"serviceAccountName": "ci"}))
+		err = alice.Create(ctx, typedtest.Object(names, ns, "t", map[string]any{"serviceAccountName": "ci"}))
 		Expect(err).To(MatchError(ContainSubstring(
 			fmt.Sprintf("spec.serviceAccountName: alice may not impersonate ServiceAccount %s/ci", ns))))
-		Expect(alice.Create(ctx, typedObject(names, ns, "t", map[string]any{"GREETING": "hi"}))).To(Succeed())
+		Expect(alice.Create(ctx, typedtest.Object(names, ns, "t", map[string]any{"GREETING": "hi"}))).To(Succeed())
 	})
 
 	It("refuses an object whose name an Instance it does not own has", func(ctx SpecContext) {
@@ -386,7 +372,7 @@ var _ = Describe("Typed APIs", func() {
 		operator, names := typedOperator(ctx, ns)
 		Expect(k8sClient.Create(ctx, newInstance(ns, "taken", operator+"-0.1.0"))).To(Succeed())
 		Eventually(func() error {
-			return k8sClient.Create(ctx, typedObject(names, ns, "taken", map[string]any{}))
+			return k8sClient.Create(ctx, typedtest.Object(names, ns, "taken", map[string]any{}))
 		}).Should(MatchError(ContainSubstring(
 			fmt.Sprintf("an Instance named taken exists and is not this %s's: delete it first, or name this %s otherwise", names.Kind, names.Kind))))
 	})

@@ -153,18 +153,29 @@ func replacement(args []celref.Val) (work, bool) {
 	if !okS || !okOld || !okWith {
 		return work{}, false
 	}
-	n := uint64(strings.Count(string(s), string(old)))
-	if len(args) == 4 {
-		limit, ok := args[3].(types.Int)
-		if !ok {
-			return work{}, false
-		}
-		if limit >= 0 && uint64(limit) < n {
-			n = uint64(limit)
-		}
+	n, ok := atMost(uint64(strings.Count(string(s), string(old))), args, 3)
+	if !ok {
+		return work{}, false
 	}
 	kept := uint64(len(s)) - n*uint64(len(old)) // old occurs n times in s
 	return work{read: uint64(len(s)), built: add(kept, mul(n, uint64(len(with))))}, true
+}
+
+// atMost is n, or the limit a call's optional argument k sets when it is
+// smaller (replace's and split's count: negative for all); false when the
+// argument is not an int.
+func atMost(n uint64, args []celref.Val, k int) (uint64, bool) {
+	if len(args) <= k {
+		return n, true
+	}
+	limit, ok := args[k].(types.Int)
+	if !ok {
+		return 0, false
+	}
+	if limit >= 0 && uint64(limit) < n {
+		return uint64(limit), true
+	}
+	return n, true
 }
 
 // split builds a string header for each piece, and a CEL value once it is
@@ -175,15 +186,9 @@ func split(args []celref.Val) (work, bool) {
 	if !okS || !okSep {
 		return work{}, false
 	}
-	pieces := uint64(strings.Count(string(s), string(sep))) + 1
-	if len(args) == 3 {
-		limit, ok := args[2].(types.Int)
-		if !ok {
-			return work{}, false
-		}
-		if limit >= 0 && uint64(limit) < pieces {
-			pieces = uint64(limit)
-		}
+	pieces, ok := atMost(uint64(strings.Count(string(s), string(sep)))+1, args, 2)
+	if !ok {
+		return work{}, false
 	}
 	return work{read: uint64(len(s)), built: 32 * pieces}, true
 }

@@ -284,8 +284,7 @@ func (w *operatorVersions) usedBy(ctx context.Context, ov *kudov1beta1.OperatorV
 			elsewhere++
 		}
 	}
-	switch {
-	case len(here) > 1:
+	if len(here) > 1 {
 		here = append(here[:1], fmt.Sprintf("%d more of its namespace", len(here)-1))
 	}
 	switch elsewhere {

@@ -20,6 +20,7 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/packages"
 	"github.com/kudo-ng/kudo/internal/typedapi"
+	"github.com/kudo-ng/kudo/test/typedtest"
 )
 
 // The attacks of issue 62 on typed APIs: a status the attacker forges, and
@@ -55,7 +56,7 @@ func typedAttacker(ctx context.Context, lockdown bool) (string, typedapi.Names) 
 	Expect(k8sClient.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "typed-attacker"},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
 		Subjects: []rbacv1.Subject{userSubject(attacker)}})).To(Succeed())
-	Eventually(func() error { return asUser(attacker).List(ctx, typedObjects(names), client.InNamespace(ns)) }).Should(Succeed())
+	Eventually(func() error { return asUser(attacker).List(ctx, typedtest.List(names), client.InNamespace(ns)) }).Should(Succeed())
 	DeferCleanup(func(ctx context.Context) {
 		crd := customResourceDefinition()
 		crd.SetName(names.CRDName())
@@ -70,20 +71,6 @@ func customResourceDefinition() *unstructured.Unstructured {
 	crd := &unstructured.Unstructured{}
 	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
 	return crd
-}
-
-func typedObject(names typedapi.Names, ns, name string, spec map[string]any) *unstructured.Unstructured {
-	obj := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-	obj.SetGroupVersionKind(names.GroupVersionKind())
-	obj.SetNamespace(ns)
-	obj.SetName(name)
-	return obj
-}
-
-func typedObjects(names typedapi.Names) *unstructured.UnstructuredList {
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(names.GroupVersionKind().GroupVersion().WithKind(names.Kind + "List"))
-	return list
 }
 
 // instanceGone says whether the Instance ns/name is gone.
@@ -145,17 +132,12 @@ func forgedStatusDeletesNothing(lockdown bool) {
 	precious := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: "precious"}, Data: map[string]string{"owner": "victim"}}
 	Expect(k8sClient.Create(ctx, precious)).To(Succeed())
 
-	obj := typedObject(names, ns, "t", map[string]any{"VALUE": "one"})
+	obj := typedtest.Object(names, ns, "t", map[string]any{"VALUE": "one"})
 	createTyped(ctx, obj)
 	typedDeployed(ctx, obj)
 
-	forged := obj.DeepCopy()
-	inventory, _, err := unstructured.NestedSlice(forged.Object, "status", "inventory")
+	forged, err := typedtest.WithForgedInventory(obj, "v1 ConfigMap "+victim+"/precious")
 	Expect(err).NotTo(HaveOccurred())
-	Expect(inventory).NotTo(BeEmpty())
-	first := inventory[0].(map[string]any)
-	first["objects"] = append(first["objects"].([]any), "v1 ConfigMap "+victim+"/precious")
-	Expect(unstructured.SetNestedSlice(forged.Object, inventory, "status", "inventory")).To(Succeed())
 	Expect(asUser(attacker).Status().Patch(ctx, forged, client.MergeFrom(obj))).To(Succeed())
 
 	changed := forged.DeepCopy()
@@ -166,7 +148,7 @@ func forgedStatusDeletesNothing(lockdown bool) {
 		g.Expect(eventMessages(ctx, g, ns, "t")).To(ContainElement(SatisfyAll(HavePrefix(kept), HaveSuffix("it is no Instance's"))))
 	}).Should(Succeed())
 
-	Expect(asUser(attacker).Delete(ctx, typedObject(names, ns, "t", nil))).To(Succeed())
+	Expect(asUser(attacker).Delete(ctx, typedtest.Object(names, ns, "t", nil))).To(Succeed())
 	Eventually(instanceGone(ctx, ns, "t")).Should(BeTrue())
 	live := &corev1.ConfigMap{}
 	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(precious), live)).To(Succeed())
@@ -200,7 +182,7 @@ func squatterTypesNothing(lockdown bool) {
 			names.CRDName(), ns, op.Name, squatter, op.Name)))
 	}).Should(Succeed())
 
-	obj := typedObject(names, ns, "own", map[string]any{})
+	obj := typedtest.Object(names, ns, "own", map[string]any{})
 	createTyped(ctx, obj)
 	typedDeployed(ctx, obj)
 	value := &corev1.ConfigMap{}
