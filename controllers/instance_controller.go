@@ -188,15 +188,28 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		readiness := &engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: trust.UnsignedReason, Message: refused.Error()}
 		if refused.Pending {
 			readiness.Ready, readiness.Stalled = metav1.ConditionUnknown, false
-		} else if ready := meta.FindStatusCondition(instance.Status.Conditions, kudov1beta1.ReadyCondition); ready == nil ||
-			ready.Status != metav1.ConditionFalse || ready.Reason != trust.UnsignedReason {
-			r.Recorder.Event(instance, corev1.EventTypeWarning, trust.UnsignedReason, refused.Error())
+		} else {
+			r.warnOnRefusal(instance, readiness)
 		}
 		run.judge(readiness)
 		if !instance.DeletionTimestamp.IsZero() && !refused.Pending {
 			controllerutil.RemoveFinalizer(instance, kudov1beta1.InstanceCleanupFinalizer)
 		}
 		return ctrl.Result{}, nil
+	}
+	engine.PinOperatorVersion(instance, ov)
+	if replaced := engine.OperatorVersionReplaced(instance, ov); replaced != nil {
+		// Its code is not run: no plan, no drift correction, and, when
+		// the Instance goes, no cleanup plan; what the Instance applied
+		// goes with it.
+		readiness := &engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true,
+			Reason: kudov1beta1.OperatorVersionChangedReason, Message: replaced.Error()}
+		r.warnOnRefusal(instance, readiness)
+		run.judge(readiness)
+		run.replaced = true
+		if instance.DeletionTimestamp.IsZero() {
+			return ctrl.Result{}, nil
+		}
 	}
 
 	id, err := r.identityFor(instance)
@@ -237,6 +250,16 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		}
 	}
 	return ctrl.Result{RequeueAfter: run.requeue}, nil
+}
+
+// warnOnRefusal says, as a warning event, why the manager refuses the
+// Instance's OperatorVersion, once: when its Ready condition does not say
+// so yet.
+func (r *InstanceReconciler) warnOnRefusal(i *kudov1beta1.Instance, refusal *engine.Readiness) {
+	if ready := meta.FindStatusCondition(i.Status.Conditions, kudov1beta1.ReadyCondition); ready == nil ||
+		ready.Status != metav1.ConditionFalse || ready.Reason != refusal.Reason {
+		r.Recorder.Event(i, corev1.EventTypeWarning, refusal.Reason, refusal.Message)
+	}
 }
 
 // servesTyped tells whether the kind is a typed API the manager serves:
@@ -344,7 +367,7 @@ func (r *InstanceReconciler) reconcileDelete(ctx context.Context, run *planRun) 
 	if !controllerutil.ContainsFinalizer(i, kudov1beta1.InstanceCleanupFinalizer) {
 		return nil
 	}
-	if cleanup, ok := engine.PlanForDelete(run.ov.Spec.Plans); ok {
+	if cleanup, ok := engine.PlanForDelete(run.ov.Spec.Plans); ok && !run.replaced {
 		ended, err := run.cleanup(ctx, cleanup)
 		run.judge(nil)
 		if err != nil || !ended {
@@ -387,7 +410,7 @@ func (r *InstanceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 	r.cache = mgr.GetCache()
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&kudov1beta1.Instance{}, builder.WithPredicates(predicate.Or[client.Object](
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deleting, resync),
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deleting, pinRemoved, resync),
 			skipPlanExecutionCleared)).
 		// A child Instance of a KudoOperator task wakes its parent when its plan moves.
 		Watches(&kudov1beta1.Instance{}, handler.EnqueueRequestsFromMapFunc(ownerInstance)).
@@ -424,6 +447,14 @@ func onlyClearsPlanExecution(old, cur *kudov1beta1.Instance) bool {
 	return equality.Semantic.DeepEqual(spec, &cur.Spec) && maps.Equal(old.Annotations, cur.Annotations) &&
 		old.DeletionTimestamp.IsZero() == cur.DeletionTimestamp.IsZero()
 }
+
+// pinRemoved lets through the status update by which a user accepts the
+// content of an OperatorVersion made again (engine.OperatorVersionReplaced).
+var pinRemoved = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	old, okOld := e.ObjectOld.(*kudov1beta1.Instance)
+	cur, okNew := e.ObjectNew.(*kudov1beta1.Instance)
+	return okOld && okNew && old.Status.AppliedOperatorVersionDigest != "" && cur.Status.AppliedOperatorVersionDigest == ""
+}}
 
 // deleting lets through the update that marks an Instance for deletion.
 var deleting = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {

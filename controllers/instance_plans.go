@@ -45,6 +45,9 @@ type planRun struct {
 	instance *kudov1beta1.Instance
 	// ov is the Instance's OperatorVersion; nil when it was not found.
 	ov *kudov1beta1.OperatorVersion
+	// replaced: ov is not the content the Instance ran with, and runs
+	// nothing (engine.OperatorVersionReplaced).
+	replaced bool
 	// patcher makes every write of the Instance.
 	patcher *instancePatcher
 	writes  *objects.Writes

@@ -126,6 +126,14 @@ type InstanceStatus struct {
 	AppliedOperatorVersion string `json:"appliedOperatorVersion,omitempty"`
 	// +optional
 	AppliedParameters map[string]string `json:"appliedParameters,omitempty"`
+	// AppliedOperatorVersionDigest is the digest of the content of the
+	// OperatorVersion the last plan started from (kudo-ng): one made again
+	// under its name with other content is another package's code, and the
+	// Instance runs nothing of it (Stalled, reason OperatorVersionChanged)
+	// until it is upgraded to another version. A restore that makes the
+	// same content again keeps it.
+	// +optional
+	AppliedOperatorVersionDigest string `json:"appliedOperatorVersionDigest,omitempty"`
 	// AppliedGeneration is the generation of the spec whose values
 	// appliedParameters hold (kudo-ng): the one the last plan started from,
 	// or a later one that asked for no plan. While it is metadata.generation,

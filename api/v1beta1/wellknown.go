@@ -108,6 +108,9 @@ const (
 	InvalidReason = "Invalid"
 	// OperatorVersionNotFoundReason: an Instance's OperatorVersion is missing.
 	OperatorVersionNotFoundReason = "OperatorVersionNotFound"
+	// OperatorVersionChangedReason: an Instance's OperatorVersion was made
+	// again with other content than the Instance ran with.
+	OperatorVersionChangedReason = "OperatorVersionChanged"
 	// PlanPendingReason: the Instance waits for a plan to run.
 	PlanPendingReason    = "PlanPending"
 	PlanInProgressReason = "PlanInProgress"

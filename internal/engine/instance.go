@@ -85,6 +85,7 @@ func StartPlan(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion, name st
 	i.Status.PlanStatus[name] = ps
 	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: name, Status: ps.Status}
 	i.Status.AppliedOperatorVersion = ov.Name
+	i.Status.AppliedOperatorVersionDigest = OperatorVersionDigest(ov)
 	i.Status.AppliedGeneration = i.Generation
 	revisions := supersede(Revisions(&i.Status))
 	number := int64(1)

@@ -50,6 +50,7 @@ func AdoptFromKUDO(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion, par
 	ps := i.Status.PlanStatus[active]
 	i.Status.ActivePlan = &kudov1beta1.ActivePlanStatus{Name: active, Status: ps.Status}
 	i.Status.AppliedOperatorVersion = ov.Name
+	i.Status.AppliedOperatorVersionDigest = OperatorVersionDigest(ov)
 	i.Status.AppliedGeneration = i.Generation
 	i.Status.AppliedParameters = maps.Clone(parameters)
 	if len(i.Status.Revisions) == 0 {

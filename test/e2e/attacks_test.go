@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/packages"
 )
 
@@ -327,7 +328,10 @@ func tenantAttacks(lockdown bool) {
 		ctx := context.Background()
 		ns, ov := attackerNamespace(ctx, lockdown)
 		i := attack(ctx, ns, ov, "pinned", nil)
-		planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
+		deployed := planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
+		// Where admission does not ask, the pin holds (envtest "An Instance
+		// whose OperatorVersion was made again with other content").
+		Expect(deployed.Status.AppliedOperatorVersionDigest).To(Equal(engine.OperatorVersionDigest(ov)))
 		patch := client.MergeFrom(ov.DeepCopy())
 		ov.Spec.Templates["value.yaml"] += "  injected: by the package's author\n"
 		Expect(k8sClient.Patch(ctx, ov, patch)).To(MatchError(ContainSubstring(
