@@ -22,6 +22,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	kudocrd "github.com/kudo-ng/kudo/internal/crd"
+	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/typedapi"
 )
 
@@ -119,7 +120,7 @@ func (r *OperatorReconciler) serveTypedAPI(ctx context.Context, operator *kudov1
 	if existing == nil || existing.GetAnnotations()[typedAPIHashAnnotation] != hash || existing.GetLabels()[typedapi.OperatorNamespaceLabel] == "" {
 		crd.Annotations = map[string]string{typedAPIHashAnnotation: hash}
 		if existing, err = r.applyCRD(ctx, crd); err != nil {
-			return typedAPI{message: fmt.Sprintf("no typed API: applying %s: %v", crd.Name, err)}, err
+			return typedAPI{message: fmt.Sprintf("no typed API: %v", err)}, err
 		}
 		ctrl.LoggerFrom(ctx).Info("Serving the typed API", "crd", crd.Name, "operatorVersion", newest.Name)
 	}
@@ -151,7 +152,7 @@ func (r *OperatorReconciler) applyCRD(ctx context.Context, crd *apiextensionsv1.
 	delete(content, "status")
 	unstructured.RemoveNestedField(content, "metadata", "creationTimestamp")
 	u := &unstructured.Unstructured{Object: content}
-	if err := r.Patch(ctx, u, client.Apply, client.FieldOwner("kudo-ng"), client.ForceOwnership); err != nil {
+	if err := objects.ServerSideApply(ctx, r.Client, u, objects.FieldOwner); err != nil {
 		return nil, err
 	}
 	return u, nil
@@ -192,12 +193,12 @@ func (r *OperatorReconciler) retireTypedAPI(ctx context.Context, operator *kudov
 			continue
 		}
 		version, _ := versions[0].(map[string]any)["name"].(string)
-		objects := &metav1.PartialObjectMetadataList{}
-		objects.SetGroupVersionKind(schema.GroupVersionKind{Group: group, Version: version, Kind: kind + "List"})
-		if err := r.APIReader.List(ctx, objects, client.Limit(1)); err != nil {
+		typed := &metav1.PartialObjectMetadataList{}
+		typed.SetGroupVersionKind(schema.GroupVersionKind{Group: group, Version: version, Kind: kind + "List"})
+		if err := r.APIReader.List(ctx, typed, client.Limit(1)); err != nil {
 			return typedAPI{}, err
 		}
-		if remaining := len(objects.Items) + int(ptr.Deref(objects.RemainingItemCount, 0)); remaining > 0 {
+		if remaining := len(typed.Items) + int(ptr.Deref(typed.RemainingItemCount, 0)); remaining > 0 {
 			api.message = fmt.Sprintf("no OperatorVersion left; the CustomResourceDefinition %s is kept while %d %s objects remain",
 				crd.GetName(), remaining, kind)
 		} else {

@@ -2,11 +2,12 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
-	"strconv"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -28,12 +30,9 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	kudocrd "github.com/kudo-ng/kudo/internal/crd"
 	"github.com/kudo-ng/kudo/internal/engine"
+	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/typedapi"
 )
-
-// typedFieldOwner is the field manager of the Instances that run typed
-// objects: the spec it applies is the typed object's, and wins.
-const typedFieldOwner = "kudo-ng-typed-api"
 
 // TypedAPIs starts, once each, the controller of every typed API the
 // Operators serve (OperatorReconciler): the manager runs, so the kinds are
@@ -61,7 +60,7 @@ func (t *TypedAPIs) Serve(names typedapi.Names, operator string) error {
 	if t.started[gvk] {
 		return nil
 	}
-	r := &TypedReconciler{Client: t.mgr.GetClient(), GVK: gvk, Operator: operator}
+	r := &TypedReconciler{Client: t.mgr.GetClient(), Recorder: t.mgr.GetEventRecorderFor("kudo-ng"), GVK: gvk, Operator: operator}
 	if err := r.SetupWithManager(t.mgr, t.MaxConcurrentReconciles, names.CRDName()); err != nil {
 		return err
 	}
@@ -109,11 +108,13 @@ func (t *TypedAPIs) Serves(ctx context.Context, gvk schema.GroupVersionKind) boo
 // plan finds by the object's name — with the object's parameters. The
 // Instance controller keeps the Instance's record in the object's status
 // (typedapi.StatusOf); this controller writes there only why the object
-// has no Instance that runs it. Deleting the object deletes the Instance,
+// has no Instance that runs it, while it has none: the object's status has
+// one writer at a time. Deleting the object deletes the Instance,
 // which runs its cleanup.
 type TypedReconciler struct {
 	client.Client
-	GVK schema.GroupVersionKind
+	Recorder record.EventRecorder
+	GVK      schema.GroupVersionKind
 	// Operator whose OperatorVersions run the objects.
 	Operator string
 }
@@ -140,7 +141,7 @@ func (r *TypedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if instance != nil && !metav1.IsControlledBy(instance, obj) {
 		instance = nil
 		if obj.GetDeletionTimestamp().IsZero() {
-			return ctrl.Result{}, r.refuse(ctx, obj, engine.Readiness{
+			return ctrl.Result{}, r.refuse(ctx, obj, nil, engine.Readiness{
 				Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.InvalidReason,
 				Message: fmt.Sprintf("an Instance named %s exists and is not this %s's: delete it, or name this %s otherwise",
 					obj.GetName(), r.GVK.Kind, r.GVK.Kind),
@@ -155,7 +156,7 @@ func (r *TypedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return ctrl.Result{}, err
 	}
 	if refused != nil {
-		return ctrl.Result{}, r.refuse(ctx, obj, *refused)
+		return ctrl.Result{}, r.refuse(ctx, obj, instance, *refused)
 	}
 	if instance != nil && runsAsDesired(instance, desired) {
 		return ctrl.Result{}, nil
@@ -164,9 +165,9 @@ func (r *TypedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		// Admission refuses what it would refuse of an Instance: a change
 		// while a plan runs that may not, for one.
 		ctrl.LoggerFrom(ctx).Info("The Instance of the object refused its change", "reason", err.Error())
-		return ctrl.Result{}, kerrors.NewAggregate([]error{err, r.refuse(ctx, obj, engine.Readiness{
+		return ctrl.Result{}, kerrors.NewAggregate([]error{err, r.refuse(ctx, obj, instance, engine.Readiness{
 			Ready: metav1.ConditionFalse, Reason: kudov1beta1.InvalidReason,
-			Message: fmt.Sprintf("Instance %s refused the change: %v", obj.GetName(), err),
+			Message: fmt.Sprintf("the Instance refused the change: %v", err),
 		})})
 	}
 	return ctrl.Result{}, nil
@@ -194,14 +195,11 @@ func (r *TypedReconciler) release(ctx context.Context, obj *unstructured.Unstruc
 	return client.IgnoreNotFound(r.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})))
 }
 
-// instanceOf is the Instance that runs obj: its OperatorVersion is the one
-// the spec names, else the one the Instance runs, else the Operator's
-// newest in the namespace. What makes it impossible is returned as the
-// object's readiness.
+// instanceOf is the Instance that runs obj (typedapi.InstanceOf). What
+// makes it impossible is returned as the object's readiness.
 func (r *TypedReconciler) instanceOf(
 	ctx context.Context, obj *unstructured.Unstructured, instance *kudov1beta1.Instance,
 ) (*kudov1beta1.Instance, *engine.Readiness, error) {
-	spec, _ := obj.Object["spec"].(map[string]any)
 	current := ""
 	if instance != nil {
 		current = instance.Spec.OperatorVersion.Name
@@ -210,27 +208,15 @@ func (r *TypedReconciler) instanceOf(
 	if err := r.List(ctx, versions, client.InNamespace(obj.GetNamespace())); err != nil {
 		return nil, nil, err
 	}
-	ov, err := typedapi.OperatorVersionOf(spec, current, r.Operator, versions.Items)
-	if err != nil {
+	desired, _, err := typedapi.InstanceOf(obj, current, r.Operator, versions.Items)
+	var none *typedapi.NoOperatorVersionError
+	switch {
+	case errors.As(err, &none):
 		// Not terminal: a new OperatorVersion wakes the object.
 		return nil, &engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.OperatorVersionNotFoundReason,
 			Message: err.Error()}, nil
-	}
-	instanceSpec, err := typedapi.InstanceSpec(spec, ov)
-	if err != nil {
+	case err != nil:
 		return nil, &engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.InvalidReason, Message: err.Error()}, nil
-	}
-	desired := &kudov1beta1.Instance{
-		TypeMeta: metav1.TypeMeta{APIVersion: kudov1beta1.GroupVersion.String(), Kind: "Instance"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: obj.GetName(), Namespace: obj.GetNamespace(),
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(obj, r.GVK)},
-			Annotations:     map[string]string{kudov1beta1.TypedGenerationAnnotation: strconv.FormatInt(obj.GetGeneration(), 10)},
-		},
-		Spec: instanceSpec,
-	}
-	if shard, ok := obj.GetLabels()[kudov1beta1.ShardLabel]; ok {
-		desired.Labels = map[string]string{kudov1beta1.ShardLabel: shard}
 	}
 	return desired, nil, nil
 }
@@ -286,7 +272,7 @@ func (r *TypedReconciler) apply(ctx context.Context, desired *kudov1beta1.Instan
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": desired.APIVersion, "kind": desired.Kind, "metadata": metadata, "spec": spec,
 	}}
-	if err := r.Patch(ctx, u, client.Apply, client.FieldOwner(typedFieldOwner), client.ForceOwnership); err != nil {
+	if err := objects.ServerSideApply(ctx, r.Client, u, objects.TypedAPIFieldOwner); err != nil {
 		return err
 	}
 	ctrl.LoggerFrom(ctx).Info("Applied the Instance of the object", "Instance", klog.KObj(desired),
@@ -294,9 +280,19 @@ func (r *TypedReconciler) apply(ctx context.Context, desired *kudov1beta1.Instan
 	return nil
 }
 
-// refuse writes to the object's conditions why no Instance runs it as it
-// is: they describe its generation, which its status has not observed.
-func (r *TypedReconciler) refuse(ctx context.Context, obj *unstructured.Unstructured, why engine.Readiness) error {
+// refuse says why no Instance runs the object as it is. While its Instance
+// runs it as it was, the Instance's patcher is the one writer of the
+// object's status (instancePatcher.patchRecord): the refusal is a warning
+// event, and the status, which observes the generation the Instance runs,
+// stays behind the object's. Else it is the object's conditions, which
+// describe its generation.
+func (r *TypedReconciler) refuse(ctx context.Context, obj *unstructured.Unstructured, instance *kudov1beta1.Instance,
+	why engine.Readiness) error {
+	ctrl.LoggerFrom(ctx).Info("No Instance runs the object", "reason", why.Reason, "message", why.Message)
+	if instance != nil {
+		r.Recorder.Event(obj, corev1.EventTypeWarning, why.Reason, why.Message)
+		return nil
+	}
 	carrier := &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Generation: obj.GetGeneration()}}
 	conditions, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "status", "conditions")
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"conditions": conditions}, &carrier.Status); err != nil {
@@ -315,8 +311,7 @@ func (r *TypedReconciler) refuse(ctx context.Context, obj *unstructured.Unstruct
 	if err := unstructured.SetNestedField(patched.Object, written["conditions"], "status", "conditions"); err != nil {
 		return err
 	}
-	ctrl.LoggerFrom(ctx).Info("No Instance runs the object", "reason", why.Reason, "message", why.Message)
-	return client.IgnoreNotFound(r.Status().Patch(ctx, patched, client.MergeFrom(obj)))
+	return client.IgnoreNotFound(patchStatus(ctx, r.Client, obj, patched))
 }
 
 // SetupWithManager registers the controller of the kind: woken by its

@@ -4,6 +4,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -51,5 +53,41 @@ func TestEveryPackageIsMapped(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOneWriterPerObject: every server-side apply goes through
+// internal/objects (field manager, forced ownership, the error naming the
+// object, in one place), and every status write through the controllers'
+// one status writer, which the patchers call: no controller or verb writes
+// them its own way.
+func TestOneWriterPerObject(t *testing.T) {
+	writers := map[*regexp.Regexp][]string{
+		regexp.MustCompile(`client\.Apply\b`): {filepath.Join("internal", "objects", "objects.go")},
+		regexp.MustCompile(`\.Status\(\)\.(Patch|Update|Apply)\(|\.SubResource\("status"\)`): {
+			filepath.Join("controllers", "status.go"),
+		},
+	}
+	root := ".."
+	for _, dir := range []string{"api", "cmd", "controllers", "internal", "main.go"} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			for write, allowed := range writers {
+				if write.Match(src) && !slices.Contains(allowed, rel) {
+					t.Errorf("%s writes with %s: only %s may", rel, write, strings.Join(allowed, ", "))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -31,8 +31,30 @@ import (
 	"github.com/kudo-ng/kudo/internal/inventory"
 )
 
-// FieldOwner is kudo-ng's field manager for server-side apply.
-const FieldOwner = "kudo-ng"
+// The field managers of kudo-ng's server-side applies: each owns what its
+// writer sets, and takes it over from anyone else.
+const (
+	// FieldOwner is the manager's: an Instance's objects, the CRDs of typed
+	// APIs.
+	FieldOwner = "kudo-ng"
+	// TypedAPIFieldOwner is the typed objects' controller's, which applies
+	// the Instance of each: what it sets is the typed object's, and wins.
+	TypedAPIFieldOwner = "kudo-ng-typed-api"
+	// CLIFieldOwner is kubectl kudo init's.
+	CLIFieldOwner = "kubectl-kudo"
+)
+
+// ServerSideApply is the one server-side apply of kudo-ng: obj, as
+// fieldOwner, taking over the fields it sets from other managers; obj
+// becomes the API server's answer, and an error names it.
+func ServerSideApply(ctx context.Context, c client.Writer, obj *unstructured.Unstructured, fieldOwner string,
+	opts ...client.PatchOption) error {
+	opts = append(opts, client.FieldOwner(fieldOwner), client.ForceOwnership)
+	if err := c.Patch(ctx, obj, client.Apply, opts...); err != nil {
+		return fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
+	}
+	return nil
+}
 
 // Watcher makes sure that changes to the objects of a kind wake the
 // Instances they belong to, before the kind's objects are read or written:
@@ -245,11 +267,7 @@ func (m *Manager) Diff(ctx context.Context, obj, live *unstructured.Unstructured
 // serverSideApply applies obj as field manager kudo-ng, taking over the
 // fields it sets from other managers; obj becomes the server's answer.
 func (m *Manager) serverSideApply(ctx context.Context, obj *unstructured.Unstructured, opts ...client.PatchOption) error {
-	opts = append(opts, client.FieldOwner(FieldOwner), client.ForceOwnership)
-	if err := m.client.Patch(ctx, obj, client.Apply, opts...); err != nil {
-		return fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
-	}
-	return nil
+	return ServerSideApply(ctx, m.client, obj, FieldOwner, opts...)
 }
 
 // withHash records on obj, as rendered, its hash, which tells the next pass

@@ -2,8 +2,11 @@ package typedapi
 
 import (
 	"fmt"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/params"
@@ -132,4 +135,44 @@ func OperatorVersionOf(spec map[string]any, current, operator string, versions [
 			"(kubectl kudo install %s --skip-instance)", operator, operator)
 	}
 	return newest, nil
+}
+
+// NoOperatorVersionError says that a typed object has no OperatorVersion
+// to run: not installed, or not its Operator's.
+type NoOperatorVersionError struct{ Err error }
+
+func (e *NoOperatorVersionError) Error() string { return e.Err.Error() }
+func (e *NoOperatorVersionError) Unwrap() error { return e.Err }
+
+// InstanceOf is the Instance that runs the typed object obj, of operator's
+// kind, and its OperatorVersion, of versions (those of obj's namespace):
+// the one place that decides it, for the typed objects' controller, which
+// applies it, and their webhook, which admits it as it would the Instance.
+// current is the OperatorVersion its Instance runs, "" when it has none.
+// The Instance is controlled by obj and notes the generation it is of.
+func InstanceOf(obj *unstructured.Unstructured, current, operator string, versions []kudov1beta1.OperatorVersion) (
+	*kudov1beta1.Instance, *kudov1beta1.OperatorVersion, error,
+) {
+	spec, _ := obj.Object["spec"].(map[string]any)
+	ov, err := OperatorVersionOf(spec, current, operator, versions)
+	if err != nil {
+		return nil, nil, &NoOperatorVersionError{Err: err}
+	}
+	instanceSpec, err := InstanceSpec(spec, ov)
+	if err != nil {
+		return nil, ov, err
+	}
+	i := &kudov1beta1.Instance{
+		TypeMeta: metav1.TypeMeta{APIVersion: kudov1beta1.GroupVersion.String(), Kind: "Instance"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: obj.GetName(), Namespace: obj.GetNamespace(),
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(obj, obj.GroupVersionKind())},
+			Annotations:     map[string]string{kudov1beta1.TypedGenerationAnnotation: strconv.FormatInt(obj.GetGeneration(), 10)},
+		},
+		Spec: instanceSpec,
+	}
+	if shard, ok := obj.GetLabels()[kudov1beta1.ShardLabel]; ok {
+		i.Labels = map[string]string{kudov1beta1.ShardLabel: shard}
+	}
+	return i, ov, nil
 }

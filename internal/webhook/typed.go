@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -76,27 +77,26 @@ func (w *TypedObjects) check(ctx context.Context, req admission.Request, obj *un
 	if err := w.Instances.Client.List(ctx, versions, client.InNamespace(obj.GetNamespace())); err != nil {
 		return err
 	}
-	spec, _ := obj.Object["spec"].(map[string]any)
 	current := ""
 	if mirror != nil {
 		current = mirror.Spec.OperatorVersion.Name
 	}
-	ov, err := typedapi.OperatorVersionOf(spec, current, operator, versions.Items)
-	if err != nil {
+	i, ov, err := typedapi.InstanceOf(obj, current, operator, versions.Items)
+	var none *typedapi.NoOperatorVersionError
+	if errors.As(err, &none) {
 		// One installed just before (kubectl kudo upgrade) may not be in the
 		// cache yet.
 		if listErr := w.Instances.Reader.List(ctx, versions, client.InNamespace(obj.GetNamespace())); listErr != nil {
 			return listErr
 		}
-		if ov, err = typedapi.OperatorVersionOf(spec, current, operator, versions.Items); err != nil {
+		i, ov, err = typedapi.InstanceOf(obj, current, operator, versions.Items)
+		if errors.As(err, &none) {
 			return fmt.Errorf("spec.operatorVersion: %w", err)
 		}
 	}
-	instanceSpec, err := typedapi.InstanceSpec(spec, ov)
 	if err != nil {
 		return err
 	}
-	i := &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Name: obj.GetName(), Namespace: obj.GetNamespace()}, Spec: instanceSpec}
 	if err := w.Instances.checkServiceAccount(i); err != nil {
 		return err
 	}

@@ -33,6 +33,7 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/config"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/webhookcert"
 )
 
@@ -43,7 +44,6 @@ const (
 	webhookService = "kudo-webhook-service"
 	webhookSecret  = "webhook-server-cert"
 	managerName    = "manager"
-	fieldOwner     = "kubectl-kudo"
 	deploymentKind = "Deployment"
 )
 
@@ -204,8 +204,8 @@ func Run(ctx context.Context, c client.Client, streams genericiooptions.IOStream
 			_, _ = fmt.Fprintf(streams.Out, "---\n%s", b)
 			continue
 		}
-		if err := c.Patch(ctx, obj, client.Apply, client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
-			return fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		if err := objects.ServerSideApply(ctx, c, obj, objects.CLIFieldOwner); err != nil {
+			return err
 		}
 		_, _ = fmt.Fprintf(streams.Out, "%s/%s applied\n", obj.GetKind(), obj.GetName())
 	}

@@ -1,0 +1,96 @@
+package typedapi_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/typedapi"
+)
+
+func TestTheInstanceOfATypedObject(t *testing.T) {
+	zk := kudov1beta1.OperatorVersion{Spec: kudov1beta1.OperatorVersionSpec{Version: "1.0.0",
+		Parameters: []kudov1beta1.Parameter{{Name: "NODE_COUNT", Type: "integer"}, {Name: "ZONE", Default: ptr.To("a"), Immutable: ptr.To(true)}}}}
+	zk.Name, zk.Spec.Operator.Name = "zk-1", "zk"
+	kafka := kudov1beta1.OperatorVersion{}
+	kafka.Name, kafka.Spec.Operator.Name = "kafka-9", "kafka"
+	object := func(spec map[string]any) *unstructured.Unstructured {
+		obj := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+		obj.SetAPIVersion("zk.apps.packages.kudo.dev/v1")
+		obj.SetKind("ZooKeeper")
+		obj.SetNamespace("a")
+		obj.SetName("zk")
+		obj.SetUID("uid-zk")
+		obj.SetGeneration(4)
+		return obj
+	}
+	tests := []struct {
+		name     string
+		obj      *unstructured.Unstructured
+		versions []kudov1beta1.OperatorVersion
+		// want is the Instance's spec as JSON, or the error.
+		want     string
+		wantNone bool
+	}{
+		{"its fields as parameters, an immutable one's default written", object(map[string]any{"NODE_COUNT": int64(3)}),
+			[]kudov1beta1.OperatorVersion{zk},
+			`{"operatorVersion":{"name":"zk-1"},"parameters":{"NODE_COUNT":"3","ZONE":"a"},"planExecution":{}}`, false},
+		{"no OperatorVersion installed", object(nil), nil,
+			"no OperatorVersion of Operator zk in the namespace: install the package first (kubectl kudo install zk --skip-instance)", true},
+		{"another Operator's OperatorVersion named", object(map[string]any{"operatorVersion": "kafka-9"}),
+			[]kudov1beta1.OperatorVersion{zk, kafka}, "OperatorVersion kafka-9 is of Operator kafka, not zk", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			i, _, err := typedapi.InstanceOf(tt.obj, "", "zk", tt.versions)
+			var none *typedapi.NoOperatorVersionError
+			if got := errors.As(err, &none); got != tt.wantNone {
+				t.Errorf("InstanceOf = %v: a missing OperatorVersion %v, want %v", err, got, tt.wantNone)
+			}
+			if err != nil {
+				if !strings.HasPrefix(err.Error(), tt.want) {
+					t.Errorf("InstanceOf = %v, want %s…", err, tt.want)
+				}
+				return
+			}
+			if s := asJSON(t, i.Spec); s != tt.want {
+				t.Errorf("the Instance's spec is %s\nwant %s", s, tt.want)
+			}
+		})
+	}
+}
+
+func TestTheInstanceOfATypedObjectIsControlledByItAndNotesItsGeneration(t *testing.T) {
+	ov := kudov1beta1.OperatorVersion{Spec: kudov1beta1.OperatorVersionSpec{Version: "1.0.0"}}
+	ov.Name, ov.Spec.Operator.Name = "zk-1", "zk"
+	obj := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
+	obj.SetAPIVersion("zk.apps.packages.kudo.dev/v1")
+	obj.SetKind("ZooKeeper")
+	obj.SetNamespace("a")
+	obj.SetName("zk")
+	obj.SetUID("uid-zk")
+	obj.SetGeneration(4)
+	obj.SetLabels(map[string]string{kudov1beta1.ShardLabel: "2", "team": "x"})
+
+	i, _, err := typedapi.InstanceOf(obj, "", "zk", []kudov1beta1.OperatorVersion{ov})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i.Namespace != "a" || i.Name != "zk" {
+		t.Errorf("the Instance is %s/%s, want a/zk: the object's name", i.Namespace, i.Name)
+	}
+	if !metav1.IsControlledBy(i, obj) || typedapi.HolderOf(i) == nil {
+		t.Errorf("the Instance's owners %v: the object must control it and hold its record", i.OwnerReferences)
+	}
+	if got := i.Annotations[kudov1beta1.TypedGenerationAnnotation]; got != "4" {
+		t.Errorf("the Instance notes generation %q, want 4", got)
+	}
+	if want := map[string]string{kudov1beta1.ShardLabel: "2"}; len(i.Labels) != 1 || i.Labels[kudov1beta1.ShardLabel] != "2" {
+		t.Errorf("the Instance's labels %v, want %v: the shard only", i.Labels, want)
+	}
+}
