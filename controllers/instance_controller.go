@@ -163,11 +163,37 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		result, retErr = r.finish(ctx, run, result, retErr)
 	}()
 
+	if goOn, err := r.admitOperatorVersion(ctx, run); err != nil || !goOn {
+		return ctrl.Result{}, err
+	}
+	if goOn, err := r.prepare(ctx, run); err != nil || !goOn {
+		return ctrl.Result{}, err
+	}
+	if !instance.DeletionTimestamp.IsZero() {
+		// A cleanup step in ERROR is tried again after its backoff, as a
+		// live plan's is.
+		return ctrl.Result{RequeueAfter: run.requeue}, r.reconcileDelete(ctx, run)
+	}
+	for _, sub := range r.subReconcilers() {
+		if err := sub(ctx, run); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{RequeueAfter: run.requeue}, nil
+}
+
+// admitOperatorVersion reads the Instance's OperatorVersion into run, and
+// judges whether its code may run for the Instance: it exists, the
+// TrustPolicies let it run, and it is the content the Instance ran with. It
+// returns whether the reconcile goes on: an Instance being deleted goes on
+// to remove what it applied when only the last fails.
+func (r *InstanceReconciler) admitOperatorVersion(ctx context.Context, run *planRun) (bool, error) {
+	instance := run.instance
 	ov := &kudov1beta1.OperatorVersion{}
 	ovKey := instance.OperatorVersionKey()
 	if err := r.Get(ctx, ovKey, ov); err != nil {
 		if !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, err
+			return false, err
 		}
 		// Not terminal: the OperatorVersion watch wakes the Instance when it appears.
 		run.judge(&engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.OperatorVersionNotFoundReason,
@@ -175,12 +201,12 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		if !instance.DeletionTimestamp.IsZero() {
 			controllerutil.RemoveFinalizer(instance, kudov1beta1.InstanceCleanupFinalizer)
 		}
-		return ctrl.Result{}, nil
+		return false, nil
 	}
 	run.ov = ov
 	policies := &kudov1alpha1.TrustPolicyList{}
 	if err := r.List(ctx, policies); err != nil {
-		return ctrl.Result{}, err
+		return false, err
 	}
 	if refused := trust.Refusal(policies.Items, ov); refused != nil {
 		// The OperatorVersion watch wakes the Instance once it is judged.
@@ -195,7 +221,7 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		if !instance.DeletionTimestamp.IsZero() && !refused.Pending {
 			controllerutil.RemoveFinalizer(instance, kudov1beta1.InstanceCleanupFinalizer)
 		}
-		return ctrl.Result{}, nil
+		return false, nil
 	}
 	engine.PinOperatorVersion(instance, ov)
 	if replaced := engine.OperatorVersionReplaced(instance, ov); replaced != nil {
@@ -207,18 +233,23 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		r.warnOnRefusal(instance, readiness)
 		run.judge(readiness)
 		run.replaced = true
-		if instance.DeletionTimestamp.IsZero() {
-			return ctrl.Result{}, nil
-		}
+		return !instance.DeletionTimestamp.IsZero(), nil
 	}
+	return true, nil
+}
 
+// prepare gives run what the plans work with: the Instance's identity, the
+// OperatorVersion's health rules, the objects' manager, the parameters. It
+// returns whether the reconcile goes on.
+func (r *InstanceReconciler) prepare(ctx context.Context, run *planRun) (bool, error) {
+	instance, ov := run.instance, run.ov
 	id, err := r.identityFor(instance)
 	if err != nil {
-		return ctrl.Result{}, err
+		return false, err
 	}
 	if len(instance.Spec.SecretParameters) > 0 {
 		if err := r.kinds.WatchSecrets(); err != nil {
-			return ctrl.Result{}, err
+			return false, err
 		}
 	}
 	// An Instance being deleted runs its cleanup judged by kstatus: rules
@@ -228,7 +259,7 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		// The OperatorVersion check says so too; a new OperatorVersion wakes the Instance.
 		run.judge(&engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.InvalidReason,
 			Message: fmt.Sprintf("OperatorVersion %s has health rules that do not compile: %v", ov.Name, err)})
-		return ctrl.Result{}, nil
+		return false, nil
 	}
 	run.writer, run.reader, run.files = id.writer, id.reader, id.files
 	run.objects = objects.NewManager(instance, id.writer,
@@ -239,17 +270,7 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	if engine.RekeyMasks(&instance.Status, run.params.values, run.params.keys) {
 		ctrl.LoggerFrom(ctx).Info("Masks of sensitive values made again with the current mask key")
 	}
-	if !instance.DeletionTimestamp.IsZero() {
-		// A cleanup step in ERROR is tried again after its backoff, as a
-		// live plan's is.
-		return ctrl.Result{RequeueAfter: run.requeue}, r.reconcileDelete(ctx, run)
-	}
-	for _, sub := range r.subReconcilers() {
-		if err := sub(ctx, run); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	return ctrl.Result{RequeueAfter: run.requeue}, nil
+	return true, nil
 }
 
 // warnOnRefusal says, as a warning event, why the manager refuses the

@@ -78,38 +78,37 @@ type Set struct {
 }
 
 // Compile compiles the rules of an OperatorVersion; the error names each
-// expression that does not compile.
+// rule that is misplaced (Rules) or does not compile.
 func Compile(spec *kudov1beta1.OperatorVersionSpec) (*Set, error) {
-	s := &Set{kinds: map[schema.GroupVersionKind]*check{}, readyWhen: map[string][]*Expression{}, timeout: EvalTimeout}
+	rules, misplaced := Rules(spec.HealthChecks, spec.Tasks)
 	var errs []error
-	compile := func(field, source string) *Expression {
-		if source == "" {
-			return nil
-		}
-		e, err := NewExpression(field, source)
+	for _, err := range misplaced {
+		errs = append(errs, err)
+	}
+	s := &Set{kinds: map[schema.GroupVersionKind]*check{}, readyWhen: map[string][]*Expression{}, timeout: EvalTimeout}
+	for _, rule := range rules {
+		e, err := NewExpression(rule.Field, rule.Source)
 		if err != nil {
 			errs = append(errs, err)
-		}
-		return e
-	}
-	for n, hc := range spec.HealthChecks {
-		at := fmt.Sprintf("healthChecks[%d]", n)
-		if hc.Current == "" {
-			errs = append(errs, &FieldError{at + ".current", "is required: it says when the object is ready"})
 			continue
 		}
-		gvk := schema.FromAPIVersionAndKind(hc.APIVersion, hc.Kind)
-		s.kinds[gvk] = &check{
-			inProgress: compile(at+".inProgress", hc.InProgress),
-			failed:     compile(at+".failed", hc.Failed),
-			current:    compile(at+".current", hc.Current),
+		if rule.Check == "" {
+			task := spec.Tasks[rule.Task].Name
+			s.readyWhen[task] = append(s.readyWhen[task], e)
+			continue
 		}
-	}
-	for n, t := range spec.Tasks {
-		for m, source := range t.Spec.ReadyWhen {
-			if e := compile(fmt.Sprintf("tasks[%d].spec.readyWhen[%d]", n, m), source); e != nil {
-				s.readyWhen[t.Name] = append(s.readyWhen[t.Name], e)
-			}
+		c := s.kinds[rule.Kind]
+		if c == nil {
+			c = &check{}
+			s.kinds[rule.Kind] = c
+		}
+		switch rule.Check {
+		case "inProgress":
+			c.inProgress = e
+		case "failed":
+			c.failed = e
+		default:
+			c.current = e
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

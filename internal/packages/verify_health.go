@@ -2,7 +2,6 @@ package packages
 
 import (
 	"errors"
-	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -23,45 +22,23 @@ func (v *verifier) healthRules() {
 		}
 		return healthrule.BuiltinSchema(gvk)
 	}
-	seen := map[schema.GroupVersionKind]int{}
-	for n, hc := range v.p.Operator.HealthChecks {
-		at := fmt.Sprintf("healthChecks[%d]", n)
-		if hc.APIVersion == "" || hc.Kind == "" {
-			v.r.errorf(OperatorFileName, at, "apiVersion and kind are required: they name the objects the rule judges")
-			continue
-		}
-		gvk := schema.FromAPIVersionAndKind(hc.APIVersion, hc.Kind)
-		if first, dup := seen[gvk]; dup {
-			v.r.errorf(OperatorFileName, at, "judges %s %s, as healthChecks[%d] does", hc.APIVersion, hc.Kind, first)
-			continue
-		}
-		seen[gvk] = n
-		if hc.Current == "" {
-			v.r.errorf(OperatorFileName, at+".current", "is required: it says when the object is ready")
-		}
-		s, typed := schemaOf(gvk)
-		for _, rule := range []struct{ name, source string }{{"inProgress", hc.InProgress}, {"failed", hc.Failed}, {"current", hc.Current}} {
-			if rule.source != "" {
-				v.healthRule(at+"."+rule.name, rule.source, s, typed)
-			}
-		}
+	rules, misplaced := healthrule.Rules(v.p.Operator.HealthChecks, v.p.Operator.Tasks)
+	for _, err := range misplaced {
+		v.r.errorf(OperatorFileName, err.Field, "%s", err.Message)
 	}
-	for n := range v.p.Operator.Tasks {
-		t := &v.p.Operator.Tasks[n]
-		for m, source := range t.Spec.ReadyWhen {
-			at := fmt.Sprintf("tasks[%d].spec.readyWhen[%d]", n, m)
-			if t.Kind != kudov1beta1.ApplyTaskKind {
-				v.r.errorf(OperatorFileName, at, "readyWhen judges what an Apply task applies; task %s is a %s task", t.Name, t.Kind)
-				continue
-			}
-			kinds := v.appliedKinds(t)
-			if len(kinds) == 0 {
-				v.healthRule(at, source, healthrule.Schema{}, false)
-			}
-			for _, gvk := range kinds {
-				s, typed := schemaOf(gvk)
-				v.healthRule(at, source, s, typed)
-			}
+	for _, rule := range rules {
+		if rule.Check != "" {
+			s, typed := schemaOf(rule.Kind)
+			v.healthRule(rule.Field, rule.Source, s, typed)
+			continue
+		}
+		kinds := v.appliedKinds(&v.p.Operator.Tasks[rule.Task])
+		if len(kinds) == 0 {
+			v.healthRule(rule.Field, rule.Source, healthrule.Schema{}, false)
+		}
+		for _, gvk := range kinds {
+			s, typed := schemaOf(gvk)
+			v.healthRule(rule.Field, rule.Source, s, typed)
 		}
 	}
 }
