@@ -235,33 +235,37 @@ func Verify(ctx context.Context, ov *kudov1beta1.OperatorVersion, policies []kud
 func verifyOne(ctx context.Context, ov *kudov1beta1.OperatorVersion, p *kudov1alpha1.TrustPolicy, logins Credentials) Verdict {
 	ctx, cancel := context.WithTimeout(ctx, MaxPackageTime)
 	defer cancel()
-	verdict := Verdict{Policy: p.Name}
-	origin := ov.Annotations[kudov1beta1.PackageDigestAnnotation]
-	if origin == "" {
-		verdict.Err = errors.New("it was installed from no OCI registry, so no signature can name it")
-		return verdict
-	}
-	if !strings.Contains(origin, "@") {
-		verdict.Err = fmt.Errorf("%s names no digest", origin)
-		return verdict
-	}
-	verdict.Verified, verdict.Err = verifyWith(ctx, ov, p, origin, logins)
-	return verdict
+	verified, err := VerifyWith(ctx, ov, p, func() (*ocipkg.Client, error) {
+		var login auth.CredentialFunc
+		if logins != nil {
+			var err error
+			if login, err = logins(ctx, p); err != nil {
+				return nil, err
+			}
+		}
+		return Client(p, login)
+	})
+	return Verdict{Policy: p.Name, Verified: verified, Err: err}
 }
 
-func verifyWith(ctx context.Context, ov *kudov1beta1.OperatorVersion, p *kudov1alpha1.TrustPolicy, origin string,
-	logins Credentials) (*ocipkg.Verified, error) {
+// VerifyWith is what a policy says of ov, with the registry client that
+// client makes, once ov names a package in a registry: the manager's
+// (Client, under the policy's rules) or kubectl kudo's (--verify, with the
+// user's access). Both decide here, so they cannot disagree.
+func VerifyWith(ctx context.Context, ov *kudov1beta1.OperatorVersion, p *kudov1alpha1.TrustPolicy,
+	client func() (*ocipkg.Client, error)) (*ocipkg.Verified, error) {
+	origin := ov.Annotations[kudov1beta1.PackageDigestAnnotation]
+	if origin == "" {
+		return nil, errors.New("it was installed from no OCI registry, so no signature can name it")
+	}
+	if !strings.Contains(origin, "@") {
+		return nil, fmt.Errorf("%s names no digest", origin)
+	}
 	authorities, err := Authorities(p)
 	if err != nil {
 		return nil, err
 	}
-	var login auth.CredentialFunc
-	if logins != nil {
-		if login, err = logins(ctx, p); err != nil {
-			return nil, err
-		}
-	}
-	c, err := Client(p, login)
+	c, err := client()
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package action
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -11,7 +12,6 @@ import (
 	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/resolve"
-	"github.com/kudo-ng/kudo/internal/packages"
 	"github.com/kudo-ng/kudo/internal/trust"
 )
 
@@ -21,40 +21,27 @@ func VerifyFlag(f *pflag.FlagSet, verify *bool) {
 		"against the cluster's TrustPolicies, as the manager will: a package none covers, or none of whose authorities signed it, is refused")
 }
 
-// VerifySignatures checks that the TrustPolicies of the cluster that cover
-// each package verify its signature, with the CLI's access to registries.
-// Each package was read by the digest its tag resolved to, so what is
-// verified is what is installed.
-func VerifySignatures(ctx context.Context, c client.Reader, pkgs []*packages.Package, registry resolve.Registry, out io.Writer) error {
+// VerifySignatures checks, before anything is written, that the
+// TrustPolicies of the cluster that cover each OperatorVersion to install
+// verify it as the manager will (trust.VerifyWith), with the CLI's access to
+// registries: the signature of the package it was read from, by the digest
+// its tag resolved to, and that it is that package.
+func VerifySignatures(ctx context.Context, c client.Reader, versions []*Version, registry resolve.Registry, out io.Writer) error {
 	policies := &kudov1alpha1.TrustPolicyList{}
 	if err := c.List(ctx, policies); err != nil {
 		return fmt.Errorf("--verify: listing the cluster's TrustPolicies: %w", err)
 	}
-	registries, err := registry.Client()
-	if err != nil {
-		return err
-	}
-	for _, p := range pkgs {
-		ov := &kudov1beta1.OperatorVersion{}
-		if p.Origin != "" {
-			ov.Annotations = map[string]string{kudov1beta1.PackageDigestAnnotation: p.Origin}
-		}
+	for _, v := range versions {
+		ov := v.OperatorVersion()
 		covering := trust.Covering(policies.Items, ov)
 		if len(covering) == 0 {
-			return fmt.Errorf("--verify: no TrustPolicy covers package %s (%s)", p.Operator.Name, originOf(p))
+			origin := cmp.Or(ov.Annotations[kudov1beta1.PackageDigestAnnotation], "from no OCI registry")
+			return fmt.Errorf("--verify: no TrustPolicy covers package %s (%s)", ov.Spec.Operator.Name, origin)
 		}
 		for _, policy := range covering {
-			if p.Origin == "" {
-				return fmt.Errorf("--verify: package %s comes from no OCI registry, so TrustPolicy %s, which covers it, "+
-					"can verify no signature of it", p.Operator.Name, policy.Name)
-			}
-			authorities, err := trust.Authorities(&policy)
+			verified, err := trust.VerifyWith(ctx, ov, &policy, registry.Client)
 			if err != nil {
-				return fmt.Errorf("--verify: TrustPolicy %s: %w", policy.Name, err)
-			}
-			verified, err := registries.Verify(ctx, p.Origin, authorities)
-			if err != nil {
-				return fmt.Errorf("--verify: TrustPolicy %s: %w", policy.Name, err)
+				return fmt.Errorf("--verify: TrustPolicy %s: package %s: %w", policy.Name, ov.Spec.Operator.Name, err)
 			}
 			_, err = fmt.Fprintf(out, "Verified: %s, signed by %s of TrustPolicy %s\n", verified.Ref, verified.Authority, policy.Name)
 			if err != nil {
@@ -63,11 +50,4 @@ func VerifySignatures(ctx context.Context, c client.Reader, pkgs []*packages.Pac
 		}
 	}
 	return nil
-}
-
-func originOf(p *packages.Package) string {
-	if p.Origin == "" {
-		return "from no OCI registry"
-	}
-	return p.Origin
 }

@@ -3,6 +3,7 @@ package action
 import (
 	"bytes"
 	"context"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,14 +68,20 @@ func TestVerifyRefusesAPackageNoPolicyVerifies(t *testing.T) {
 		{"signed", []*kudov1alpha1.TrustPolicy{policy}, pull("oci://" + host + "/team/signed:0.1.0"), ""},
 		{"unsigned", []*kudov1alpha1.TrustPolicy{policy}, pull("oci://" + host + "/team/unsigned:0.1.0"), "TrustPolicy team: "},
 		{"covered by none", nil, pull("oci://" + host + "/team/signed:0.1.0"), "no TrustPolicy covers package hello"},
-		{"from a directory", []*kudov1alpha1.TrustPolicy{catchAll}, fromDir, "comes from no OCI registry, so TrustPolicy all"},
+		{"from a directory", []*kudov1alpha1.TrustPolicy{catchAll}, fromDir,
+			"TrustPolicy all: package hello: it was installed from no OCI registry, so no signature can name it"},
 	} {
 		builder := fake.NewClientBuilder().WithScheme(clientutil.Scheme)
 		for _, p := range tt.policies {
 			builder = builder.WithObjects(p)
 		}
+		cluster := builder.Build()
+		versions, err := PrepareVersions(ctx, cluster, "team", []*packages.Package{tt.pkg}, packages.VerifyOptions{}, false, io.Discard)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
 		var out bytes.Buffer
-		err := VerifySignatures(ctx, builder.Build(), []*packages.Package{tt.pkg}, resolve.Registry{PlainHTTP: true}, &out)
+		err = VerifySignatures(ctx, cluster, versions, resolve.Registry{PlainHTTP: true}, &out)
 		if tt.want == "" {
 			if err != nil || !strings.Contains(out.String(), "signed by release of TrustPolicy team") {
 				t.Errorf("%s: %v, printed %q", tt.name, err, out.String())

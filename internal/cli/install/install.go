@@ -106,11 +106,6 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if err != nil {
 		return err
 	}
-	if opts.Verify {
-		if err := action.VerifySignatures(ctx, c, append(deps, p), opts.Registry, streams.Out); err != nil {
-			return err
-		}
-	}
 	var assigned params.Assigned
 	if !opts.SkipInstance {
 		// A package whose parameters do not convert has no values to
@@ -125,6 +120,11 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	versions, err := action.PrepareVersions(ctx, c, ns, append(deps, p), verify, opts.ReplaceOperatorVersion, streams.ErrOut)
 	if err != nil {
 		return err
+	}
+	if opts.Verify {
+		if err := action.VerifySignatures(ctx, c, versions, opts.Registry, streams.Out); err != nil {
+			return err
+		}
 	}
 	ov := versions[len(versions)-1].OperatorVersion()
 	name := opts.Instance

@@ -106,11 +106,6 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if err != nil {
 		return err
 	}
-	if opts.Verify {
-		if err := action.VerifySignatures(ctx, c, append(deps, p), opts.Registry, streams.Out); err != nil {
-			return err
-		}
-	}
 	// The templates render with the parameters the Instance will keep: its
 	// own with the changes. A package whose parameters do not convert has
 	// no changes to resolve; verifying it says why.
@@ -129,6 +124,11 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 		opts.ReplaceOperatorVersion, streams.ErrOut)
 	if err != nil {
 		return err
+	}
+	if opts.Verify {
+		if err := action.VerifySignatures(ctx, c, versions, opts.Registry, streams.Out); err != nil {
+			return err
+		}
 	}
 	ov := versions[len(versions)-1].OperatorVersion()
 	clientutil.WarnPlainSensitive(streams.ErrOut, changes, ov.Spec.Parameters)
