@@ -13,22 +13,19 @@ import (
 	"github.com/kudo-ng/kudo/internal/typedapi"
 )
 
+// withSpec is typedObject with the spec.
+func withSpec(spec map[string]any) *unstructured.Unstructured {
+	obj := typedObject(nil)
+	obj.Object["spec"] = spec
+	return obj
+}
+
 func TestTheInstanceOfATypedObject(t *testing.T) {
 	zk := kudov1beta1.OperatorVersion{Spec: kudov1beta1.OperatorVersionSpec{Version: "1.0.0",
 		Parameters: []kudov1beta1.Parameter{{Name: "NODE_COUNT", Type: "integer"}, {Name: "ZONE", Default: ptr.To("a"), Immutable: ptr.To(true)}}}}
 	zk.Name, zk.Spec.Operator.Name = "zk-1", "zk"
 	kafka := kudov1beta1.OperatorVersion{}
 	kafka.Name, kafka.Spec.Operator.Name = "kafka-9", "kafka"
-	object := func(spec map[string]any) *unstructured.Unstructured {
-		obj := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-		obj.SetAPIVersion("zk.apps.packages.kudo.dev/v1")
-		obj.SetKind("ZooKeeper")
-		obj.SetNamespace("a")
-		obj.SetName("zk")
-		obj.SetUID("uid-zk")
-		obj.SetGeneration(4)
-		return obj
-	}
 	tests := []struct {
 		name     string
 		obj      *unstructured.Unstructured
@@ -37,12 +34,12 @@ func TestTheInstanceOfATypedObject(t *testing.T) {
 		want     string
 		wantNone bool
 	}{
-		{"its fields as parameters, an immutable one's default written", object(map[string]any{"NODE_COUNT": int64(3)}),
+		{"its fields as parameters, an immutable one's default written", withSpec(map[string]any{"NODE_COUNT": int64(3)}),
 			[]kudov1beta1.OperatorVersion{zk},
 			`{"operatorVersion":{"name":"zk-1"},"parameters":{"NODE_COUNT":"3","ZONE":"a"},"planExecution":{}}`, false},
-		{"no OperatorVersion installed", object(nil), nil,
+		{"no OperatorVersion installed", typedObject(nil), nil,
 			"no OperatorVersion of Operator zk in the namespace: install the package first (kubectl kudo install zk --skip-instance)", true},
-		{"another Operator's OperatorVersion named", object(map[string]any{"operatorVersion": "kafka-9"}),
+		{"another Operator's OperatorVersion named", withSpec(map[string]any{"operatorVersion": "kafka-9"}),
 			[]kudov1beta1.OperatorVersion{zk, kafka}, "OperatorVersion kafka-9 is of Operator kafka, not zk", true},
 	}
 	for _, tt := range tests {
@@ -68,27 +65,21 @@ func TestTheInstanceOfATypedObject(t *testing.T) {
 func TestTheInstanceOfATypedObjectIsControlledByItAndNotesItsGeneration(t *testing.T) {
 	ov := kudov1beta1.OperatorVersion{Spec: kudov1beta1.OperatorVersionSpec{Version: "1.0.0"}}
 	ov.Name, ov.Spec.Operator.Name = "zk-1", "zk"
-	obj := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
-	obj.SetAPIVersion("zk.apps.packages.kudo.dev/v1")
-	obj.SetKind("ZooKeeper")
-	obj.SetNamespace("a")
-	obj.SetName("zk")
-	obj.SetUID("uid-zk")
-	obj.SetGeneration(4)
+	obj := withSpec(map[string]any{})
 	obj.SetLabels(map[string]string{kudov1beta1.ShardLabel: "2", "team": "x"})
 
 	i, _, err := typedapi.InstanceOf(obj, "", "zk", []kudov1beta1.OperatorVersion{ov})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if i.Namespace != "a" || i.Name != "zk" {
-		t.Errorf("the Instance is %s/%s, want a/zk: the object's name", i.Namespace, i.Name)
+	if i.Namespace != "ns" || i.Name != "zk" {
+		t.Errorf("the Instance is %s/%s, want ns/zk: the object's name", i.Namespace, i.Name)
 	}
 	if !metav1.IsControlledBy(i, obj) || typedapi.HolderOf(i) == nil {
 		t.Errorf("the Instance's owners %v: the object must control it and hold its record", i.OwnerReferences)
 	}
-	if got := i.Annotations[kudov1beta1.TypedGenerationAnnotation]; got != "4" {
-		t.Errorf("the Instance notes generation %q, want 4", got)
+	if got := i.Annotations[kudov1beta1.TypedGenerationAnnotation]; got != "3" {
+		t.Errorf("the Instance notes generation %q, want 3", got)
 	}
 	if want := map[string]string{kudov1beta1.ShardLabel: "2"}; len(i.Labels) != 1 || i.Labels[kudov1beta1.ShardLabel] != "2" {
 		t.Errorf("the Instance's labels %v, want %v: the shard only", i.Labels, want)
