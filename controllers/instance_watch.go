@@ -229,55 +229,7 @@ func (k *kindWatches) ownerSource(obj client.Object, moves predicate.Predicate, 
 		if err != nil {
 			return fmt.Errorf("waiting for the cache of %s to sync: %w", obj.GetObjectKind().GroupVersionKind().Kind, err)
 		}
-		wake := func(o any) {
-			if o, ok := o.(client.Object); ok {
-				for _, req := range k.ownerOf(ctx, o) {
-					queue.Add(req)
-				}
-			}
-		}
-		wakeSoon := func(o client.Object) {
-			for _, req := range k.ownerOf(ctx, o) {
-				queue.AddAfter(req, progressInterval)
-			}
-		}
-		registration, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc: func(o any) {
-				if o, ok := o.(client.Object); ok && moves.Create(event.CreateEvent{Object: o}) {
-					wake(o)
-				}
-			},
-			UpdateFunc: func(old, cur any) {
-				oldObj, okOld := old.(client.Object)
-				curObj, okCur := cur.(client.Object)
-				if !okOld || !okCur {
-					return
-				}
-				e := event.UpdateEvent{ObjectOld: oldObj, ObjectNew: curObj}
-				if moves.Update(e) {
-					wake(curObj)
-					return
-				}
-				if judged == nil {
-					return
-				}
-				switch judged(e) {
-				case wakeNow:
-					wake(curObj)
-				case wakeLater:
-					wakeSoon(curObj)
-				case stayAsleep:
-				}
-			},
-			DeleteFunc: func(o any) {
-				if tombstone, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
-					o = tombstone.Obj
-				}
-				if o, ok := o.(client.Object); ok && moves.Delete(event.DeleteEvent{Object: o}) {
-					wake(o)
-				}
-			},
-		})
+		registration, err := informer.AddEventHandler(k.ownerHandler(ctx, queue, moves, judged))
 		if err != nil {
 			return err
 		}
@@ -287,6 +239,61 @@ func (k *kindWatches) ownerSource(obj client.Object, moves predicate.Predicate, 
 		}
 		return nil
 	})
+}
+
+// ownerHandler queues the owners of the objects whose changes moves lets
+// through, and of those judged says, at once or after progressInterval.
+func (k *kindWatches) ownerHandler(ctx context.Context, queue workqueue.TypedRateLimitingInterface[reconcile.Request],
+	moves predicate.Predicate, judged func(event.UpdateEvent) wakeup) toolscache.ResourceEventHandlerFuncs {
+	wake := func(o any) {
+		if o, ok := o.(client.Object); ok {
+			for _, req := range k.ownerOf(ctx, o) {
+				queue.Add(req)
+			}
+		}
+	}
+	wakeSoon := func(o client.Object) {
+		for _, req := range k.ownerOf(ctx, o) {
+			queue.AddAfter(req, progressInterval)
+		}
+	}
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(o any) {
+			if o, ok := o.(client.Object); ok && moves.Create(event.CreateEvent{Object: o}) {
+				wake(o)
+			}
+		},
+		UpdateFunc: func(old, cur any) {
+			oldObj, okOld := old.(client.Object)
+			curObj, okCur := cur.(client.Object)
+			if !okOld || !okCur {
+				return
+			}
+			e := event.UpdateEvent{ObjectOld: oldObj, ObjectNew: curObj}
+			if moves.Update(e) {
+				wake(curObj)
+				return
+			}
+			if judged == nil {
+				return
+			}
+			switch judged(e) {
+			case wakeNow:
+				wake(curObj)
+			case wakeLater:
+				wakeSoon(curObj)
+			case stayAsleep:
+			}
+		},
+		DeleteFunc: func(o any) {
+			if tombstone, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+				o = tombstone.Obj
+			}
+			if o, ok := o.(client.Object); ok && moves.Delete(event.DeleteEvent{Object: o}) {
+				wake(o)
+			}
+		},
+	}
 }
 
 // WatchSecrets makes a change of any Secret that secret parameters read

@@ -74,55 +74,21 @@ func (r *OperatorReconciler) serveTypedAPI(ctx context.Context, operator *kudov1
 	if newest == nil {
 		return r.retireTypedAPI(ctx, operator)
 	}
-	names, err := typedapi.NamesOf(operator.Name, newest.Spec.TypedAPI)
+	names, crd, err := typedAPIOf(operator, newest, older)
 	if err != nil {
-		return typedAPI{message: fmt.Sprintf("no typed API: %v", err)}, nil
+		return typedAPI{message: "no typed API: " + err.Error()}, nil
 	}
-	olderParameters := make([][]kudov1beta1.Parameter, 0, len(older))
-	for _, ov := range older {
-		olderParameters = append(olderParameters, ov.Spec.Parameters)
-	}
-	crd, err := typedapi.CRD(names, operator.Name, newest.Spec.Parameters, olderParameters...)
-	if err != nil {
-		return typedAPI{message: fmt.Sprintf("no typed API: OperatorVersion %s: %v", newest.Name, err)}, nil
-	}
-	crd.Labels[typedapi.OperatorNamespaceLabel] = operator.Namespace
 	crds := &unstructured.UnstructuredList{}
 	crds.SetGroupVersionKind(kudocrd.V1.GroupVersion().WithKind("CustomResourceDefinitionList"))
 	if err := r.List(ctx, crds); err != nil {
 		return typedAPI{}, err
 	}
-	alive := func(key types.NamespacedName) bool {
-		return !apierrors.IsNotFound(r.Get(ctx, key, &kudov1beta1.Operator{}))
+	if refused, err := r.typedAPIRefusal(ctx, operator, names, crds.Items); err != nil || refused != "" {
+		return typedAPI{message: refused, requeue: typedAPIRetry}, err
 	}
-	if conflict := typedapi.Conflict(names, client.ObjectKeyFromObject(operator), crds.Items, alive); conflict != "" {
-		return typedAPI{message: "no typed API: " + conflict, requeue: typedAPIRetry}, nil
-	}
-	webhooks := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
-	if err := r.List(ctx, webhooks); err != nil {
-		return typedAPI{}, err
-	}
-	if !typedapi.Admitted(names, webhooks.Items) {
-		return typedAPI{message: fmt.Sprintf("no typed API: webhook %s does not admit the creates and updates of %s: "+
-			"a cluster admin adds the group %s to its rules (docs/typed-apis.md)", typedapi.TypedWebhook, names.CRDName(), names.Group),
-			requeue: typedAPIRetry}, nil
-	}
-	var existing *unstructured.Unstructured
-	for i := range crds.Items {
-		if crds.Items[i].GetName() == crd.Name {
-			existing = &crds.Items[i]
-		}
-	}
-	hash, err := hashOf(crd.Spec)
+	existing, err := r.ensureCRD(ctx, crd, crds.Items)
 	if err != nil {
-		return typedAPI{}, err
-	}
-	if existing == nil || existing.GetAnnotations()[typedAPIHashAnnotation] != hash || existing.GetLabels()[typedapi.OperatorNamespaceLabel] == "" {
-		crd.Annotations = map[string]string{typedAPIHashAnnotation: hash}
-		if existing, err = r.applyCRD(ctx, crd); err != nil {
-			return typedAPI{message: fmt.Sprintf("no typed API: %v", err)}, err
-		}
-		ctrl.LoggerFrom(ctx).Info("Serving the typed API", "crd", crd.Name, "operatorVersion", newest.Name)
+		return typedAPI{message: fmt.Sprintf("no typed API: %v", err)}, err
 	}
 	if !established(existing) {
 		return typedAPI{message: fmt.Sprintf("serving %s once the API server establishes it", crd.Name), requeue: establishedWait}, nil
@@ -131,6 +97,75 @@ func (r *OperatorReconciler) serveTypedAPI(ctx context.Context, operator *kudov1
 		return typedAPI{}, err
 	}
 	return typedAPI{message: fmt.Sprintf("served as %s %s (kubectl get %s)", names.GroupVersionKind().GroupVersion(), names.Kind, names.Plural)}, nil
+}
+
+// typedAPIOf is the Operator's kind and its CustomResourceDefinition, typed
+// by the newest OperatorVersion and keeping the fields of the older ones.
+func typedAPIOf(operator *kudov1beta1.Operator, newest *kudov1beta1.OperatorVersion, older []kudov1beta1.OperatorVersion) (
+	typedapi.Names, *apiextensionsv1.CustomResourceDefinition, error) {
+	names, err := typedapi.NamesOf(operator.Name, newest.Spec.TypedAPI)
+	if err != nil {
+		return names, nil, err
+	}
+	olderParameters := make([][]kudov1beta1.Parameter, 0, len(older))
+	for _, ov := range older {
+		olderParameters = append(olderParameters, ov.Spec.Parameters)
+	}
+	crd, err := typedapi.CRD(names, operator.Name, newest.Spec.Parameters, olderParameters...)
+	if err != nil {
+		return names, nil, fmt.Errorf("OperatorVersion %s: %w", newest.Name, err)
+	}
+	crd.Labels[typedapi.OperatorNamespaceLabel] = operator.Namespace
+	return names, crd, nil
+}
+
+// typedAPIRefusal says why the kind is not the Operator's to serve: another
+// Operator holds it or its group, or the typed objects' webhook does not
+// admit it; "" when it is.
+func (r *OperatorReconciler) typedAPIRefusal(ctx context.Context, operator *kudov1beta1.Operator, names typedapi.Names,
+	crds []unstructured.Unstructured) (string, error) {
+	alive := func(key types.NamespacedName) bool {
+		return !apierrors.IsNotFound(r.Get(ctx, key, &kudov1beta1.Operator{}))
+	}
+	if conflict := typedapi.Conflict(names, client.ObjectKeyFromObject(operator), crds, alive); conflict != "" {
+		return "no typed API: " + conflict, nil
+	}
+	webhooks := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
+	if err := r.List(ctx, webhooks); err != nil {
+		return "", err
+	}
+	if !typedapi.Admitted(names, webhooks.Items) {
+		return fmt.Sprintf("no typed API: webhook %s does not admit the creates and updates of %s: "+
+			"a cluster admin adds the group %s to its rules (docs/typed-apis.md)", typedapi.TypedWebhook, names.CRDName(), names.Group), nil
+	}
+	return "", nil
+}
+
+// ensureCRD applies the CustomResourceDefinition when crds, those of the
+// cluster, do not hold it as it is, and returns it as the API server holds
+// it.
+func (r *OperatorReconciler) ensureCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition,
+	crds []unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	var existing *unstructured.Unstructured
+	for i := range crds {
+		if crds[i].GetName() == crd.Name {
+			existing = &crds[i]
+		}
+	}
+	hash, err := hashOf(crd.Spec)
+	if err != nil {
+		return nil, err
+	}
+	if existing != nil && existing.GetAnnotations()[typedAPIHashAnnotation] == hash && existing.GetLabels()[typedapi.OperatorNamespaceLabel] != "" {
+		return existing, nil
+	}
+	crd.Annotations = map[string]string{typedAPIHashAnnotation: hash}
+	applied, err := r.applyCRD(ctx, crd)
+	if err != nil {
+		return nil, err
+	}
+	ctrl.LoggerFrom(ctx).Info("Serving the typed API", "crd", crd.Name)
+	return applied, nil
 }
 
 func hashOf(v any) (string, error) {

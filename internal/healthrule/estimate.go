@@ -156,91 +156,144 @@ func (e *estimator) EstimateCallCost(function, overloadID string, target *checke
 	if target != nil {
 		args = append([]checker.AstNode{*target}, args...)
 	}
-	size := func(n int) checker.SizeEstimate {
-		if n >= len(args) {
-			return checker.SizeEstimate{}
-		}
-		if s := args[n].ComputedSize(); s != nil {
-			return *s
-		}
-		return *e.EstimateSize(args[n])
-	}
-	times := func(n uint64, s checker.SizeEstimate) checker.SizeEstimate {
-		return s.Multiply(checker.FixedSizeEstimate(n))
-	}
-	estimate := func(read, built checker.SizeEstimate, steps checker.CostEstimate, result *checker.SizeEstimate) *checker.CallEstimate {
-		return &checker.CallEstimate{CostEstimate: read.Add(built).MultiplyByCostFactor(perByte).Add(steps), ResultSize: result}
-	}
-	none := checker.CostEstimate{}
+	c := estimatedCall{e: e, function: function, args: args}
 	switch function {
 	case operators.Add:
 		if overloadID != overloads.AddList {
 			return nil
 		}
-		// A comprehension adds to its result in place.
-		n := size(1)
-		if !isAccumulator(args[0]) {
-			n = n.Add(size(0))
-		}
-		result := size(0).Add(size(1))
-		return estimate(checker.SizeEstimate{}, times(32, n), none, &result)
-	case "trim":
-		s := size(0)
-		return estimate(s, checker.SizeEstimate{}, none, &s)
-	case "lowerAscii", "upperAscii", "reverse", "charAt", "substring":
-		s := size(0)
-		result := s
-		if function == "charAt" {
-			result = checker.SizeEstimate{Max: 1}
-		}
-		return estimate(s, times(5, s), none, &result)
-	case "indexOf", "lastIndexOf":
-		s, sub := size(0), size(1)
-		steps := s.MultiplyByCostFactor(perByte).Multiply(sub.MultiplyByCostFactor(perByte))
-		return estimate(s.Add(sub), times(8, s).Add(times(4, sub)), steps, nil)
+		return c.listConcatenation()
+	case "trim", "lowerAscii", "upperAscii", "reverse", "charAt", "substring":
+		return c.stringCopy()
+	case "indexOf", "lastIndexOf", "replace", "split":
+		return c.stringSearch()
+	case "join", "format", "strings.quote":
+		return c.stringBuild()
+	case "base64.encode", "base64.decode":
+		return c.base64Coding()
+	case overloads.Matches:
+		return c.regexpMatch()
+	}
+	return nil
+}
+
+// estimatedCall is a call whose cost is estimated: its function, and its
+// arguments, the target first.
+type estimatedCall struct {
+	e        *estimator
+	function string
+	args     []checker.AstNode
+}
+
+// size is the size of argument n, as CEL computed it or as large as it can
+// be; empty when the call has no such argument.
+func (c estimatedCall) size(n int) checker.SizeEstimate {
+	if n >= len(c.args) {
+		return checker.SizeEstimate{}
+	}
+	if s := c.args[n].ComputedSize(); s != nil {
+		return *s
+	}
+	return *c.e.EstimateSize(c.args[n])
+}
+
+// times is the size of n copies of s.
+func times(n uint64, s checker.SizeEstimate) checker.SizeEstimate {
+	return s.Multiply(checker.FixedSizeEstimate(n))
+}
+
+// callEstimate is the cost of a call that reads and builds so many bytes,
+// and takes steps that are not a number of bytes, and the size of what it
+// returns (nil when that is not a string, bytes or a list).
+func callEstimate(read, built checker.SizeEstimate, steps checker.CostEstimate, result *checker.SizeEstimate) *checker.CallEstimate {
+	return &checker.CallEstimate{CostEstimate: read.Add(built).MultiplyByCostFactor(perByte).Add(steps), ResultSize: result}
+}
+
+// listConcatenation is _+_ of lists, which copies them, 32 bytes an item.
+func (c estimatedCall) listConcatenation() *checker.CallEstimate {
+	// A comprehension adds to its result in place.
+	n := c.size(1)
+	if !isAccumulator(c.args[0]) {
+		n = n.Add(c.size(0))
+	}
+	result := c.size(0).Add(c.size(1))
+	return callEstimate(checker.SizeEstimate{}, times(32, n), checker.CostEstimate{}, &result)
+}
+
+// stringCopy is a function that returns the string it reads, or a part of
+// it: trim, and those that make runes of it and a string of them.
+func (c estimatedCall) stringCopy() *checker.CallEstimate {
+	s := c.size(0)
+	if c.function == "trim" {
+		return callEstimate(s, checker.SizeEstimate{}, checker.CostEstimate{}, &s)
+	}
+	result := s
+	if c.function == "charAt" {
+		result = checker.SizeEstimate{Max: 1}
+	}
+	return callEstimate(s, times(5, s), checker.CostEstimate{}, &result)
+}
+
+// stringSearch is a function that looks for a string in another: indexOf
+// and lastIndexOf, replace and split.
+func (c estimatedCall) stringSearch() *checker.CallEstimate {
+	s := c.size(0)
+	switch c.function {
 	case "replace":
-		s, old, with := size(0), size(1), size(2)
+		old, with := c.size(1), c.size(2)
 		// As many replacements as the shortest old fits in s.
 		n := s.Max
 		if old.Min > 0 {
 			n = s.Max / old.Min
 		}
 		built := checker.SizeEstimate{Max: add(s.Max, mul(n, with.Max))}
-		return estimate(s, built, none, &built)
+		return callEstimate(s, built, checker.CostEstimate{}, &built)
 	case "split":
-		s := size(0)
 		pieces := checker.SizeEstimate{Max: add(s.Max, 1)}
-		return estimate(s, times(32, pieces), none, &pieces)
-	case "join":
-		items, sep := size(0), size(1)
-		n := items.Multiply(e.itemSize(args[0])).Add(items.Multiply(sep))
-		return estimate(n, times(2, n), none, &n)
-	case "format":
-		items := size(1)
-		n := size(0).Add(times(330, items)).Add(times(2, items.Multiply(e.itemSize(args[1]))))
-		return estimate(checker.SizeEstimate{}, times(4, n), none, &n)
-	case "strings.quote":
-		s := size(0)
-		result := times(3, s).Add(checker.FixedSizeEstimate(2))
-		return estimate(s, times(3, s).Add(times(3, result)), none, &result)
-	case "base64.encode":
-		s := size(0)
-		result := checker.SizeEstimate{Min: s.Min * 4 / 3, Max: add(mul(4, s.Max)/3, 4)}
-		return estimate(s, times(2, result), none, &result)
-	case "base64.decode":
-		s := size(0)
-		return estimate(s, times(2, s), none, &s)
-	case overloads.Matches:
-		s := size(0)
-		// A literal pattern is compiled once, with the program
-		// (literalPatterns); another at each call.
-		if pattern, literal := literalString(args[1]); literal {
-			return estimate(s, checker.SizeEstimate{}, fixed(matchSteps(s.Max, regexpInsts(pattern))), nil)
-		}
-		insts := size(1).Max
-		return estimate(s, checker.FixedSizeEstimate(regexpBytes(insts)), fixed(matchSteps(s.Max, insts)), nil)
+		return callEstimate(s, times(32, pieces), checker.CostEstimate{}, &pieces)
 	}
-	return nil
+	sub := c.size(1)
+	steps := s.MultiplyByCostFactor(perByte).Multiply(sub.MultiplyByCostFactor(perByte))
+	return callEstimate(s.Add(sub), times(8, s).Add(times(4, sub)), steps, nil)
+}
+
+// stringBuild is a function that builds a string of its arguments: join,
+// format and strings.quote.
+func (c estimatedCall) stringBuild() *checker.CallEstimate {
+	switch c.function {
+	case "join":
+		items, sep := c.size(0), c.size(1)
+		n := items.Multiply(c.e.itemSize(c.args[0])).Add(items.Multiply(sep))
+		return callEstimate(n, times(2, n), checker.CostEstimate{}, &n)
+	case "format":
+		items := c.size(1)
+		n := c.size(0).Add(times(330, items)).Add(times(2, items.Multiply(c.e.itemSize(c.args[1]))))
+		return callEstimate(checker.SizeEstimate{}, times(4, n), checker.CostEstimate{}, &n)
+	}
+	s := c.size(0)
+	result := times(3, s).Add(checker.FixedSizeEstimate(2))
+	return callEstimate(s, times(3, s).Add(times(3, result)), checker.CostEstimate{}, &result)
+}
+
+// base64Coding is base64.encode or base64.decode.
+func (c estimatedCall) base64Coding() *checker.CallEstimate {
+	s := c.size(0)
+	if c.function == "base64.decode" {
+		return callEstimate(s, times(2, s), checker.CostEstimate{}, &s)
+	}
+	result := checker.SizeEstimate{Min: s.Min * 4 / 3, Max: add(mul(4, s.Max)/3, 4)}
+	return callEstimate(s, times(2, result), checker.CostEstimate{}, &result)
+}
+
+// regexpMatch is matches: a literal pattern is compiled once, with the
+// program (literalPatterns); another at each call.
+func (c estimatedCall) regexpMatch() *checker.CallEstimate {
+	s := c.size(0)
+	if pattern, literal := literalString(c.args[1]); literal {
+		return callEstimate(s, checker.SizeEstimate{}, fixed(matchSteps(s.Max, regexpInsts(pattern))), nil)
+	}
+	insts := c.size(1).Max
+	return callEstimate(s, checker.FixedSizeEstimate(regexpBytes(insts)), fixed(matchSteps(s.Max, insts)), nil)
 }
 
 func isAccumulator(node checker.AstNode) bool {

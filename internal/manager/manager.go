@@ -72,51 +72,11 @@ func New(ctx context.Context, cfg *Config) (ctrl.Manager, *controllers.InstanceR
 		return nil, nil, err
 	}
 	typedAPIs := controllers.NewTypedAPIs(mgr, cfg.Instances.MaxConcurrentReconciles)
-	operators := &controllers.OperatorReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), TypedAPIs: typedAPIs}
-	if err := operators.SetupWithManager(mgr); err != nil {
-		return nil, nil, fmt.Errorf("the Operator controller: %w", err)
+	instances, err := setupControllers(ctx, mgr, cfg, trim, typedAPIs)
+	if err != nil {
+		return nil, nil, err
 	}
-	operatorVersions := &controllers.OperatorVersionReconciler{Client: mgr.GetClient(), RenderLimits: cfg.RenderLimits,
-		RegistryCredentials: cfg.RegistryCredentials, Namespace: cfg.Namespace, APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorderFor("kudo-ng")}
-	if err := operatorVersions.SetupWithManager(mgr); err != nil {
-		return nil, nil, fmt.Errorf("the OperatorVersion controller: %w", err)
-	}
-	trustPolicies := &controllers.TrustPolicyReconciler{Client: mgr.GetClient()}
-	if err := trustPolicies.SetupWithManager(mgr); err != nil {
-		return nil, nil, fmt.Errorf("the TrustPolicy controller: %w", err)
-	}
-	instances := &cfg.Instances
-	instances.Client, instances.Scheme, instances.APIReader = mgr.GetClient(), mgr.GetScheme(), mgr.GetAPIReader()
-	instances.Recorder, instances.Mapper, instances.Config = mgr.GetEventRecorderFor("kudo-ng"), mgr.GetRESTMapper(), cfg.Rest
-	instances.MaskKeys, instances.Trim, instances.RenderLimits = cfg.MaskKeys, trim, cfg.RenderLimits
-	instances.ServesTyped = typedAPIs.Serves
-	if instances.Files == nil {
-		clientset, err := kubernetes.NewForConfig(cfg.Rest)
-		if err != nil {
-			return nil, nil, err
-		}
-		instances.Files = &task.ExecCopier{Config: cfg.Rest, Clientset: clientset}
-	}
-	if err := instances.SetupWithManager(ctx, mgr); err != nil {
-		return nil, nil, fmt.Errorf("the Instance controller: %w", err)
-	}
-	if err := metrics.Registry.Register(planmetrics.RunningSteps{List: func(ctx context.Context) ([]kudov1beta1.Instance, error) {
-		list := &kudov1beta1.InstanceList{}
-		// Read only, from the cache: no copy of every Instance at each scrape.
-		if err := mgr.GetClient().List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-			return nil, err
-		}
-		for k := range list.Items {
-			// The record of an Instance that runs a typed object is in the
-			// object's status; ReadRecord replaces the item's status, and
-			// changes nothing the cache holds.
-			if _, err := typedapi.ReadRecord(ctx, mgr.GetClient(), &list.Items[k], typedAPIs.Serves); err != nil {
-				return nil, err
-			}
-		}
-		return list.Items, nil
-	}}); err != nil {
+	if err := metrics.Registry.Register(planmetrics.RunningSteps{List: runningInstances(mgr.GetClient(), typedAPIs)}); err != nil {
 		return nil, nil, err
 	}
 	if cfg.Webhooks {
@@ -134,4 +94,61 @@ func New(ctx context.Context, cfg *Config) (ctrl.Manager, *controllers.InstanceR
 		ready = mgr.GetWebhookServer().StartedChecker()
 	}
 	return mgr, instances, mgr.AddReadyzCheck("readyz", ready)
+}
+
+// setupControllers registers the four controllers; the typed objects'
+// start as typedAPIs serves their kinds.
+func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *Config, trim objects.Trim, typedAPIs *controllers.TypedAPIs) (
+	*controllers.InstanceReconciler, error) {
+	operators := &controllers.OperatorReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), TypedAPIs: typedAPIs}
+	if err := operators.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("the Operator controller: %w", err)
+	}
+	operatorVersions := &controllers.OperatorVersionReconciler{Client: mgr.GetClient(), RenderLimits: cfg.RenderLimits,
+		RegistryCredentials: cfg.RegistryCredentials, Namespace: cfg.Namespace, APIReader: mgr.GetAPIReader(),
+		Recorder: mgr.GetEventRecorderFor("kudo-ng")}
+	if err := operatorVersions.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("the OperatorVersion controller: %w", err)
+	}
+	trustPolicies := &controllers.TrustPolicyReconciler{Client: mgr.GetClient()}
+	if err := trustPolicies.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("the TrustPolicy controller: %w", err)
+	}
+	instances := &cfg.Instances
+	instances.Client, instances.Scheme, instances.APIReader = mgr.GetClient(), mgr.GetScheme(), mgr.GetAPIReader()
+	instances.Recorder, instances.Mapper, instances.Config = mgr.GetEventRecorderFor("kudo-ng"), mgr.GetRESTMapper(), cfg.Rest
+	instances.MaskKeys, instances.Trim, instances.RenderLimits = cfg.MaskKeys, trim, cfg.RenderLimits
+	instances.ServesTyped = typedAPIs.Serves
+	if instances.Files == nil {
+		clientset, err := kubernetes.NewForConfig(cfg.Rest)
+		if err != nil {
+			return nil, err
+		}
+		instances.Files = &task.ExecCopier{Config: cfg.Rest, Clientset: clientset}
+	}
+	if err := instances.SetupWithManager(ctx, mgr); err != nil {
+		return nil, fmt.Errorf("the Instance controller: %w", err)
+	}
+	return instances, nil
+}
+
+// runningInstances lists the Instances, with their records, for the
+// running-steps metric.
+func runningInstances(c client.Client, typedAPIs *controllers.TypedAPIs) func(context.Context) ([]kudov1beta1.Instance, error) {
+	return func(ctx context.Context) ([]kudov1beta1.Instance, error) {
+		list := &kudov1beta1.InstanceList{}
+		// Read only, from the cache: no copy of every Instance at each scrape.
+		if err := c.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, err
+		}
+		for k := range list.Items {
+			// The record of an Instance that runs a typed object is in the
+			// object's status; ReadRecord replaces the item's status, and
+			// changes nothing the cache holds.
+			if _, err := typedapi.ReadRecord(ctx, c, &list.Items[k], typedAPIs.Serves); err != nil {
+				return nil, err
+			}
+		}
+		return list.Items, nil
+	}
 }

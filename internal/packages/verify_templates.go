@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"text/template"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -24,13 +25,7 @@ import (
 // a template a task's kind makes something else of is checked by building
 // that task.
 func (v *verifier) templates(opts VerifyOptions) {
-	o := v.p.Operator
-	if ns := o.NamespaceManifest; ns != "" {
-		v.templateUse[ns] = true
-		if _, ok := v.p.Templates[ns]; !ok {
-			v.r.errorf(OperatorFileName, "namespaceManifest", "template %q is not in templates/", ns)
-		}
-	}
+	v.namespaceManifest()
 	k8sVersion := opts.KubernetesVersion
 	if k8sVersion == "" {
 		k8sVersion = DefaultKubernetesVersion
@@ -45,15 +40,10 @@ func (v *verifier) templates(opts VerifyOptions) {
 		return // reported by parameters()
 	}
 	values, renderable := v.paramValues(ov, opts.Values)
-	unknown := map[string]bool{}
-	for i := range ov.Spec.Parameters {
-		if p := &ov.Spec.Parameters[i]; opts.Install && params.NeedsValue(p) && opts.Values[p.Name] == "" {
-			unknown[p.Name] = true
-		}
-	}
+	unknown := unsetParams(ov, opts)
 	in := &task.Input{
 		Site: render.Site{
-			OperatorVersion: ov, Instance: o.Name + "-instance", Namespace: "default",
+			OperatorVersion: ov, Instance: v.p.Operator.Name + "-instance", Namespace: "default",
 			Plan: kudov1beta1.DeployPlanName, Params: values, Limits: opts.RenderLimits,
 		},
 		Served: served, Scope: render.BuiltinScope,
@@ -65,26 +55,11 @@ func (v *verifier) templates(opts VerifyOptions) {
 	var limited string
 	for _, name := range sortedKeys(v.p.Templates) {
 		file := TemplatesDir + name
-		t, err := render.Parse(name, v.p.Templates[name])
-		if err != nil {
-			field, msg := templateIssue(err)
-			v.r.errorf(file, field, "%s", msg)
-			// Which parameters it uses is unknown: do not call any unused.
-			v.unparsed = true
+		t, ok := v.parse(name)
+		if !ok {
 			continue
 		}
-		undefined := false
-		var needed []string
-		for _, ref := range usedParams(t) {
-			v.paramUse[ref.name] = true
-			if !v.declared[ref.name] {
-				v.r.rulef(file, ref.position, "parameter %q is not defined in %s", ref.name, ParamsFileName)
-				undefined = true
-			}
-			if unknown[ref.name] {
-				needed = append(needed, ref.name)
-			}
-		}
+		undefined, needed := v.templateParams(file, t, unknown)
 		// A given value its parameter cannot take leaves nothing to render
 		// with; to verify a package, rendering would only fail on the
 		// undefined parameter.
@@ -100,14 +75,64 @@ func (v *verifier) templates(opts VerifyOptions) {
 			limited = name
 			continue
 		}
-		if !objectTemplates[name] {
-			continue
-		}
-		if v.objects(name, in, k8sVersion, fail) {
+		if objectTemplates[name] && v.objects(name, in, k8sVersion, fail) {
 			limited = name
 		}
 	}
 	v.inventoryHolds()
+}
+
+// namespaceManifest marks the operator's namespace manifest used, and
+// reports it when it is not among the templates.
+func (v *verifier) namespaceManifest() {
+	if ns := v.p.Operator.NamespaceManifest; ns != "" {
+		v.templateUse[ns] = true
+		if _, ok := v.p.Templates[ns]; !ok {
+			v.r.errorf(OperatorFileName, "namespaceManifest", "template %q is not in templates/", ns)
+		}
+	}
+}
+
+// unsetParams are the parameters that need a value and, for an install,
+// are given none: templates render without one.
+func unsetParams(ov *kudov1beta1.OperatorVersion, opts VerifyOptions) map[string]bool {
+	unknown := map[string]bool{}
+	for i := range ov.Spec.Parameters {
+		if p := &ov.Spec.Parameters[i]; opts.Install && params.NeedsValue(p) && opts.Values[p.Name] == "" {
+			unknown[p.Name] = true
+		}
+	}
+	return unknown
+}
+
+// parse parses a template, and reports where it does not parse.
+func (v *verifier) parse(name string) (*template.Template, bool) {
+	t, err := render.Parse(name, v.p.Templates[name])
+	if err != nil {
+		field, msg := templateIssue(err)
+		v.r.errorf(TemplatesDir+name, field, "%s", msg)
+		// Which parameters it uses is unknown: do not call any unused.
+		v.unparsed = true
+		return nil, false
+	}
+	return t, true
+}
+
+// templateParams marks the parameters template t uses as used and reports
+// those params.yaml does not define (undefined); needed are those it uses
+// that are rendered without a value (unknown).
+func (v *verifier) templateParams(file string, t *template.Template, unknown map[string]bool) (undefined bool, needed []string) {
+	for _, ref := range usedParams(t) {
+		v.paramUse[ref.name] = true
+		if !v.declared[ref.name] {
+			v.r.rulef(file, ref.position, "parameter %q is not defined in %s", ref.name, ParamsFileName)
+			undefined = true
+		}
+		if unknown[ref.name] {
+			needed = append(needed, ref.name)
+		}
+	}
+	return undefined, needed
 }
 
 // inventoryHolds reports templates that render more objects than an

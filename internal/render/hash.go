@@ -240,60 +240,87 @@ func kudoYAML(obj map[string]any) ([]byte, error) {
 	for bytes.Contains(raw, []byte(prefix)) {
 		prefix += "X"
 	}
-	var scalars [][]byte
-	var placeErr error
-	var place func(v any) any
-	place = func(v any) any {
-		switch v := v.(type) {
-		case map[string]any:
-			if v == nil {
-				return v
-			}
-			out := make(map[string]any, len(v))
-			for k, e := range v {
-				out[k] = place(e)
-			}
-			return out
-		case []any:
-			if v == nil {
-				return v
-			}
-			out := make([]any, len(v))
-			for i, e := range v {
-				out[i] = place(e)
-			}
-			return out
-		case string:
-			if !strings.Contains(v, " ") || strings.ContainsAny(v, "\u0085\u2028\u2029") {
-				// Folding happens only at spaces. Line breaks other than \n
-				// are written followed by the indentation of the place in the
-				// document, so such a rare string stays where it is.
-				return v
-			}
-			text, err := unfoldedScalar(v)
-			if err != nil {
-				placeErr = err
-			}
-			if text == nil {
-				return v // a literal block, never folded
-			}
-			scalars = append(scalars, text)
-			return fmt.Sprintf("%s%dx", prefix, len(scalars)-1)
-		}
-		return v
-	}
-	placed := map[string]any{"object": place(obj)}
-	if placeErr != nil {
-		return nil, placeErr
+	u := &unfolding{prefix: prefix}
+	placed := map[string]any{"object": u.place(obj)}
+	if u.err != nil {
+		return nil, u.err
 	}
 	out, err := yamlv2.Marshal(placed)
 	if err != nil {
 		return nil, err
 	}
-	for i, text := range scalars {
-		out = bytes.Replace(out, fmt.Appendf(nil, "%s%dx", prefix, i), text, 1)
+	return u.unplace(out), nil
+}
+
+// unfolding holds the strings kudoYAML marshals alone: each is the YAML of
+// a string that could be folded, put in the document in place of the
+// placeholder prefix<index>x, which appears nowhere else.
+type unfolding struct {
+	prefix  string
+	scalars [][]byte
+	// err is the last error of marshalling a string.
+	err error
+}
+
+// placeholder stands for the ith string in the document.
+func (u *unfolding) placeholder(i int) string {
+	return fmt.Sprintf("%s%dx", u.prefix, i)
+}
+
+// place is a copy of v with each string that could be folded replaced by
+// its placeholder.
+func (u *unfolding) place(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		if v == nil {
+			return v
+		}
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = u.place(e)
+		}
+		return out
+	case []any:
+		if v == nil {
+			return v
+		}
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = u.place(e)
+		}
+		return out
+	case string:
+		return u.placeString(v)
 	}
-	return out, nil
+	return v
+}
+
+// placeString is the placeholder of s, or s when it is never folded.
+func (u *unfolding) placeString(s string) any {
+	if !strings.Contains(s, " ") || strings.ContainsAny(s, "\u0085\u2028\u2029") {
+		// Folding happens only at spaces. Line breaks other than \n
+		// are written followed by the indentation of the place in the
+		// document, so such a rare string stays where it is.
+		return s
+	}
+	text, err := unfoldedScalar(s)
+	if err != nil {
+		u.err = err
+	}
+	if text == nil {
+		return s // a literal block, never folded
+	}
+	u.scalars = append(u.scalars, text)
+	return u.placeholder(len(u.scalars) - 1)
+}
+
+// unplace puts the unfolded strings in the document out in place of their
+// placeholders.
+func (u *unfolding) unplace(out []byte) []byte {
+	for i, text := range u.scalars {
+		out = bytes.Replace(out, []byte(u.placeholder(i)), text, 1)
+	}
+	return out
 }
 
 // unfoldedScalar is the YAML of s as a value, on one line as yaml.v2 v2.3.0

@@ -145,35 +145,10 @@ func (kudoOperator) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Res
 		return Result{}, err
 	}
 	res := Result{Applied: secret}
-	instance := &kudov1beta1.Instance{
-		TypeMeta: metav1.TypeMeta{APIVersion: kudov1beta1.GroupVersion.String(), Kind: "Instance"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: c.Name, Namespace: parent.Namespace,
-			Labels:          map[string]string{kudov1beta1.OperatorLabel: spec.Package, kudov1beta1.HeritageLabel: "kudo"},
-			OwnerReferences: []metav1.OwnerReference{OwnerReference(parent)},
-		},
-		Spec: kudov1beta1.InstanceSpec{
-			OperatorVersion:    corev1.ObjectReference{Name: ov.Name, Kind: "OperatorVersion"},
-			Parameters:         values,
-			SecretParameters:   secretParameters,
-			ServiceAccountName: parent.Spec.ServiceAccountName,
-		},
-	}
-	if ov.Namespace != parent.Namespace {
-		instance.Spec.OperatorVersion.Namespace = ov.Namespace
-	}
-	// The parent's manager reads the child's status from its cache, which
-	// holds its own shard's Instances only.
-	if shard, ok := parent.Labels[kudov1beta1.ShardLabel]; ok {
-		instance.Labels[kudov1beta1.ShardLabel] = shard
-	}
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(instance)
+	obj, err := childInstance(parent, c.Name, spec.Package, ov, values, secretParameters)
 	if err != nil {
 		return Result{}, err
 	}
-	obj := &unstructured.Unstructured{Object: u}
-	unstructured.RemoveNestedField(obj.Object, "status")
-	unstructured.RemoveNestedField(obj.Object, "metadata", "creationTimestamp")
 	applied, err := applyOne(ctx, env, obj)
 	if err != nil {
 		return res, err
@@ -194,6 +169,43 @@ func (kudoOperator) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Res
 	}
 	res.Done = true
 	return res, nil
+}
+
+// childInstance is the child Instance a KudoOperator task applies, as an
+// object to apply: the parent's, in its namespace and shard, with its
+// service account.
+func childInstance(parent *kudov1beta1.Instance, name, pkg string, ov *kudov1beta1.OperatorVersion, values map[string]string,
+	secretParameters map[string]kudov1beta1.SecretKeyReference) (*unstructured.Unstructured, error) {
+	instance := &kudov1beta1.Instance{
+		TypeMeta: metav1.TypeMeta{APIVersion: kudov1beta1.GroupVersion.String(), Kind: "Instance"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: parent.Namespace,
+			Labels:          map[string]string{kudov1beta1.OperatorLabel: pkg, kudov1beta1.HeritageLabel: "kudo"},
+			OwnerReferences: []metav1.OwnerReference{OwnerReference(parent)},
+		},
+		Spec: kudov1beta1.InstanceSpec{
+			OperatorVersion:    corev1.ObjectReference{Name: ov.Name, Kind: "OperatorVersion"},
+			Parameters:         values,
+			SecretParameters:   secretParameters,
+			ServiceAccountName: parent.Spec.ServiceAccountName,
+		},
+	}
+	if ov.Namespace != parent.Namespace {
+		instance.Spec.OperatorVersion.Namespace = ov.Namespace
+	}
+	// The parent's manager reads the child's status from its cache, which
+	// holds its own shard's Instances only.
+	if shard, ok := parent.Labels[kudov1beta1.ShardLabel]; ok {
+		instance.Labels[kudov1beta1.ShardLabel] = shard
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(instance)
+	if err != nil {
+		return nil, err
+	}
+	obj := &unstructured.Unstructured{Object: u}
+	unstructured.RemoveNestedField(obj.Object, "status")
+	unstructured.RemoveNestedField(obj.Object, "metadata", "creationTimestamp")
+	return obj, nil
 }
 
 // secretParameters moves the child's sensitive values out of values into the

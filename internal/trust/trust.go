@@ -27,6 +27,7 @@ import (
 	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/ocipkg"
+	"github.com/kudo-ng/kudo/internal/packages"
 )
 
 // VerifiedCondition (kudo-ng) on an OperatorVersion says whether the
@@ -291,7 +292,53 @@ func PullSecretCredentials(secret *corev1.Secret) (auth.CredentialFunc, error) {
 // signed, which must be ov's.
 func verifyContent(ctx context.Context, c *ocipkg.Client, p *kudov1alpha1.TrustPolicy, ov *kudov1beta1.OperatorVersion, origin string,
 	authorities []ocipkg.Authority) (*ocipkg.Verified, error) {
-	verified, err := c.Verify(ctx, origin, authorities)
+	covered := func(ref string) error {
+		if !covers(p, strings.TrimPrefix(ref, ocipkg.Scheme)) {
+			return fmt.Errorf("dependency %s is not among the packages TrustPolicy %s covers", ref, p.Name)
+		}
+		return nil
+	}
+	signed, err := VerifySigned(ctx, c, origin, authorities, covered)
+	if err != nil {
+		return nil, err
+	}
+	_, installed, err := signed.Package.Convert(ov.Namespace)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", signed.Verified.Ref, err)
+	}
+	installedDependencies(&installed.Spec, signed.Dependencies)
+	same, err := sameSpec(&installed.Spec, &ov.Spec)
+	if err != nil {
+		return nil, err
+	}
+	if !same {
+		return nil, fmt.Errorf("its spec is not the package %s, which %s signed", signed.Verified.Ref, signed.Verified.Authority)
+	}
+	return signed.Verified, nil
+}
+
+// maxDependencies is how many packages in registries one package's
+// KudoOperator tasks may name, each pulled to verify it.
+const maxDependencies = 16
+
+// Signed is a package whose signature verified, as its signature names
+// it, and the packages in registries its KudoOperator tasks name, by
+// reference, each verified alike.
+type Signed struct {
+	Verified     *ocipkg.Verified
+	Package      *packages.Package
+	Dependencies map[string]*packages.Package
+}
+
+// VerifySigned verifies that one of authorities signed the package ref
+// names, and each package in a registry its KudoOperator tasks name, and
+// pulls each by the digest signed: the one verification of a signed package,
+// for the manager (under a TrustPolicy, which covered says a dependency is
+// among the packages of) and for kubectl kudo package verify --key (covered
+// nil: any).
+func VerifySigned(ctx context.Context, c *ocipkg.Client, ref string, authorities []ocipkg.Authority,
+	covered func(ref string) error) (*Signed, error) {
+	verified, err := c.Verify(ctx, ref, authorities)
 	if err != nil {
 		return nil, err
 	}
@@ -299,62 +346,45 @@ func verifyContent(ctx context.Context, c *ocipkg.Client, p *kudov1alpha1.TrustP
 	if err != nil {
 		return nil, err
 	}
-	_, signed, err := pulled.Package.Convert(ov.Namespace)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", verified.Ref, err)
+	signed := &Signed{Verified: verified, Package: pulled.Package, Dependencies: map[string]*packages.Package{}}
+	for _, t := range pulled.Package.Operator.Tasks {
+		dep := t.Spec.Package
+		if t.Kind != kudov1beta1.KudoOperatorTaskKind || !strings.HasPrefix(dep, ocipkg.Scheme) || signed.Dependencies[dep] != nil {
+			continue
+		}
+		if len(signed.Dependencies) == maxDependencies {
+			return nil, fmt.Errorf("%s: its KudoOperator tasks name more than %d packages in registries", verified.Ref, maxDependencies)
+		}
+		if covered != nil {
+			if err := covered(dep); err != nil {
+				return nil, fmt.Errorf("%s: %w", verified.Ref, err)
+			}
+		}
+		depVerified, err := c.Verify(ctx, dep, authorities)
+		if err != nil {
+			return nil, fmt.Errorf("%s: dependency %s: %w", verified.Ref, dep, err)
+		}
+		depPulled, err := c.Pull(ctx, depVerified.Ref)
+		if err != nil {
+			return nil, fmt.Errorf("%s: dependency %s: %w", verified.Ref, dep, err)
+		}
+		signed.Dependencies[dep] = depPulled.Package
 	}
-	if err := installedDependencies(ctx, c, p, &signed.Spec, authorities); err != nil {
-		return nil, fmt.Errorf("%s: %w", verified.Ref, err)
-	}
-	same, err := sameSpec(&signed.Spec, &ov.Spec)
-	if err != nil {
-		return nil, err
-	}
-	if !same {
-		return nil, fmt.Errorf("its spec is not the package %s, which %s signed", verified.Ref, verified.Authority)
-	}
-	return verified, nil
+	return signed, nil
 }
-
-// sameSpec compares specs as the API server stores them, where an empty
-// list and none are the same.
-// maxDependencies is how many packages in registries one package's
-// KudoOperator tasks may name, each pulled to verify it.
-const maxDependencies = 16
 
 // installedDependencies names the dependencies of spec, a signed package's,
 // as install writes them into its OperatorVersion (resolve.Dependencies):
 // a KudoOperator task's oci:// reference becomes the name and versions of
-// the package it holds. Each is verified as the package is, by the same
-// policy: under its prefixes, signed by its authorities. Its own
-// OperatorVersion is verified for itself.
-func installedDependencies(ctx context.Context, c *ocipkg.Client, p *kudov1alpha1.TrustPolicy, spec *kudov1beta1.OperatorVersionSpec,
-	authorities []ocipkg.Authority) error {
-	pulls := 0
+// the package it holds. Its own OperatorVersion is verified for itself.
+func installedDependencies(spec *kudov1beta1.OperatorVersionSpec, deps map[string]*packages.Package) {
 	for k := range spec.Tasks {
 		t := &spec.Tasks[k]
-		ref := t.Spec.Package
-		if t.Kind != kudov1beta1.KudoOperatorTaskKind || !strings.HasPrefix(ref, ocipkg.Scheme) {
-			continue
+		if dep, ok := deps[t.Spec.Package]; ok && t.Kind == kudov1beta1.KudoOperatorTaskKind {
+			operator := dep.Operator
+			t.Spec.Package, t.Spec.OperatorVersion, t.Spec.AppVersion = operator.Name, operator.OperatorVersion, operator.AppVersion
 		}
-		if pulls++; pulls > maxDependencies {
-			return fmt.Errorf("its KudoOperator tasks name more than %d packages in registries", maxDependencies)
-		}
-		if !covers(p, strings.TrimPrefix(ref, ocipkg.Scheme)) {
-			return fmt.Errorf("dependency %s is not among the packages TrustPolicy %s covers", ref, p.Name)
-		}
-		verified, err := c.Verify(ctx, ref, authorities)
-		if err != nil {
-			return fmt.Errorf("dependency %s: %w", ref, err)
-		}
-		dep, err := c.Pull(ctx, verified.Ref)
-		if err != nil {
-			return fmt.Errorf("dependency %s: %w", ref, err)
-		}
-		operator := dep.Package.Operator
-		t.Spec.Package, t.Spec.OperatorVersion, t.Spec.AppVersion = operator.Name, operator.OperatorVersion, operator.AppVersion
 	}
-	return nil
 }
 
 func sameSpec(a, b *kudov1beta1.OperatorVersionSpec) (bool, error) {

@@ -315,7 +315,7 @@ func TestASignedPackageWithDependenciesInARegistryVerifies(t *testing.T) {
 	}
 	// parent is all-tasks naming dep as its KudoOperator task's package,
 	// pushed, signed, and installed as install writes it.
-	parent := func(dep, tag string) *kudov1beta1.OperatorVersion {
+	parent := func(dep, tag string) (*kudov1beta1.OperatorVersion, string) {
 		t.Helper()
 		p, err := packages.Read(filepath.Join(corpus.Examples(), "all-tasks", "operator"))
 		if err != nil {
@@ -343,31 +343,47 @@ func TestASignedPackageWithDependenciesInARegistryVerifies(t *testing.T) {
 		}
 		ov.Annotations = map[string]string{kudov1beta1.PackageDigestAnnotation: "oci://" + host + "/team/all-tasks@" + verified.Digest}
 		ov.Generation = 1
-		return ov
+		return ov, ref
 	}
 	outside := keyPolicy(host, publicKey)
 	outside.Spec.Packages = []kudov1alpha1.PackageMatch{{Prefix: host + "/team/all-tasks"}}
+	signedChild, signedChildRef := parent(childRef, "signed-child")
+	unsignedChild, unsignedChildParentRef := parent(unsignedChildRef, "unsigned-child")
+	outsideChild, outsideRef := parent(childRef, "outside")
 	for _, tt := range []struct {
 		name   string
 		ov     *kudov1beta1.OperatorVersion
+		ref    string
 		policy kudov1alpha1.TrustPolicy
 		want   string // "" verifies
+		// wantKeys is what package verify --key says, with no policy.
+		wantKeys string
 	}{
-		{"a signed dependency", parent(childRef, "signed-child"), keyPolicy(host, publicKey), ""},
-		{"an unsigned dependency", parent(unsignedChildRef, "unsigned-child"), keyPolicy(host, publicKey),
-			"dependency " + unsignedChildRef + ": " + unsignedChildRef},
-		{"a dependency outside the policy's packages", parent(childRef, "outside"), outside,
-			"dependency " + childRef + " is not among the packages TrustPolicy team covers"},
+		{"a signed dependency", signedChild, signedChildRef, keyPolicy(host, publicKey), "", ""},
+		{"an unsigned dependency", unsignedChild, unsignedChildParentRef, keyPolicy(host, publicKey),
+			"dependency " + unsignedChildRef + ": " + unsignedChildRef, "dependency " + unsignedChildRef + ": " + unsignedChildRef},
+		{"a dependency outside the policy's packages", outsideChild, outsideRef, outside,
+			"dependency " + childRef + " is not among the packages TrustPolicy team covers", ""},
 	} {
-		c := Condition(Verify(ctx, tt.ov, []kudov1alpha1.TrustPolicy{tt.policy}, nil), tt.ov.Generation)
-		if tt.want == "" {
-			if c.Status != metav1.ConditionTrue {
-				t.Errorf("%s: %+v, want verified", tt.name, c)
-			}
-			continue
+		cond := Condition(Verify(ctx, tt.ov, []kudov1alpha1.TrustPolicy{tt.policy}, nil), tt.ov.Generation)
+		if tt.want == "" && cond.Status != metav1.ConditionTrue {
+			t.Errorf("%s: %+v, want verified", tt.name, cond)
 		}
-		if c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, tt.want) {
-			t.Errorf("%s: %+v, want unverified: %s", tt.name, c, tt.want)
+		if tt.want != "" && (cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, tt.want)) {
+			t.Errorf("%s: %+v, want unverified: %s", tt.name, cond, tt.want)
+		}
+		// package verify --key verifies with the manager's function.
+		authorities, err := Authorities(&tt.policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = VerifySigned(ctx, c, tt.ref, authorities, nil)
+		if err != nil {
+			if tt.wantKeys == "" || !strings.Contains(err.Error(), tt.wantKeys) {
+				t.Errorf("%s: VerifySigned = %v, want %q", tt.name, err, tt.wantKeys)
+			}
+		} else if tt.wantKeys != "" {
+			t.Errorf("%s: VerifySigned verified, want %q", tt.name, tt.wantKeys)
 		}
 	}
 }

@@ -102,7 +102,26 @@ func SpecSchema(newest []kudov1beta1.Parameter, older ...[]kudov1beta1.Parameter
 	if err != nil {
 		return nil, err
 	}
-	spec := &apiextensionsv1.JSONSchemaProps{
+	spec := sharedSpecSchema()
+	for i := range newest {
+		p := &newest[i]
+		if err := addParameter(spec, p, fields[p.Name]); err != nil {
+			return nil, err
+		}
+	}
+	if len(spec.Required) == 0 {
+		// An object may be written without a spec; with a required field,
+		// the spec is required (CRD).
+		spec.Default = &apiextensionsv1.JSON{Raw: []byte("{}")}
+	}
+	keepOlderParameters(spec, older)
+	return spec, nil
+}
+
+// sharedSpecSchema is the schema of the spec fields a typed object shares
+// with an Instance's spec, to which the parameters' fields are added.
+func sharedSpecSchema() *apiextensionsv1.JSONSchemaProps {
+	return &apiextensionsv1.JSONSchemaProps{
 		Type:        "object",
 		Description: "The package's parameters, one field each, and the OperatorVersion that runs them.",
 		Properties: map[string]apiextensionsv1.JSONSchemaProps{
@@ -129,31 +148,35 @@ func SpecSchema(newest []kudov1beta1.Parameter, older ...[]kudov1beta1.Parameter
 			},
 		},
 	}
-	for i := range newest {
-		p := &newest[i]
-		field := fields[p.Name]
-		prop, err := parameterSchema(p)
-		if err != nil {
-			return nil, fmt.Errorf("parameter %s: %w", p.Name, err)
-		}
-		spec.Properties[field] = prop
-		if params.NeedsValue(p) {
-			spec.Required = append(spec.Required, field)
-		}
-		if immutableByCEL(p) {
-			// The property's rule holds while the field is there; this one
-			// keeps it from being added or removed.
-			spec.XValidations = append(spec.XValidations, apiextensionsv1.ValidationRule{
-				Rule:    fmt.Sprintf("has(self.%s) == has(oldSelf.%s)", celPath(field), celPath(field)),
-				Message: fmt.Sprintf("parameter %s is immutable: it cannot be set or unset after creation", p.Name),
-			})
-		}
+}
+
+// addParameter adds to spec the field of a parameter of the newest
+// OperatorVersion: required when the parameter needs a value, and kept from
+// being set or unset when it is immutable.
+func addParameter(spec *apiextensionsv1.JSONSchemaProps, p *kudov1beta1.Parameter, field string) error {
+	prop, err := parameterSchema(p)
+	if err != nil {
+		return fmt.Errorf("parameter %s: %w", p.Name, err)
 	}
-	if len(spec.Required) == 0 {
-		// An object may be written without a spec; with a required field,
-		// the spec is required (CRD).
-		spec.Default = &apiextensionsv1.JSON{Raw: []byte("{}")}
+	spec.Properties[field] = prop
+	if params.NeedsValue(p) {
+		spec.Required = append(spec.Required, field)
 	}
+	if immutableByCEL(p) {
+		// The property's rule holds while the field is there; this one
+		// keeps it from being added or removed.
+		spec.XValidations = append(spec.XValidations, apiextensionsv1.ValidationRule{
+			Rule:    fmt.Sprintf("has(self.%s) == has(oldSelf.%s)", celPath(field), celPath(field)),
+			Message: fmt.Sprintf("parameter %s is immutable: it cannot be set or unset after creation", p.Name),
+		})
+	}
+	return nil
+}
+
+// keepOlderParameters adds to spec, untyped, the fields of the parameters
+// that only older versions have, so that no value of an object that still
+// runs one is pruned.
+func keepOlderParameters(spec *apiextensionsv1.JSONSchemaProps, older [][]kudov1beta1.Parameter) {
 	for _, version := range older {
 		for _, p := range version {
 			if field := FieldOf(p.Name); spec.Properties[field].Type == "" {
@@ -164,7 +187,6 @@ func SpecSchema(newest []kudov1beta1.Parameter, older ...[]kudov1beta1.Parameter
 			}
 		}
 	}
-	return spec, nil
 }
 
 // maxDefaultShown is the longest default, as JSON, a field's description

@@ -73,27 +73,11 @@ func (w *TypedObjects) check(ctx context.Context, req admission.Request, obj *un
 		return fmt.Errorf("an Instance named %s exists and is not this %s's: delete it first, or name this %s otherwise",
 			obj.GetName(), kind, kind)
 	}
-	versions := &kudov1beta1.OperatorVersionList{}
-	if err := w.Instances.Client.List(ctx, versions, client.InNamespace(obj.GetNamespace())); err != nil {
-		return err
-	}
 	current := ""
 	if mirror != nil {
 		current = mirror.Spec.OperatorVersion.Name
 	}
-	i, ov, err := typedapi.InstanceOf(obj, current, operator, versions.Items)
-	var none *typedapi.NoOperatorVersionError
-	if errors.As(err, &none) {
-		// One installed just before (kubectl kudo upgrade) may not be in the
-		// cache yet.
-		if listErr := w.Instances.Reader.List(ctx, versions, client.InNamespace(obj.GetNamespace())); listErr != nil {
-			return listErr
-		}
-		i, ov, err = typedapi.InstanceOf(obj, current, operator, versions.Items)
-		if errors.As(err, &none) {
-			return fmt.Errorf("spec.operatorVersion: %w", err)
-		}
-	}
+	i, ov, err := w.instanceOf(ctx, obj, current, operator)
 	if err != nil {
 		return err
 	}
@@ -118,4 +102,29 @@ func (w *TypedObjects) check(ctx context.Context, req admission.Request, obj *un
 		return err
 	}
 	return ValidateUpdate(mirror, i, ov)
+}
+
+// instanceOf is the Instance that would run obj (typedapi.InstanceOf),
+// and its OperatorVersion.
+func (w *TypedObjects) instanceOf(ctx context.Context, obj *unstructured.Unstructured, current, operator string) (
+	*kudov1beta1.Instance, *kudov1beta1.OperatorVersion, error) {
+	versions := &kudov1beta1.OperatorVersionList{}
+	if err := w.Instances.Client.List(ctx, versions, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil, nil, err
+	}
+	i, ov, err := typedapi.InstanceOf(obj, current, operator, versions.Items)
+	var none *typedapi.NoOperatorVersionError
+	if !errors.As(err, &none) {
+		return i, ov, err
+	}
+	// One installed just before (kubectl kudo upgrade) may not be in the
+	// cache yet.
+	if err := w.Instances.Reader.List(ctx, versions, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil, nil, err
+	}
+	i, ov, err = typedapi.InstanceOf(obj, current, operator, versions.Items)
+	if errors.As(err, &none) {
+		return nil, nil, fmt.Errorf("spec.operatorVersion: %w", err)
+	}
+	return i, ov, err
 }

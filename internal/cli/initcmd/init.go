@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -128,7 +129,14 @@ each Instance as KUDO left it, without running a plan.`,
 			return Run(cmd.Context(), c, streams, opts)
 		},
 	}
-	f := cmd.Flags()
+	addFlags(cmd.Flags(), opts, &replicas, &waitSeconds)
+	return cmd
+}
+
+// addFlags binds the flags of init to opts, but --replicas and
+// --wait-timeout to replicas and waitSeconds, which the command turns into
+// opts.Replicas and opts.WaitTimeout.
+func addFlags(f *pflag.FlagSet, opts *Options, replicas *int32, waitSeconds *int64) {
 	f.BoolVar(&opts.DryRun, "dry-run", false, "Print the manifests instead of applying them (with -o yaml)")
 	f.StringVarP(&opts.Output, "output", "o", "", "Output format of --dry-run: yaml")
 	f.BoolVar(&opts.CRDOnly, "crd-only", false, "Only the CustomResourceDefinitions")
@@ -141,43 +149,22 @@ each Instance as KUDO left it, without running a plan.`,
 		"Override the manager image's pull policy: Always, IfNotPresent or Never")
 	f.BoolVar(&opts.SelfSignedCA, "unsafe-self-signed-webhook-ca", false,
 		"Serve the webhooks with a certificate signed by a self-signed CA instead of cert-manager's")
-	f.Int32Var(&replicas, "replicas", 2, "How many manager replicas to run: one leads and reconciles, "+
+	f.Int32Var(replicas, "replicas", 2, "How many manager replicas to run: one leads and reconciles, "+
 		"all serve the webhooks; with 2 or more, Instances can still be changed while one restarts")
 	f.BoolVar(&opts.Upgrade, "upgrade", false,
 		"Upgrade an installed manager, to the image of --kudo-image; or replace KUDO's, adopting its Instances without running a plan")
 	f.BoolVarP(&opts.Wait, "wait", "w", false, "Wait until the manager is rolled out and ready")
-	f.Int64Var(&waitSeconds, "wait-timeout", 300, "How many seconds --wait waits")
-	return cmd
+	f.Int64Var(waitSeconds, "wait-timeout", 300, "How many seconds --wait waits")
 }
 
 // Run prints or server-side applies the manifests.
 func Run(ctx context.Context, c client.Client, streams genericiooptions.IOStreams, opts *Options) error {
-	if opts.DryRun && opts.Output != "yaml" {
-		return fmt.Errorf("--dry-run prints the manifests: add -o yaml")
+	if err := checkValues(opts); err != nil {
+		return err
 	}
-	switch corev1.PullPolicy(opts.ImagePullPolicy) {
-	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever, "":
-	default:
-		return fmt.Errorf("--kudo-image-pull-policy %q is not Always, IfNotPresent or Never", opts.ImagePullPolicy)
-	}
-	if opts.Replicas != nil && *opts.Replicas < 1 {
-		return fmt.Errorf("--replicas %d: run at least 1 manager replica; 2, the default, keep the webhooks answering while one restarts",
-			*opts.Replicas)
-	}
-	var kudo []foundKUDO
-	if c != nil {
-		var err error
-		if kudo, err = findKUDO(ctx, c); err != nil {
-			return err
-		}
-		switch {
-		case len(kudo) > 0 && !opts.Upgrade:
-			return fmt.Errorf("KUDO is installed (%s): pass --upgrade to replace it with kudo-ng, which adopts its Instances "+
-				"without running a plan (--upgrade --dry-run -o yaml shows what changes)", kudo[0])
-		case len(kudo) > 0 && opts.CRDOnly:
-			return fmt.Errorf("KUDO is installed (%s): --crd-only would leave its Instances with no manager; "+
-				"replace it with kubectl kudo init --upgrade", kudo[0])
-		}
+	kudo, err := kudoToReplace(ctx, c, opts)
+	if err != nil {
+		return err
 	}
 	objs, err := manifests(opts.CRDOnly)
 	if err != nil {
@@ -215,10 +202,69 @@ func Run(ctx context.Context, c client.Client, streams genericiooptions.IOStream
 	return nil
 }
 
+// checkValues refuses flag values init cannot act on.
+func checkValues(opts *Options) error {
+	if opts.DryRun && opts.Output != "yaml" {
+		return fmt.Errorf("--dry-run prints the manifests: add -o yaml")
+	}
+	switch corev1.PullPolicy(opts.ImagePullPolicy) {
+	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever, "":
+	default:
+		return fmt.Errorf("--kudo-image-pull-policy %q is not Always, IfNotPresent or Never", opts.ImagePullPolicy)
+	}
+	if opts.Replicas != nil && *opts.Replicas < 1 {
+		return fmt.Errorf("--replicas %d: run at least 1 manager replica; 2, the default, keep the webhooks answering while one restarts",
+			*opts.Replicas)
+	}
+	return nil
+}
+
+// kudoToReplace is the KUDO installed in the cluster, none without a
+// client, and refuses to go on unless the flags replace it with a manager.
+func kudoToReplace(ctx context.Context, c client.Client, opts *Options) ([]foundKUDO, error) {
+	if c == nil {
+		return nil, nil
+	}
+	kudo, err := findKUDO(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(kudo) > 0 && !opts.Upgrade:
+		return nil, fmt.Errorf("KUDO is installed (%s): pass --upgrade to replace it with kudo-ng, which adopts its Instances "+
+			"without running a plan (--upgrade --dry-run -o yaml shows what changes)", kudo[0])
+	case len(kudo) > 0 && opts.CRDOnly:
+		return nil, fmt.Errorf("KUDO is installed (%s): --crd-only would leave its Instances with no manager; "+
+			"replace it with kubectl kudo init --upgrade", kudo[0])
+	}
+	return kudo, nil
+}
+
 // prepare sets the manager's image and replicas and the webhooks'
 // certificate, and refuses to change an installed manager's image without
 // --upgrade.
 func prepare(ctx context.Context, c client.Client, objs []*unstructured.Unstructured, opts *Options) ([]*unstructured.Unstructured, error) {
+	image, err := configureManager(objs, opts)
+	if err != nil {
+		return nil, err
+	}
+	if c != nil && !opts.Upgrade {
+		if err := refuseImageChange(ctx, c, image); err != nil {
+			return nil, err
+		}
+	}
+	if !opts.SelfSignedCA {
+		if c == nil {
+			return objs, nil
+		}
+		return objs, requireCertManager(ctx, c)
+	}
+	return withSelfSignedCA(ctx, c, objs)
+}
+
+// configureManager sets the manager Deployment's image, pull policy and
+// replicas and the manager's service account, and returns its image.
+func configureManager(objs []*unstructured.Unstructured, opts *Options) (string, error) {
 	var image string
 	for _, obj := range objs {
 		if obj.GetKind() != "Deployment" || obj.GetName() != deploymentName {
@@ -226,49 +272,59 @@ func prepare(ctx context.Context, c client.Client, objs []*unstructured.Unstruct
 		}
 		var err error
 		if image, err = setImage(obj, opts.Image, opts.ImagePullPolicy); err != nil {
-			return nil, err
+			return "", err
 		}
 		if opts.Version != "" {
 			if image, err = setImage(obj, imageOfVersion(image, opts.Version), ""); err != nil {
-				return nil, err
+				return "", err
 			}
 		}
 		if opts.Replicas != nil {
 			if err := unstructured.SetNestedField(obj.Object, int64(*opts.Replicas), "spec", "replicas"); err != nil {
-				return nil, err
+				return "", err
 			}
 		}
 	}
 	if opts.ServiceAccount != "" {
 		if err := renameServiceAccount(objs, opts.ServiceAccount); err != nil {
-			return nil, err
+			return "", err
 		}
 	}
-	if c != nil && !opts.Upgrade {
-		installed := &appsv1.Deployment{}
-		err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: deploymentName}, installed)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return nil, fmt.Errorf("looking for an installed manager: %w", err)
-		case len(installed.Spec.Template.Spec.Containers) > 0 && installed.Spec.Template.Spec.Containers[0].Image != image:
-			return nil, fmt.Errorf("kudo-ng is already installed with image %s: pass --upgrade to change it to %s",
-				installed.Spec.Template.Spec.Containers[0].Image, image)
-		}
+	return image, nil
+}
+
+// refuseImageChange refuses to change the image of an installed manager:
+// that takes --upgrade.
+func refuseImageChange(ctx context.Context, c client.Reader, image string) error {
+	installed := &appsv1.Deployment{}
+	err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: deploymentName}, installed)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("looking for an installed manager: %w", err)
+	case len(installed.Spec.Template.Spec.Containers) > 0 && installed.Spec.Template.Spec.Containers[0].Image != image:
+		return fmt.Errorf("kudo-ng is already installed with image %s: pass --upgrade to change it to %s",
+			installed.Spec.Template.Spec.Containers[0].Image, image)
 	}
-	if !opts.SelfSignedCA {
-		if c == nil {
-			return objs, nil
-		}
-		crd := &unstructured.Unstructured{}
-		crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
-		err := c.Get(ctx, client.ObjectKey{Name: "certificates.cert-manager.io"}, crd)
-		if apierrors.IsNotFound(err) {
-			return nil, errors.New("cert-manager is not installed, and the webhooks need a certificate: install cert-manager, " +
-				"or pass --unsafe-self-signed-webhook-ca")
-		}
-		return objs, err
+	return nil
+}
+
+// requireCertManager refuses a cluster without cert-manager, which would
+// issue the webhooks' certificate.
+func requireCertManager(ctx context.Context, c client.Reader) error {
+	crd := &unstructured.Unstructured{}
+	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+	err := c.Get(ctx, client.ObjectKey{Name: "certificates.cert-manager.io"}, crd)
+	if apierrors.IsNotFound(err) {
+		return errors.New("cert-manager is not installed, and the webhooks need a certificate: install cert-manager, " +
+			"or pass --unsafe-self-signed-webhook-ca")
 	}
+	return err
+}
+
+// withSelfSignedCA makes the webhooks trust init's own CA, and adds the
+// Secret that serves them a certificate it signed.
+func withSelfSignedCA(ctx context.Context, c client.Client, objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
 	bundle, err := webhookBundle(ctx, c)
 	if err != nil {
 		return nil, err

@@ -92,29 +92,13 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if opts.InCluster {
 		return runInCluster(ctx, c, ns, streams, opts)
 	}
-	repo, err := repoconfig.Resolve(opts.Repo)
+	p, deps, err := resolvePackage(ctx, opts)
 	if err != nil {
 		return err
 	}
-	p, err := resolve.Package(ctx, resolve.Request{
-		Ref: opts.Package, Repo: repo, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion, Registry: opts.Registry,
-	})
+	assigned, err := instanceParameters(p, ns, opts)
 	if err != nil {
 		return err
-	}
-	deps, err := resolve.Dependencies(ctx, p, opts.Package, repo, opts.Registry)
-	if err != nil {
-		return err
-	}
-	var assigned params.Assigned
-	if !opts.SkipInstance {
-		// A package whose parameters do not convert has no values to
-		// resolve; verifying it says why.
-		if _, ov, err := p.Convert(ns); err == nil {
-			if assigned, err = params.Resolve(ov.Spec.Parameters, opts.ParameterFiles, opts.Parameters); err != nil {
-				return err
-			}
-		}
 	}
 	verify := packages.VerifyOptions{Values: assigned.Values}
 	versions, err := action.PrepareVersions(ctx, c, ns, append(deps, p), verify, opts.ReplaceOperatorVersion, streams.ErrOut)
@@ -150,6 +134,34 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 		return nil
 	}
 	return createInstance(ctx, c, streams, opts, ov, name, assigned)
+}
+
+// resolvePackage finds the package and the packages its KudoOperator tasks
+// name, which are installed with it.
+func resolvePackage(ctx context.Context, opts *Options) (*packages.Package, []*packages.Package, error) {
+	repo, err := repoconfig.Resolve(opts.Repo)
+	if err != nil {
+		return nil, nil, err
+	}
+	return resolve.PackageAndDependencies(ctx, resolve.Request{
+		Ref: opts.Package, Repo: repo, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion, Registry: opts.Registry,
+	}, nil)
+}
+
+// instanceParameters are the values the flags give the Instance; none with
+// --skip-instance, which creates no Instance. A package whose parameters do
+// not convert has no values to resolve; verifying it says why.
+func instanceParameters(p *packages.Package, ns string, opts *Options) (params.Assigned, error) {
+	var assigned params.Assigned
+	if opts.SkipInstance {
+		return assigned, nil
+	}
+	if _, ov, err := p.Convert(ns); err == nil {
+		if assigned, err = params.Resolve(ov.Spec.Parameters, opts.ParameterFiles, opts.Parameters); err != nil {
+			return params.Assigned{}, err
+		}
+	}
+	return assigned, nil
 }
 
 // refuseExisting refuses to install over an Instance of the name.

@@ -13,6 +13,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/cli/resolve"
 	"github.com/kudo-ng/kudo/internal/ocipkg"
 	"github.com/kudo-ng/kudo/internal/packages"
+	"github.com/kudo-ng/kudo/internal/trust"
 )
 
 // VerifyOptions are the flags of `package verify`.
@@ -87,29 +88,30 @@ func readVerified(ctx context.Context, out io.Writer, opts *VerifyOptions) (*pac
 	if err != nil {
 		return nil, err
 	}
-	ref := opts.Path
-	if len(opts.Keys) > 0 {
-		keys, err := readPublicKeys(opts.Keys)
+	if len(opts.Keys) == 0 {
+		pulled, err := c.Pull(ctx, opts.Path)
 		if err != nil {
 			return nil, err
 		}
-		verified, err := c.Verify(ctx, ref, keys)
-		if err != nil {
-			return nil, err
-		}
-		if opts.Output == "" {
-			if _, err := fmt.Fprintf(out, "Verified: %s, signed with %s (signature %s)\n",
-				verified.Ref, verified.Authority, verified.Signature); err != nil {
-				return nil, err
-			}
-		}
-		ref = verified.Ref
+		return pulled.Package, nil
 	}
-	pulled, err := c.Pull(ctx, ref)
+	keys, err := readPublicKeys(opts.Keys)
 	if err != nil {
 		return nil, err
 	}
-	return pulled.Package, nil
+	// As the manager verifies it under a TrustPolicy of these keys: its
+	// dependencies in registries too.
+	signed, err := trust.VerifySigned(ctx, c, opts.Path, keys, nil)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Output == "" {
+		if _, err := fmt.Fprintf(out, "Verified: %s, signed with %s (signature %s)\n",
+			signed.Verified.Ref, signed.Verified.Authority, signed.Verified.Signature); err != nil {
+			return nil, err
+		}
+	}
+	return signed.Package, nil
 }
 
 // result is KUDO's verify result, as -o writes it: the lists are never null.

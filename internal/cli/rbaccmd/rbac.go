@@ -108,18 +108,7 @@ by a CustomResourceDefinition of the package, and for the Instance.`,
 
 // Run prints the roles and bindings.
 func Run(ctx context.Context, streams genericiooptions.IOStreams, opts *Options) error {
-	repo, err := repoconfig.Resolve(opts.Repo)
-	if err != nil {
-		return err
-	}
-	p, err := resolve.Package(ctx, resolve.Request{
-		Ref: opts.Package, Repo: repo, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion, Registry: opts.Registry,
-	})
-	if err != nil {
-		return err
-	}
-	// Children of KudoOperator tasks run as the same service account.
-	deps, err := resolve.Dependencies(ctx, p, opts.Package, repo, opts.Registry)
+	p, deps, err := resolvePackage(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -131,17 +120,9 @@ func Run(ctx context.Context, streams genericiooptions.IOStreams, opts *Options)
 	if err != nil {
 		return err
 	}
-	served, err := migrate.ServedBy(opts.KubernetesVersion)
+	g, err := newGatherer(opts.Namespace, opts.KubernetesVersion, deps)
 	if err != nil {
 		return err
-	}
-	g := &gatherer{namespace: opts.Namespace, served: served, seen: map[string]bool{}}
-	for _, dep := range deps {
-		_, dov, err := dep.Convert(opts.Namespace)
-		if err != nil {
-			return err
-		}
-		g.dependencies = append(g.dependencies, dov)
 	}
 	instance := opts.Instance
 	if instance == "" {
@@ -169,6 +150,18 @@ func Run(ctx context.Context, streams genericiooptions.IOStreams, opts *Options)
 	}
 	subject := rbac.Subject{Namespace: opts.Namespace, Instance: instance, ServiceAccount: opts.ServiceAccount}
 	return write(streams.Out, header(subject, g.rendered), grants.Notes, rbac.Manifests(grants, subject))
+}
+
+// resolvePackage finds the package and the packages its KudoOperator tasks
+// name: the children they make run as the same service account.
+func resolvePackage(ctx context.Context, opts *Options) (*packages.Package, []*packages.Package, error) {
+	repo, err := repoconfig.Resolve(opts.Repo)
+	if err != nil {
+		return nil, nil, err
+	}
+	return resolve.PackageAndDependencies(ctx, resolve.Request{
+		Ref: opts.Package, Repo: repo, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion, Registry: opts.Registry,
+	}, nil)
 }
 
 // withSecrets are the values to render with: the secret parameters, whose
@@ -224,6 +217,25 @@ type gatherer struct {
 	instances []string
 	// seen are the children rendered, by name and values.
 	seen map[string]bool
+}
+
+// newGatherer renders in the namespace, migrating to the API versions the
+// Kubernetes version serves, with the dependencies' OperatorVersions for the
+// children of KudoOperator tasks.
+func newGatherer(ns, kubernetesVersion string, deps []*packages.Package) (*gatherer, error) {
+	served, err := migrate.ServedBy(kubernetesVersion)
+	if err != nil {
+		return nil, err
+	}
+	g := &gatherer{namespace: ns, served: served, seen: map[string]bool{}}
+	for _, dep := range deps {
+		_, dov, err := dep.Convert(ns)
+		if err != nil {
+			return nil, err
+		}
+		g.dependencies = append(g.dependencies, dov)
+	}
+	return g, nil
 }
 
 func (g *gatherer) instance(ov *kudov1beta1.OperatorVersion, name string, values map[string]string, prefix string) error {

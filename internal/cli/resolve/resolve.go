@@ -140,6 +140,28 @@ func IsPath(ref string) bool {
 	return !strings.Contains(ref, "://") && strings.ContainsAny(ref, "/.")
 }
 
+// PackageAndDependencies reads the package req names and then the packages
+// its KudoOperator tasks install (Dependencies), which go with it: what
+// install, upgrade and rbac work from. check, when not nil, refuses the
+// package before its dependencies are fetched.
+func PackageAndDependencies(ctx context.Context, req Request, check func(*packages.Package) error) (
+	*packages.Package, []*packages.Package, error) {
+	p, err := Package(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	if check != nil {
+		if err := check(p); err != nil {
+			return nil, nil, err
+		}
+	}
+	deps, err := Dependencies(ctx, p, req.Ref, req.Repo, req.Registry)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, deps, nil
+}
+
 // Dependencies finds, depth first, the packages the KudoOperator tasks of p
 // install, each once; a package that depends on itself, directly or not, is
 // an error naming the cycle. ref is where p was found. A dependency's

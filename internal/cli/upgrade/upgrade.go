@@ -84,38 +84,13 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if err != nil {
 		return err
 	}
-	repo, err := repoconfig.Resolve(opts.Repo)
+	p, deps, err := resolveUpgrade(ctx, i, current, opts)
 	if err != nil {
 		return err
 	}
-	p, err := resolve.Package(ctx, resolve.Request{
-		Ref: opts.Package, Repo: repo, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion, Registry: opts.Registry,
-	})
+	changes, kept, err := keptParameters(i, p, opts)
 	if err != nil {
 		return err
-	}
-	if p.Operator.Name != current.Spec.Operator.Name {
-		return fmt.Errorf("package %s is not %s, the package of Instance %s", p.Operator.Name, current.Spec.Operator.Name, i.Name)
-	}
-	if err := newer(p.Operator.OperatorVersion, current.Spec.Version); err != nil {
-		return err
-	}
-	// As KUDO's upgrade, and install: the new version's dependencies are
-	// installed with it, and its KudoOperator tasks name their packages.
-	deps, err := resolve.Dependencies(ctx, p, opts.Package, repo, opts.Registry)
-	if err != nil {
-		return err
-	}
-	// The templates render with the parameters the Instance will keep: its
-	// own with the changes. A package whose parameters do not convert has
-	// no changes to resolve; verifying it says why.
-	var changes params.Assigned
-	kept := i.Spec.DeepCopy()
-	if _, ov, err := p.Convert(i.OperatorVersionNamespace()); err == nil {
-		if changes, err = params.Resolve(params.Optional(ov.Spec.Parameters), opts.ParameterFiles, opts.Parameters); err != nil {
-			return err
-		}
-		changes.ApplyTo(kept)
 	}
 	// As KUDO's upgrade: deploy is only needed to install; an upgrade runs
 	// the upgrade plan, or update, or deploy, whichever the package has.
@@ -137,31 +112,77 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 			return err
 		}
 	}
-	if typed := typedapi.HolderOf(i); typed != nil {
-		if err := upgradeTyped(ctx, c, typed, ov, changes); err != nil {
-			return err
-		}
-		_, _ = fmt.Fprintf(streams.Out, "%s upgraded to %s\n", clientutil.TypedName(typed), ov.Name)
-		if opts.Wait {
-			if err := clientutil.AwaitInstanceOf(ctx, c, typed, func(i *kudov1beta1.Instance) bool {
-				return i.Spec.OperatorVersion.Name == ov.Name && changes.AppliedTo(i)
-			}); err != nil {
-				return err
-			}
-		}
-	} else {
-		patch := client.MergeFrom(i.DeepCopy())
-		i.Spec.OperatorVersion.Name = ov.Name
-		changes.ApplyTo(&i.Spec)
-		if err := c.Patch(ctx, i, patch); err != nil {
-			return fmt.Errorf("upgrading Instance %s: %w", i.Name, err)
-		}
-		_, _ = fmt.Fprintf(streams.Out, "instance.kudo.dev/%s upgraded to %s\n", i.Name, ov.Name)
+	if err := pointInstance(ctx, c, streams, i, ov, changes, opts.Wait); err != nil {
+		return err
 	}
 	if !opts.Wait {
 		return nil
 	}
 	return action.Wait(ctx, c, ns, streams.Out, i.Name, opts.WaitTime)
+}
+
+// resolveUpgrade finds the package to upgrade to, refuses it unless it is
+// the Instance's package and newer than its OperatorVersion, and finds its
+// dependencies: as KUDO's upgrade, and install, the new version's are
+// installed with it, and its KudoOperator tasks name their packages.
+func resolveUpgrade(ctx context.Context, i *kudov1beta1.Instance, current *kudov1beta1.OperatorVersion, opts *Options,
+) (*packages.Package, []*packages.Package, error) {
+	repo, err := repoconfig.Resolve(opts.Repo)
+	if err != nil {
+		return nil, nil, err
+	}
+	req := resolve.Request{
+		Ref: opts.Package, Repo: repo, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion, Registry: opts.Registry,
+	}
+	return resolve.PackageAndDependencies(ctx, req, func(p *packages.Package) error {
+		if p.Operator.Name != current.Spec.Operator.Name {
+			return fmt.Errorf("package %s is not %s, the package of Instance %s", p.Operator.Name, current.Spec.Operator.Name, i.Name)
+		}
+		return newer(p.Operator.OperatorVersion, current.Spec.Version)
+	})
+}
+
+// keptParameters are the parameter changes the flags make and the spec the
+// Instance keeps with them: the templates render with its own parameters
+// and the changes. A package whose parameters do not convert has no changes
+// to resolve; verifying it says why.
+func keptParameters(i *kudov1beta1.Instance, p *packages.Package, opts *Options) (params.Assigned, *kudov1beta1.InstanceSpec, error) {
+	var changes params.Assigned
+	kept := i.Spec.DeepCopy()
+	if _, ov, err := p.Convert(i.OperatorVersionNamespace()); err == nil {
+		if changes, err = params.Resolve(params.Optional(ov.Spec.Parameters), opts.ParameterFiles, opts.Parameters); err != nil {
+			return params.Assigned{}, nil, err
+		}
+		changes.ApplyTo(kept)
+	}
+	return changes, kept, nil
+}
+
+// pointInstance points the Instance at ov with the changes: through the
+// typed object that makes it, if there is one (with wait, until the
+// Instance has them), else by patching it.
+func pointInstance(ctx context.Context, c client.Client, streams genericiooptions.IOStreams, i *kudov1beta1.Instance,
+	ov *kudov1beta1.OperatorVersion, changes params.Assigned, wait bool) error {
+	if typed := typedapi.HolderOf(i); typed != nil {
+		if err := upgradeTyped(ctx, c, typed, ov, changes); err != nil {
+			return err
+		}
+		_, _ = fmt.Fprintf(streams.Out, "%s upgraded to %s\n", clientutil.TypedName(typed), ov.Name)
+		if !wait {
+			return nil
+		}
+		return clientutil.AwaitInstanceOf(ctx, c, typed, func(i *kudov1beta1.Instance) bool {
+			return i.Spec.OperatorVersion.Name == ov.Name && changes.AppliedTo(i)
+		})
+	}
+	patch := client.MergeFrom(i.DeepCopy())
+	i.Spec.OperatorVersion.Name = ov.Name
+	changes.ApplyTo(&i.Spec)
+	if err := c.Patch(ctx, i, patch); err != nil {
+		return fmt.Errorf("upgrading Instance %s: %w", i.Name, err)
+	}
+	_, _ = fmt.Fprintf(streams.Out, "instance.kudo.dev/%s upgraded to %s\n", i.Name, ov.Name)
+	return nil
 }
 
 // upgradeTyped points the typed object that makes the Instance at ov, with

@@ -44,19 +44,39 @@ func structural(schema map[string]any) []string {
 
 type changed func(path, format string, args ...any)
 
+// makeStructural makes s, at path in the schema, and what it nests
+// structural, noting each change; root is the schema's root.
 func makeStructural(s map[string]any, path string, root bool, note changed) {
-	if s["type"] == nil && !isIntOrStringPattern(s) {
-		for _, junctor := range []string{anyOf, "oneOf"} {
-			if isIntOrString(s[junctor]) {
-				delete(s, junctor)
-				s[anyOf] = []any{map[string]any{"type": "integer"}, map[string]any{"type": "string"}}
-				s[intOrString] = true
-				note(path, "%s integer or string is now %s", junctor, intOrString)
-				break
-			}
+	intOrStringJunctor(s, path, note)
+	structuralProperties(s, path, root, note)
+	if child, ok := s["additionalProperties"].(map[string]any); ok {
+		makeStructural(child, path+".*", false, note)
+	}
+	structuralItems(s, path, note)
+	structuralJunctors(s, path, root, note)
+	addType(s, path, root, note)
+}
+
+// intOrStringJunctor turns a node without a type whose anyOf or oneOf is
+// integer or string into x-kubernetes-int-or-string.
+func intOrStringJunctor(s map[string]any, path string, note changed) {
+	if s["type"] != nil || isIntOrStringPattern(s) {
+		return
+	}
+	for _, junctor := range []string{anyOf, "oneOf"} {
+		if isIntOrString(s[junctor]) {
+			delete(s, junctor)
+			s[anyOf] = []any{map[string]any{"type": "integer"}, map[string]any{"type": "string"}}
+			s[intOrString] = true
+			note(path, "%s integer or string is now %s", junctor, intOrString)
+			return
 		}
 	}
+}
 
+// structuralProperties makes the properties of s structural. At the root,
+// metadata keeps only what v1 allows, and kind and apiVersion get their type.
+func structuralProperties(s map[string]any, path string, root bool, note changed) {
 	for _, name := range sortedKeys(nested(s, "properties")) {
 		if child, ok := nested(s, "properties")[name].(map[string]any); ok {
 			childPath := path + "." + name
@@ -71,9 +91,11 @@ func makeStructural(s map[string]any, path string, root bool, note changed) {
 			makeStructural(child, childPath, false, note)
 		}
 	}
-	if child, ok := s["additionalProperties"].(map[string]any); ok {
-		makeStructural(child, path+".*", false, note)
-	}
+}
+
+// structuralItems makes the items of s structural: a list of schemas, which
+// v1 does not take, becomes its single schema, or any item.
+func structuralItems(s map[string]any, path string, note changed) {
 	switch items := s["items"].(type) {
 	case map[string]any:
 		makeStructural(items, path+"[*]", false, note)
@@ -84,15 +106,17 @@ func makeStructural(s map[string]any, path string, root bool, note changed) {
 				s["items"] = item
 				makeStructural(item, path+"[*]", false, note)
 				note(path, "items is the single schema of the list it was")
-				break
+				return
 			}
 		}
 		s["items"] = map[string]any{preserveUnknownFields: true}
 		note(path, "items, a list of %d schemas, is now any item with %s", len(items), preserveUnknownFields)
 	}
+}
 
-	structuralJunctors(s, path, root, note)
-
+// addType gives s the type its fields or items tell, or, when none can be
+// told, x-kubernetes-preserve-unknown-fields; an array gets items.
+func addType(s map[string]any, path string, root bool, note changed) {
 	if s["type"] == nil && s[intOrString] != true && s[preserveUnknownFields] != true {
 		switch {
 		case root || s["properties"] != nil || s["additionalProperties"] != nil:
