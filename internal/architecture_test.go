@@ -91,3 +91,43 @@ func TestOneWriterPerObject(t *testing.T) {
 		}
 	}
 }
+
+// TestOneHomePerConcept: what several parties decide, one function decides
+// for all (docs/architecture.md, "One writer, one home"): the Instance of a
+// typed object (typedapi.InstanceOf), and whether a registry's signature
+// verifies a package (internal/trust, for the manager and the CLI alike).
+func TestOneHomePerConcept(t *testing.T) {
+	homes := []struct {
+		call *regexp.Regexp
+		home string
+	}{
+		{regexp.MustCompile(`typedapi\.(OperatorVersionOf|InstanceSpec)\(`), filepath.Join("internal", "typedapi")},
+		{regexp.MustCompile(`\b(\w+)\.Verify\(ctx`), filepath.Join("internal", "trust")},
+	}
+	root := ".."
+	for _, dir := range []string{"cmd", "controllers", "internal", "main.go"} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			for _, h := range homes {
+				for _, m := range h.call.FindAllStringSubmatch(string(src), -1) {
+					// The trust package's own Verify is the home's door.
+					if strings.HasPrefix(rel, h.home+string(filepath.Separator)) || (len(m) > 1 && m[1] == "trust") {
+						continue
+					}
+					t.Errorf("%s calls %s: only %s decides it", rel, m[0], h.home)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
