@@ -1,6 +1,9 @@
 package typedapi
 
 import (
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -114,5 +117,92 @@ func TestNewestIsBySemanticVersion(t *testing.T) {
 	}
 	if newest, older := Newest(nil); newest != nil || older != nil {
 		t.Errorf("of none: %v %v", newest, older)
+	}
+}
+
+func TestFieldsRefusesParametersWhoseEscapedNamesMeet(t *testing.T) {
+	for _, tc := range []struct {
+		a, b, field string
+	}{
+		{"operatorVersion", "operatorVersion_", "operatorVersion_"},
+		{"2FA", "_2FA", "_2FA"},
+		{"a b", "a_b", "a_b"},
+		{"secretParameters", "secretParameters_", "secretParameters_"},
+	} {
+		_, err := Fields([]kudov1beta1.Parameter{{Name: tc.a}, {Name: tc.b}})
+		want := fmt.Sprintf("parameters %q and %q would both be the field %q of the typed API: rename one", tc.a, tc.b, tc.field)
+		if err == nil || err.Error() != want {
+			t.Errorf("Fields(%s, %s) = %v, want %q", tc.a, tc.b, err, want)
+		}
+	}
+	fields, err := Fields([]kudov1beta1.Parameter{{Name: "in"}, {Name: "log.level"}, {Name: "serviceAccountName"}})
+	want := map[string]string{"in": "in", "log.level": "log_level", "serviceAccountName": "serviceAccountName_"}
+	if err != nil || !maps.Equal(fields, want) {
+		t.Errorf("Fields = %v, %v; want %v", fields, err, want)
+	}
+}
+
+// TestNewestIsDecidedWhateverTheVersionsSay: the schema types the newest
+// version's parameters, so two managers, or two passes, must agree on it
+// whatever order the API server lists versions in.
+func TestNewestIsDecidedWhateverTheVersionsSay(t *testing.T) {
+	ov := func(namespace, name, version string) kudov1beta1.OperatorVersion {
+		v := kudov1beta1.OperatorVersion{Spec: kudov1beta1.OperatorVersionSpec{Version: version}}
+		v.Namespace, v.Name = namespace, name
+		return v
+	}
+	for _, tc := range []struct {
+		name     string
+		versions []kudov1beta1.OperatorVersion
+		// want is the newest, then the older in order, as namespace/name.
+		want []string
+	}{
+		{"one version, none older", []kudov1beta1.OperatorVersion{ov("a", "zk-1", "1.0.0")}, []string{"a/zk-1"}},
+		{"a release after its release candidate", []kudov1beta1.OperatorVersion{ov("a", "zk-1", "1.0.0"), ov("a", "zk-1rc", "1.0.0-rc.1")},
+			[]string{"a/zk-1", "a/zk-1rc"}},
+		{"a v prefix and a short version are semantic", []kudov1beta1.OperatorVersion{ov("a", "two", "v2"), ov("a", "one", "1.9.9")},
+			[]string{"a/two", "a/one"}},
+		{"one version under two names: the greater name", []kudov1beta1.OperatorVersion{ov("a", "zk-b", "1.0.0"), ov("a", "zk-a", "1.0.0")},
+			[]string{"a/zk-b", "a/zk-a"}},
+		{"build metadata does not order", []kudov1beta1.OperatorVersion{ov("a", "zk-b", "1.0.0+1"), ov("a", "zk-a", "1.0.0+2")},
+			[]string{"a/zk-b", "a/zk-a"}},
+		{"one name in two namespaces: the greater namespace", []kudov1beta1.OperatorVersion{ov("b", "zk", "1.0.0"), ov("a", "zk", "1.0.0")},
+			[]string{"b/zk", "a/zk"}},
+		{"versions that are not semantic, by version", []kudov1beta1.OperatorVersion{ov("a", "x", "latest"), ov("a", "y", "dev")},
+			[]string{"a/x", "a/y"}},
+		{"a semantic version over any other", []kudov1beta1.OperatorVersion{ov("a", "x", "latest"), ov("a", "y", "0.0.1")},
+			[]string{"a/y", "a/x"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reversed := slices.Clone(tc.versions)
+			slices.Reverse(reversed)
+			for _, versions := range [][]kudov1beta1.OperatorVersion{tc.versions, reversed} {
+				listed := slices.Clone(versions)
+				newest, older := Newest(versions)
+				got := []string{newest.Namespace + "/" + newest.Name}
+				for _, o := range older {
+					got = append(got, o.Namespace+"/"+o.Name)
+				}
+				if !slices.Equal(got, tc.want) {
+					t.Errorf("Newest = %v, want %v", got, tc.want)
+				}
+				if !slices.EqualFunc(versions, listed, func(a, b kudov1beta1.OperatorVersion) bool { return a.Name == b.Name }) {
+					t.Error("Newest reordered the caller's versions")
+				}
+			}
+		})
+	}
+}
+
+func TestNamesAreThoseOfTheTypedObjects(t *testing.T) {
+	n, err := NamesOf("kafka-connect", &kudov1beta1.TypedAPI{Group: "kafka.example.com", Version: "v1beta2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gvk := n.GroupVersionKind(); gvk.String() != "kafka.example.com/v1beta2, Kind=KafkaConnect" {
+		t.Errorf("GroupVersionKind = %s", gvk)
+	}
+	if gvr := n.GroupVersionResource(); gvr.String() != "kafka.example.com/v1beta2, Resource=kafkaconnects" {
+		t.Errorf("GroupVersionResource = %s", gvr)
 	}
 }

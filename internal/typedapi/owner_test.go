@@ -124,3 +124,24 @@ func TestAKindIsServedOnlyWhereTheWebhookAdmitsIt(t *testing.T) {
 		})
 	}
 }
+
+func TestOwnerOfIsTheOperatorItsLabelsName(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		want   types.NamespacedName
+		kudoNG bool
+	}{
+		{"an Operator of a namespace", ownedBy("a", "hello"), types.NamespacedName{Namespace: "a", Name: "hello"}, true},
+		{"served before owners had namespaces", ownedBy("", "hello"), types.NamespacedName{Name: "hello"}, true},
+		{"a namespace alone is no owner", map[string]string{OperatorNamespaceLabel: "a"}, types.NamespacedName{Namespace: "a"}, false},
+		{"another operator's", map[string]string{"app.kubernetes.io/managed-by": "helm"}, types.NamespacedName{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			crd := crdOf("hellos.packages.kudo.dev", DefaultGroup, tc.labels)
+			if got, kudoNG := OwnerOf(&crd); got != tc.want || kudoNG != tc.kudoNG {
+				t.Errorf("OwnerOf = %v, %t; want %v, %t", got, kudoNG, tc.want, tc.kudoNG)
+			}
+		})
+	}
+}

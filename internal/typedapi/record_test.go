@@ -2,6 +2,8 @@ package typedapi_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/jsonpath"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -179,4 +182,139 @@ func TestTheRecordOfAnInstanceIsReadFromTheTypedObjectThatControlsIt(t *testing.
 func emptied(i *kudov1beta1.Instance) *kudov1beta1.Instance {
 	i.Status = kudov1beta1.InstanceStatus{}
 	return i
+}
+
+// TestOnlyAnObjectThatControlsAnInstanceOfItsNameHoldsItsRecord: the record
+// of any other Instance, a child of a KudoOperator task among them, stays
+// in the Instance.
+func TestOnlyAnObjectThatControlsAnInstanceOfItsNameHoldsItsRecord(t *testing.T) {
+	ref := func(apiVersion, kind, name string, controller bool) metav1.OwnerReference {
+		return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: name, UID: "owner-uid", Controller: &controller}
+	}
+	for _, tc := range []struct {
+		name   string
+		owners []metav1.OwnerReference
+		// want is the holder's kind, namespace, name and uid; "" for none.
+		want string
+	}{
+		{"a typed object of the default group", []metav1.OwnerReference{ref("packages.kudo.dev/v1", "Zookeeper", "zk", true)},
+			"packages.kudo.dev/v1, Kind=Zookeeper ns/zk owner-uid"},
+		{"a typed object of a package's group, beside other owners", []metav1.OwnerReference{
+			ref("v1", "ConfigMap", "zk", false), ref("zk.example.com/v2", "Ensemble", "zk", true)},
+			"zk.example.com/v2, Kind=Ensemble ns/zk owner-uid"},
+		{"an owner that does not control it", []metav1.OwnerReference{ref("packages.kudo.dev/v1", "Zookeeper", "zk", false)}, ""},
+		{"the parent Instance of a KudoOperator task", []metav1.OwnerReference{ref("kudo.dev/v1beta1", "Instance", "zk", true)}, ""},
+		{"an apiVersion that does not parse", []metav1.OwnerReference{ref("packages.kudo.dev/v1/x", "Zookeeper", "zk", true)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			i := &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "zk", OwnerReferences: tc.owners}}
+			got := ""
+			if holder := typedapi.HolderOf(i); holder != nil {
+				got = fmt.Sprintf("%s %s/%s %s", holder.GroupVersionKind(), holder.GetNamespace(), holder.GetName(), holder.GetUID())
+			}
+			if got != tc.want {
+				t.Errorf("HolderOf = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestTheStatusOfANewInstanceIsItsUIDAlone: before the engine writes, the
+// object's status ties it to its Instance and claims nothing observed.
+func TestTheStatusOfANewInstanceIsItsUIDAlone(t *testing.T) {
+	i := &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "zk", UID: "instance-uid", Generation: 1}}
+	status, err := typedapi.StatusOf(i, typedObject(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := asJSON(t, status); got != `{"instance":{"uid":"instance-uid"}}` {
+		t.Errorf("StatusOf = %s, want the Instance's uid alone", got)
+	}
+}
+
+// TestARecordIsReadOnlyWhenItIsTheInstances: a record of no uid, or
+// none, starts the Instance afresh; one that cannot be read is an error;
+// the object read is left as it was, for the status patch that follows.
+func TestARecordIsReadOnlyWhenItIsTheInstances(t *testing.T) {
+	record := map[string]any{"uid": "instance-uid", "observedGeneration": int64(5)}
+	ready := map[string]any{"type": "Ready", "status": "True", "reason": "PlanComplete", "message": "",
+		"lastTransitionTime": "2026-11-28T08:00:00Z", "observedGeneration": int64(3)}
+	for _, tc := range []struct {
+		name   string
+		status map[string]any
+		// want is the status read as JSON, "" for none; wantErr the
+		// error's beginning.
+		want, wantErr string
+	}{
+		{name: "none written yet"},
+		{name: "a record of no uid", status: map[string]any{"instance": map[string]any{"observedGeneration": int64(5)}}},
+		{name: "a record that is no record", status: map[string]any{"instance": "instance-uid"}},
+		{name: "the Instance's generations, not the object's", status: map[string]any{"instance": record, "observedGeneration": int64(3),
+			"operatorVersion": "zookeeper-0.3.1", "conditions": []any{ready}},
+			want: `{"observedGeneration":5,"conditions":[{"type":"Ready","status":"True","observedGeneration":5,` +
+				`"lastTransitionTime":"2026-11-28T08:00:00Z","reason":"PlanComplete","message":""}]}`},
+		{name: "a uid that is no string", status: map[string]any{"instance": map[string]any{"uid": int64(7)}},
+			wantErr: "status.instance of Zookeeper zk: "},
+		{name: "plans that are no plans", status: map[string]any{"instance": record, "planStatus": "deploy"},
+			wantErr: "the status of Zookeeper zk: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := typedObject(tc.status)
+			before := asJSON(t, obj.Object)
+			got, ok, err := typedapi.RecordOf(instanceOf(obj, "3"), obj)
+			switch {
+			case tc.wantErr != "":
+				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) || ok {
+					t.Errorf("RecordOf = %v, %t; want the error %s…", err, ok, tc.wantErr)
+				}
+			case err != nil:
+				t.Errorf("RecordOf: %v", err)
+			case ok != (tc.want != ""):
+				t.Errorf("RecordOf read a record: %t, want %t", ok, tc.want != "")
+			case ok && asJSON(t, got) != tc.want:
+				t.Errorf("RecordOf = %s\nwant %s", asJSON(t, got), tc.want)
+			}
+			if after := asJSON(t, obj.Object); after != before {
+				t.Errorf("RecordOf changed the object:\n%s\nwas %s", after, before)
+			}
+		})
+	}
+}
+
+// TestThePrinterColumnsShowWhatTheStatusRecords: kubectl get prints each
+// column from the fields StatusOf writes.
+func TestThePrinterColumnsShowWhatTheStatusRecords(t *testing.T) {
+	names, err := typedapi.NamesOf("zookeeper", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd, err := typedapi.CRD(names, "zookeeper", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := typedObject(nil)
+	obj.SetCreationTimestamp(metav1.NewTime(time.Date(2026, 11, 28, 7, 0, 0, 0, time.UTC)))
+	status, err := typedapi.StatusOf(instanceOf(obj, "3"), obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj.Object["status"] = status
+	want := map[string]string{
+		"Operator Version": "zookeeper-3.4.14-0.3.1", "Plan": "deploy", "Plan Status": "COMPLETE", "Ready": "True",
+		"Age": "2026-11-28T07:00:00Z",
+	}
+	columns := crd.Spec.Versions[0].AdditionalPrinterColumns
+	if len(columns) != len(want) {
+		t.Errorf("%d printer columns, want %d", len(columns), len(want))
+	}
+	for _, column := range columns {
+		jp := jsonpath.New(column.Name)
+		if err := jp.Parse("{" + column.JSONPath + "}"); err != nil {
+			t.Fatalf("column %s: %v", column.Name, err)
+		}
+		var out strings.Builder
+		if err := jp.Execute(&out, obj.Object); err != nil || out.String() != want[column.Name] {
+			t.Errorf("column %s (%s) shows %q, %v; want %q", column.Name, column.JSONPath, out.String(), err, want[column.Name])
+		}
+	}
 }
