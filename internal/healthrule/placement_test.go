@@ -29,6 +29,8 @@ func TestTheManagerRefusesTheRulesVerifyRefuses(t *testing.T) {
 			"healthChecks[1]: judges apps/v1 Deployment, as healthChecks[0] does", 1},
 		{"no kind", []kudov1beta1.HealthCheck{{Current: "true"}}, nil,
 			"healthChecks[0]: apiVersion and kind are required", 0},
+		{"an apiVersion that names no group and version", []kudov1beta1.HealthCheck{{APIVersion: "example.com/v1/extra", Kind: "Widget",
+			Current: "true"}}, nil, `healthChecks[0].apiVersion: unexpected GroupVersion string: example.com/v1/extra`, 0},
 		{"no current", []kudov1beta1.HealthCheck{{APIVersion: "v1", Kind: "Pod", Failed: "false"}}, nil,
 			"healthChecks[0].current: is required", 1},
 		{"readyWhen on a task that applies nothing", nil, []kudov1beta1.Task{apply, dummy},

@@ -38,6 +38,12 @@ func Rules(healthChecks []kudov1beta1.HealthCheck, tasks []kudov1beta1.Task) ([]
 			errs = append(errs, &FieldError{at, "apiVersion and kind are required: they name the objects the rule judges"})
 			continue
 		}
+		if _, err := schema.ParseGroupVersion(hc.APIVersion); err != nil {
+			// Parsed leniently, it would name a kind no object has, and the
+			// rule would judge nothing.
+			errs = append(errs, &FieldError{at + ".apiVersion", err.Error()})
+			continue
+		}
 		gvk := schema.FromAPIVersionAndKind(hc.APIVersion, hc.Kind)
 		if first, dup := seen[gvk]; dup {
 			errs = append(errs, &FieldError{at, fmt.Sprintf("judges %s %s, as healthChecks[%d] does", hc.APIVersion, hc.Kind, first)})

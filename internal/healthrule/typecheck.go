@@ -48,6 +48,11 @@ func Typecheck(field, source string, s Schema) error {
 			prop, ok = objectMetaSchema, true
 		}
 		if !ok {
+			// A root that keeps unknown fields, or declares none, holds the
+			// variable all the same, of any type.
+			if s.Extensions["x-kubernetes-preserve-unknown-fields"] == true || len(s.Properties) == 0 {
+				opts = append(opts, cel.Variable(v, cel.DynType))
+			}
 			continue
 		}
 		declType := common.SchemaDeclType(&openapi.Schema{Schema: anyContentDynamic(&prop)}, false)

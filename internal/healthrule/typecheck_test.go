@@ -75,6 +75,40 @@ func TestTypecheckAgainstAShippedCRD(t *testing.T) {
 	}
 }
 
+// TestTypecheckAgainstACRDThatKeepsUnknownFields: a CRD whose objects are
+// any content types their spec and status as any value, as the API server
+// keeps them.
+func TestTypecheckAgainstACRDThatKeepsUnknownFields(t *testing.T) {
+	crd := strings.Replace(widgetCRD, `      openAPIV3Schema:
+        type: object
+        properties:`, `      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+        properties:
+          unused:`, 1)
+	crd = crd[:strings.Index(crd, "          unused:")] + "          unused: {type: string}\n"
+	schemas, err := CRDSchemas(object(t, crd), "templates/crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	widget := schemas[schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}]
+	for expr, want := range map[string]string{
+		"status.phase == 'Running'": "",
+		"spec.size > 2":             "",
+		"metadata.generation == 1":  "",
+		"metadata.generationn == 1": "undefined field 'generationn'",
+		"data.key == 'x'":           "undeclared reference to 'data'",
+	} {
+		err := Typecheck("healthChecks[0].current", expr, widget)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("Typecheck(%s): %v", expr, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("Typecheck(%s) = %v, want an error with %q", expr, err, want)
+		}
+	}
+}
+
 func TestTypecheckAgainstABuiltinKind(t *testing.T) {
 	deployment, ok := BuiltinSchema(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"})
 	if !ok {
