@@ -125,3 +125,22 @@ func TestAnInstanceWithoutAPinIsPinnedToWhatItRunsNow(t *testing.T) {
 		})
 	}
 }
+
+func TestAKUDOInstanceIsPinnedToTheOperatorVersionItIsTakenOverWith(t *testing.T) {
+	i := &kudov1beta1.Instance{Status: kudov1beta1.InstanceStatus{PlanStatus: map[string]kudov1beta1.PlanStatus{
+		"deploy": kudoPlan("deploy", kudov1beta1.ExecutionComplete, 1),
+	}}}
+	ov := storedOperatorVersion()
+	if !RanByKUDO(i) {
+		t.Fatal("RanByKUDO = false for an Instance KUDO ran")
+	}
+	AdoptFromKUDO(i, ov, nil)
+	if got, want := i.Status.AppliedOperatorVersionDigest, OperatorVersionDigest(ov); got != want {
+		t.Errorf("the pin after the takeover = %q, want %s", got, want)
+	}
+	replaced := storedOperatorVersion()
+	replaced.Spec.Templates["deployment.yaml"] = "kind: Deployment\nimage: evil:1\n"
+	if err := OperatorVersionReplaced(i, replaced); err == nil {
+		t.Error("OperatorVersionReplaced = nil for other content under the name a KUDO Instance was taken over with")
+	}
+}
