@@ -61,6 +61,15 @@ func TestAnOperatorVersionMadeAgainWithOtherContentIsAnother(t *testing.T) {
 		}, true},
 		{"another default", func(ov *kudov1beta1.OperatorVersion) { ov.Spec.Parameters[0].Default = ptr.To("evil:1") }, true},
 		{"an empty default gone", func(ov *kudov1beta1.OperatorVersion) { ov.Spec.Parameters[1].Default = nil }, true},
+		{"a health rule that is always true", func(ov *kudov1beta1.OperatorVersion) {
+			ov.Spec.HealthChecks[0].Current = "true"
+		}, true},
+		{"another typed API group", func(ov *kudov1beta1.OperatorVersion) {
+			ov.Spec.TypedAPI.Group = "hello.a.packages.kudo.dev"
+		}, true},
+		{"another dependency version", func(ov *kudov1beta1.OperatorVersion) {
+			ov.Spec.UpgradableFrom = append(ov.Spec.UpgradableFrom, corev1.ObjectReference{Name: "hello-0.0.8"})
+		}, true},
 		{"another step", func(ov *kudov1beta1.OperatorVersion) {
 			plan := ov.Spec.Plans["deploy"]
 			plan.Phases[0].Steps = append(plan.Phases[0].Steps, kudov1beta1.Step{Name: "more", Tasks: []string{"app"}})
