@@ -67,8 +67,11 @@ func TestAnOperatorVersionMadeAgainWithOtherContentIsAnother(t *testing.T) {
 		{"another typed API group", func(ov *kudov1beta1.OperatorVersion) {
 			ov.Spec.TypedAPI.Group = "hello.a.packages.kudo.dev"
 		}, true},
-		{"another dependency version", func(ov *kudov1beta1.OperatorVersion) {
+		{"another version it upgrades from", func(ov *kudov1beta1.OperatorVersion) {
 			ov.Spec.UpgradableFrom = append(ov.Spec.UpgradableFrom, corev1.ObjectReference{Name: "hello-0.0.8"})
+		}, true},
+		{"a parameter that triggers another plan", func(ov *kudov1beta1.OperatorVersion) {
+			ov.Spec.Parameters[0].Trigger = "cleanup"
 		}, true},
 		{"another step", func(ov *kudov1beta1.OperatorVersion) {
 			plan := ov.Spec.Plans["deploy"]
