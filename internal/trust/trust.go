@@ -387,6 +387,8 @@ func installedDependencies(spec *kudov1beta1.OperatorVersionSpec, deps map[strin
 	}
 }
 
+// sameSpec compares specs as the API server stores them, where an empty
+// list and none are the same.
 func sameSpec(a, b *kudov1beta1.OperatorVersionSpec) (bool, error) {
 	ja, err := json.Marshal(a)
 	if err != nil {
