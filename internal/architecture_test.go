@@ -56,6 +56,30 @@ func TestEveryPackageIsMapped(t *testing.T) {
 	}
 }
 
+// eachProductFile calls visit with the path, from the repository's root,
+// and the text of each Go file of the product (no tests).
+func eachProductFile(t *testing.T, visit func(rel string, src []byte)) {
+	t.Helper()
+	root := ".."
+	for _, dir := range []string{"api", "cmd", "controllers", "internal", "main.go"} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			visit(rel, src)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestOneWriterPerObject: every server-side apply goes through
 // internal/objects (field manager, forced ownership, the error naming the
 // object, in one place), and every status write through the controllers'
@@ -68,28 +92,13 @@ func TestOneWriterPerObject(t *testing.T) {
 			filepath.Join("controllers", "status.go"),
 		},
 	}
-	root := ".."
-	for _, dir := range []string{"api", "cmd", "controllers", "internal", "main.go"} {
-		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-				return err
+	eachProductFile(t, func(rel string, src []byte) {
+		for write, allowed := range writers {
+			if write.Match(src) && !slices.Contains(allowed, rel) {
+				t.Errorf("%s writes with %s: only %s may", rel, write, strings.Join(allowed, ", "))
 			}
-			src, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(root, path)
-			for write, allowed := range writers {
-				if write.Match(src) && !slices.Contains(allowed, rel) {
-					t.Errorf("%s writes with %s: only %s may", rel, write, strings.Join(allowed, ", "))
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
 		}
-	}
+	})
 }
 
 // TestOneHomePerConcept: what several parties decide, one function decides
@@ -104,30 +113,15 @@ func TestOneHomePerConcept(t *testing.T) {
 		{regexp.MustCompile(`typedapi\.(OperatorVersionOf|InstanceSpec)\(`), filepath.Join("internal", "typedapi")},
 		{regexp.MustCompile(`\b(\w+)\.Verify\(ctx`), filepath.Join("internal", "trust")},
 	}
-	root := ".."
-	for _, dir := range []string{"cmd", "controllers", "internal", "main.go"} {
-		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-				return err
-			}
-			src, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(root, path)
-			for _, h := range homes {
-				for _, m := range h.call.FindAllStringSubmatch(string(src), -1) {
-					// The trust package's own Verify is the home's door.
-					if strings.HasPrefix(rel, h.home+string(filepath.Separator)) || (len(m) > 1 && m[1] == "trust") {
-						continue
-					}
-					t.Errorf("%s calls %s: only %s decides it", rel, m[0], h.home)
+	eachProductFile(t, func(rel string, src []byte) {
+		for _, h := range homes {
+			for _, m := range h.call.FindAllStringSubmatch(string(src), -1) {
+				// The trust package's own Verify is the home's door.
+				if strings.HasPrefix(rel, h.home+string(filepath.Separator)) || (len(m) > 1 && m[1] == "trust") {
+					continue
 				}
+				t.Errorf("%s calls %s: only %s decides it", rel, m[0], h.home)
 			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
 		}
-	}
+	})
 }

@@ -38,6 +38,28 @@ func newArtifacts(t *testing.T, c *Client, repository string) artifacts {
 	return artifacts{t, repo}
 }
 
+// pushedHello pushes the hello package to an in-process registry (with the
+// referrers API or without) as packages/hello:0.1.0, and returns its
+// reference, its repository and its manifest, which signatures refer to.
+func pushedHello(t *testing.T, referrers bool) (*Client, string, *remote.Repository, ocispec.Descriptor) {
+	t.Helper()
+	c, host := newRegistry(t, referrers, nil)
+	ctx := context.Background()
+	ref := Scheme + host + "/packages/hello:0.1.0"
+	if _, err := c.Push(ctx, readPackage(t, helloDir), ref); err != nil {
+		t.Fatal(err)
+	}
+	repo, _, err := c.repository(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject, err := repo.Resolve(ctx, "0.1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, ref, repo, subject
+}
+
 // blob pushes data as a blob of mediaType.
 func (a artifacts) blob(mediaType string, data []byte) ocispec.Descriptor {
 	a.t.Helper()
@@ -162,20 +184,8 @@ func TestJunkReferrersNeitherPassForNorHideAGoodSignature(t *testing.T) {
 }
 
 func TestVerifyReadsNoMoreThanMaxSignatures(t *testing.T) {
-	c, host := newRegistry(t, true, nil)
+	c, ref, repo, subject := pushedHello(t, true)
 	ctx := context.Background()
-	ref := Scheme + host + "/packages/hello:0.1.0"
-	if _, err := c.Push(ctx, readPackage(t, helloDir), ref); err != nil {
-		t.Fatal(err)
-	}
-	repo, _, err := c.repository(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	subject, err := repo.Resolve(ctx, "0.1.0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var junk []string
 	for n := range MaxSignatures + 1 {
 		sig, err := pushSignature(ctx, repo, subject, fmt.Appendf(nil, "junk %d", n))
@@ -185,7 +195,7 @@ func TestVerifyReadsNoMoreThanMaxSignatures(t *testing.T) {
 		junk = append(junk, sig.Digest.String())
 	}
 	_, key := newSigner(t, "key")
-	_, err = c.Verify(ctx, ref, []Authority{key})
+	_, err := c.Verify(ctx, ref, []Authority{key})
 	if err == nil {
 		t.Fatal("Verify of junk signatures verified")
 	}
@@ -204,20 +214,8 @@ func TestVerifyReadsNoMoreThanMaxSignatures(t *testing.T) {
 // other things of a package (its provenance, its SBOM) in the same
 // envelope; only cosign sign's statement signs it.
 func TestAnAttestationByTheKeyIsNotASignature(t *testing.T) {
-	c, host := newRegistry(t, true, nil)
+	c, ref, repo, hello := pushedHello(t, true)
 	ctx := context.Background()
-	ref := Scheme + host + "/packages/hello:0.1.0"
-	if _, err := c.Push(ctx, readPackage(t, helloDir), ref); err != nil {
-		t.Fatal(err)
-	}
-	repo, _, err := c.repository(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hello, err := repo.Resolve(ctx, "0.1.0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	payload, err := json.Marshal(statement{
 		Type:          inTotoStatementType,
 		Subject:       []subject{{Digest: map[string]string{"sha256": hello.Digest.Encoded()}}},

@@ -107,28 +107,14 @@ func keyPolicy(host, publicKey string) kudov1alpha1.TrustPolicy {
 func TestVerifyChecksTheSignatureAndThatTheOperatorVersionIsTheSignedPackage(t *testing.T) {
 	host, c := ocitest.Registry(t, true, nil)
 	ctx := context.Background()
+	signed, unsigned := "oci://"+host+"/team/hello:0.1.0", "oci://"+host+"/team/hello:unsigned"
+	key, publicKey := ocitest.Signer(t)
+	_, otherKey := ocitest.Signer(t)
+	ov := signedHello(t, c, signed, key)
 	p, err := packages.Read(filepath.Join(corpus.Examples(), "hello", "operator"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	signed, unsigned := "oci://"+host+"/team/hello:0.1.0", "oci://"+host+"/team/hello:unsigned"
-	if _, err := c.Push(ctx, p, signed); err != nil {
-		t.Fatal(err)
-	}
-	key, publicKey := ocitest.Signer(t)
-	_, otherKey := ocitest.Signer(t)
-	if _, err := c.Sign(ctx, signed, key); err != nil {
-		t.Fatal(err)
-	}
-	pulled, err := c.Pull(ctx, signed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, ov, err := pulled.Package.Convert("ns")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ov.Generation = 1
 	changed := ov.DeepCopy()
 	changed.Spec.Templates["deployment.yaml"] = "kind: Pod"
 	unsignedOV := ov.DeepCopy()

@@ -18,7 +18,6 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
-	"github.com/kudo-ng/kudo/internal/cli/repoconfig"
 	"github.com/kudo-ng/kudo/internal/cli/resolve"
 	"github.com/kudo-ng/kudo/internal/packages"
 	"github.com/kudo-ng/kudo/internal/params"
@@ -92,7 +91,9 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 	if opts.InCluster {
 		return runInCluster(ctx, c, ns, streams, opts)
 	}
-	p, deps, err := resolvePackage(ctx, opts)
+	p, deps, err := action.ResolvePackage(ctx, opts.Repo, resolve.Request{
+		Ref: opts.Package, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion, Registry: opts.Registry,
+	}, nil)
 	if err != nil {
 		return err
 	}
@@ -134,18 +135,6 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 		return nil
 	}
 	return createInstance(ctx, c, streams, opts, ov, name, assigned)
-}
-
-// resolvePackage finds the package and the packages its KudoOperator tasks
-// name, which are installed with it.
-func resolvePackage(ctx context.Context, opts *Options) (*packages.Package, []*packages.Package, error) {
-	repo, err := repoconfig.Resolve(opts.Repo)
-	if err != nil {
-		return nil, nil, err
-	}
-	return resolve.PackageAndDependencies(ctx, resolve.Request{
-		Ref: opts.Package, Repo: repo, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion, Registry: opts.Registry,
-	}, nil)
 }
 
 // instanceParameters are the values the flags give the Instance; none with

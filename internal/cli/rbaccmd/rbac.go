@@ -22,8 +22,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
-	"github.com/kudo-ng/kudo/internal/cli/repoconfig"
 	"github.com/kudo-ng/kudo/internal/cli/resolve"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/packages"
@@ -108,7 +108,9 @@ by a CustomResourceDefinition of the package, and for the Instance.`,
 
 // Run prints the roles and bindings.
 func Run(ctx context.Context, streams genericiooptions.IOStreams, opts *Options) error {
-	p, deps, err := resolvePackage(ctx, opts)
+	p, deps, err := action.ResolvePackage(ctx, opts.Repo, resolve.Request{
+		Ref: opts.Package, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion, Registry: opts.Registry,
+	}, nil)
 	if err != nil {
 		return err
 	}
@@ -150,18 +152,6 @@ func Run(ctx context.Context, streams genericiooptions.IOStreams, opts *Options)
 	}
 	subject := rbac.Subject{Namespace: opts.Namespace, Instance: instance, ServiceAccount: opts.ServiceAccount}
 	return write(streams.Out, header(subject, g.rendered), grants.Notes, rbac.Manifests(grants, subject))
-}
-
-// resolvePackage finds the package and the packages its KudoOperator tasks
-// name: the children they make run as the same service account.
-func resolvePackage(ctx context.Context, opts *Options) (*packages.Package, []*packages.Package, error) {
-	repo, err := repoconfig.Resolve(opts.Repo)
-	if err != nil {
-		return nil, nil, err
-	}
-	return resolve.PackageAndDependencies(ctx, resolve.Request{
-		Ref: opts.Package, Repo: repo, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion, Registry: opts.Registry,
-	}, nil)
 }
 
 // withSecrets are the values to render with: the secret parameters, whose

@@ -19,7 +19,6 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
-	"github.com/kudo-ng/kudo/internal/cli/repoconfig"
 	"github.com/kudo-ng/kudo/internal/cli/resolve"
 	"github.com/kudo-ng/kudo/internal/packages"
 	"github.com/kudo-ng/kudo/internal/params"
@@ -127,14 +126,10 @@ func Run(ctx context.Context, c client.Client, ns string, streams genericiooptio
 // installed with it, and its KudoOperator tasks name their packages.
 func resolveUpgrade(ctx context.Context, i *kudov1beta1.Instance, current *kudov1beta1.OperatorVersion, opts *Options,
 ) (*packages.Package, []*packages.Package, error) {
-	repo, err := repoconfig.Resolve(opts.Repo)
-	if err != nil {
-		return nil, nil, err
-	}
 	req := resolve.Request{
-		Ref: opts.Package, Repo: repo, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion, Registry: opts.Registry,
+		Ref: opts.Package, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion, Registry: opts.Registry,
 	}
-	return resolve.PackageAndDependencies(ctx, req, func(p *packages.Package) error {
+	return action.ResolvePackage(ctx, opts.Repo, req, func(p *packages.Package) error {
 		if p.Operator.Name != current.Spec.Operator.Name {
 			return fmt.Errorf("package %s is not %s, the package of Instance %s", p.Operator.Name, current.Spec.Operator.Name, i.Name)
 		}
