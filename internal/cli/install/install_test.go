@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	kudocrd "github.com/kudo-ng/kudo/internal/crd"
 	"github.com/kudo-ng/kudo/internal/typedapi"
@@ -59,7 +60,7 @@ func TestInstall(t *testing.T) {
 	ctx := context.Background()
 	c := newClient()
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	if err := Run(ctx, c, "default", streams, &Options{Package: hello, Instance: "web", Parameters: []string{"replicas=5"}}); err != nil {
+	if err := Run(ctx, action.NewConfig(c, "default", streams), &Options{Install: action.Install{Package: hello, Instance: "web", ParameterOptions: action.ParameterOptions{Parameters: []string{"replicas=5"}}}}); err != nil {
 		t.Fatal(err)
 	}
 	want := "operator.kudo.dev/hello created\noperatorversion.kudo.dev/hello-1.27.0-0.1.0 created\ninstance.kudo.dev/web created\n"
@@ -74,12 +75,12 @@ func TestInstall(t *testing.T) {
 		t.Errorf("Instance = %+v", i)
 	}
 
-	err := Run(ctx, c, "default", streams, &Options{Package: hello, Instance: "web"})
+	err := Run(ctx, action.NewConfig(c, "default", streams), &Options{Install: action.Install{Package: hello, Instance: "web"}})
 	if err == nil || err.Error() != "instance web already exists in namespace default: change it with kubectl kudo update or upgrade" {
 		t.Errorf("second install: %v", err)
 	}
 	out.Reset()
-	if err := Run(ctx, c, "default", streams, &Options{Package: hello, SkipInstance: true}); err != nil {
+	if err := Run(ctx, action.NewConfig(c, "default", streams), &Options{Install: action.Install{Package: hello, SkipInstance: true}}); err != nil {
 		t.Fatal(err)
 	}
 	if out.String() != "operator.kudo.dev/hello unchanged\noperatorversion.kudo.dev/hello-1.27.0-0.1.0 unchanged\n" {
@@ -96,30 +97,30 @@ func TestInstallRefusesBeforeWriting(t *testing.T) {
 		opts Options
 		want string
 	}{
-		{"an undefined parameter", "default", Options{Package: hello, Parameters: []string{"replica=5"}},
+		{"an undefined parameter", "default", Options{Install: action.Install{Package: hello, ParameterOptions: action.ParameterOptions{Parameters: []string{"replica=5"}}}},
 			"parameter replica is not defined; the parameters are "},
-		{"a bad parameter syntax", "default", Options{Package: hello, Parameters: []string{"replicas"}},
+		{"a bad parameter syntax", "default", Options{Install: action.Install{Package: hello, ParameterOptions: action.ParameterOptions{Parameters: []string{"replicas"}}}},
 			`parameter "replicas": expected NAME=VALUE`},
-		{"a missing namespace", "prod", Options{Package: hello},
+		{"a missing namespace", "prod", Options{Install: action.Install{Package: hello}},
 			"namespace prod does not exist: create it, or pass --create-namespace"},
-		{"an invalid package", "default", Options{Package: bad},
+		{"an invalid package", "default", Options{Install: action.Install{Package: bad}},
 			`package bad is not valid: operator.yaml: plans.deploy.phases[0].steps[0].tasks[1]: task "ghost" is not defined in tasks`},
-		{"a package that does not exist", "default", Options{Package: "./nowhere"}, "package ./nowhere: no such directory or file"},
-		{"a value its template fails on", "default", Options{Package: greeting, Parameters: []string{"GREETING="}},
+		{"a package that does not exist", "default", Options{Install: action.Install{Package: "./nowhere"}}, "package ./nowhere: no such directory or file"},
+		{"a value its template fails on", "default", Options{Install: action.Install{Package: greeting, ParameterOptions: action.ParameterOptions{Parameters: []string{"GREETING="}}}},
 			`package greeting is not valid: templates/cm.yaml: line 1, column 33: executing "cm.yaml" at <fail "GREETING must not be empty">: ` +
 				"error calling fail: GREETING must not be empty"},
-		{"no value for a required parameter without default", "default", Options{Package: immutableParam},
+		{"no value for a required parameter without default", "default", Options{Install: action.Install{Package: immutableParam}},
 			"parameter unchangeable is required and has no default: set it with -p unchangeable=VALUE"},
-		{"a name without a repository", "default", Options{Package: "hello"},
+		{"a name without a repository", "default", Options{Install: action.Install{Package: "hello"}},
 			"package hello is not a directory or file, and no repository is configured: pass --repo URL"},
-		{"an unreachable repository", "default", Options{Package: "hello", Repo: "http://127.0.0.1:1"},
+		{"an unreachable repository", "default", Options{Install: action.Install{Package: "hello", PackageOptions: action.PackageOptions{Repo: "http://127.0.0.1:1"}}},
 			"repository http://127.0.0.1:1 is unreachable: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newClient()
 			streams, _, _, _ := genericiooptions.NewTestIOStreams()
-			err := Run(context.Background(), c, tt.ns, streams, &tt.opts)
+			err := Run(context.Background(), action.NewConfig(c, tt.ns, streams), &tt.opts)
 			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 				t.Fatalf("error = %v, want one starting %q", err, tt.want)
 			}
@@ -166,7 +167,7 @@ func TestInstallRefusesAnInstalledOperatorVersionWithOtherContentAndReplacesAnUn
 	ctx := context.Background()
 	c := newClient()
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	if err := Run(ctx, c, "default", streams, &Options{Package: hello, Instance: "web"}); err != nil {
+	if err := Run(ctx, action.NewConfig(c, "default", streams), &Options{Install: action.Install{Package: hello, Instance: "web"}}); err != nil {
 		t.Fatal(err)
 	}
 	// An Instance of another namespace uses it too.
@@ -202,18 +203,18 @@ func TestInstallRefusesAnInstalledOperatorVersionWithOtherContentAndReplacesAnUn
 		wantOut string
 		want    string
 	}{
-		{name: "another Instance of it", opts: Options{Package: edited, Instance: "web2"},
+		{name: "another Instance of it", opts: Options{Install: action.Install{Package: edited, Instance: "web2"}},
 			wantErr: differs + ": bump operatorVersion in the package's operator.yaml, " +
 				"or pass --replace-operator-version to replace it (if no Instance uses it)", want: "2"},
-		{name: "only the Operator and OperatorVersion", opts: Options{Package: edited, SkipInstance: true},
+		{name: "only the Operator and OperatorVersion", opts: Options{Install: action.Install{Package: edited, SkipInstance: true}},
 			wantErr: differs + ": bump operatorVersion", want: "2"},
-		{name: "a replacement while Instances use it", opts: Options{Package: edited, SkipInstance: true, ReplaceOperatorVersion: true},
+		{name: "a replacement while Instances use it", opts: Options{Install: action.Install{Package: edited, SkipInstance: true, WriteOptions: action.WriteOptions{ReplaceOperatorVersion: true}}},
 			wantErr: differs + ", and Instances apps/web, default/web use it: it cannot be replaced under them; " +
 				"bump operatorVersion in the package's operator.yaml and upgrade them with kubectl kudo upgrade", want: "2"},
-		{name: "a replacement when no Instance uses it", opts: Options{Package: edited, SkipInstance: true, ReplaceOperatorVersion: true},
+		{name: "a replacement when no Instance uses it", opts: Options{Install: action.Install{Package: edited, SkipInstance: true, WriteOptions: action.WriteOptions{ReplaceOperatorVersion: true}}},
 			remove:  []*kudov1beta1.Instance{other, {ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}}},
 			wantOut: "operator.kudo.dev/hello unchanged\noperatorversion.kudo.dev/hello-1.27.0-0.1.0 replaced\n", want: "5"},
-		{name: "the same content again", opts: Options{Package: edited, Instance: "web"},
+		{name: "the same content again", opts: Options{Install: action.Install{Package: edited, Instance: "web"}},
 			wantOut: "operator.kudo.dev/hello unchanged\noperatorversion.kudo.dev/hello-1.27.0-0.1.0 unchanged\ninstance.kudo.dev/web created\n", want: "5"},
 	}
 	for _, step := range steps {
@@ -223,7 +224,7 @@ func TestInstallRefusesAnInstalledOperatorVersionWithOtherContentAndReplacesAnUn
 			}
 		}
 		out.Reset()
-		err := Run(ctx, c, "default", streams, &step.opts)
+		err := Run(ctx, action.NewConfig(c, "default", streams), &step.opts)
 		switch {
 		case step.wantErr == "" && err != nil:
 			t.Errorf("%s: %v", step.name, err)
@@ -250,8 +251,8 @@ func TestInstallRendersTheTemplatesWithTheValuesGiven(t *testing.T) {
 	ctx := context.Background()
 	c := newClient()
 	streams, _, _, errOut := genericiooptions.NewTestIOStreams()
-	opts := &Options{Package: immutableParam, Instance: "immutable-param", Parameters: []string{"unchangeable=fixedvalue"}}
-	if err := Run(ctx, c, "default", streams, opts); err != nil {
+	opts := &Options{Install: action.Install{Package: immutableParam, Instance: "immutable-param", ParameterOptions: action.ParameterOptions{Parameters: []string{"unchangeable=fixedvalue"}}}}
+	if err := Run(ctx, action.NewConfig(c, "default", streams), opts); err != nil {
 		t.Fatal(err)
 	}
 	if errOut.Len() != 0 {
@@ -273,7 +274,7 @@ func TestInstallWarnsOfRulesOfPackagingBeforeWriting(t *testing.T) {
 	t.Setenv("KUDO_HOME", t.TempDir())
 	var output bytes.Buffer
 	streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &output, ErrOut: &output}
-	if err := Run(context.Background(), newClient(), "default", streams, &Options{Package: greeting}); err != nil {
+	if err := Run(context.Background(), action.NewConfig(newClient(), "default", streams), &Options{Install: action.Install{Package: greeting}}); err != nil {
 		t.Fatal(err)
 	}
 	want := `Warning: package greeting: params.yaml: parameters[0] GREETING: trigger "scale" names no plan of operator.yaml` + "\n" +
@@ -298,7 +299,7 @@ func TestInstallWarnsThatAnotherNamespacesOperatorHoldsTheKind(t *testing.T) {
 		crd).Build()
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
 	widget := filepath.Join(corpus.Examples(), "widget", "operator")
-	if err := Run(context.Background(), c, "default", streams, &Options{Package: widget, Instance: "w"}); err != nil {
+	if err := Run(context.Background(), action.NewConfig(c, "default", streams), &Options{Install: action.Install{Package: widget, Instance: "w"}}); err != nil {
 		t.Fatal(err)
 	}
 	want := "Warning: package widget: no typed API in namespace default: the kind widgetpackages.packages.kudo.dev is " +
@@ -318,7 +319,7 @@ func TestInstallWarnsThatAnotherNamespacesOperatorHoldsTheKind(t *testing.T) {
 func TestInstallWarnsOfADependencyRenderedWithoutTheValueItsParentPasses(t *testing.T) {
 	t.Setenv("KUDO_HOME", t.TempDir())
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-	if err := Run(context.Background(), newClient(), "default", streams, &Options{Package: parent}); err != nil {
+	if err := Run(context.Background(), action.NewConfig(newClient(), "default", streams), &Options{Install: action.Install{Package: parent}}); err != nil {
 		t.Fatal(err)
 	}
 	want := `Warning: package child: templates/deployment.yaml: Deployment "child-instance": .spec.template.metadata.labels accessor error: ` +
@@ -379,7 +380,7 @@ func TestInstallWaitPrintsThePlansProgressAndWhyAStepFailed(t *testing.T) {
 		step(kudov1beta1.ExecutionFatalError, "step main/everything timed out after 1m0s"),
 	)
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	err := Run(context.Background(), c, "default", streams, &Options{Package: hello, Instance: "zk", Wait: true, WaitTime: time.Minute})
+	err := Run(context.Background(), action.NewConfig(c, "default", streams), &Options{Install: action.Install{Package: hello, Instance: "zk"}, WaitOptions: action.WaitOptions{Wait: true, WaitTime: time.Minute}})
 	if err == nil || err.Error() != "plan deploy failed: step main/everything timed out after 1m0s" {
 		t.Errorf("error = %v, want the plan's failure", err)
 	}
@@ -408,7 +409,7 @@ func TestInstallInCluster(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).
 		WithObjects(version("web-0.9.0", "0.9.0"), version("web-0.10.0", "0.10.0")).Build()
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	if err := Run(ctx, c, "default", streams, &Options{Package: "web", InCluster: true, Parameters: []string{"replicas=3"}}); err != nil {
+	if err := Run(ctx, action.NewConfig(c, "default", streams), &Options{Install: action.Install{Package: "web", InCluster: true, ParameterOptions: action.ParameterOptions{Parameters: []string{"replicas=3"}}}}); err != nil {
 		t.Fatal(err)
 	}
 	if out.String() != "instance.kudo.dev/web-instance created\n" {
@@ -422,13 +423,13 @@ func TestInstallInCluster(t *testing.T) {
 		t.Errorf("Instance spec %+v", i.Spec)
 	}
 
-	if err := Run(ctx, c, "default", streams, &Options{Package: "web", Instance: "old", InCluster: true, OperatorVersion: "0.9.0"}); err != nil {
+	if err := Run(ctx, action.NewConfig(c, "default", streams), &Options{Install: action.Install{Package: "web", Instance: "old", InCluster: true, PackageOptions: action.PackageOptions{OperatorVersion: "0.9.0"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "old"}, i); err != nil || i.Spec.OperatorVersion.Name != "web-0.9.0" {
 		t.Errorf("--operator-version 0.9.0: %v %+v", err, i.Spec)
 	}
-	err := Run(ctx, c, "default", streams, &Options{Package: "db", InCluster: true})
+	err := Run(ctx, action.NewConfig(c, "default", streams), &Options{Install: action.Install{Package: "db", InCluster: true}})
 	if err == nil || !strings.HasPrefix(err.Error(), "no OperatorVersion of operator db in namespace default") {
 		t.Errorf("an operator not installed: %v", err)
 	}

@@ -24,7 +24,6 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
-	"github.com/kudo-ng/kudo/internal/cli/resolve"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/packages"
 	"github.com/kudo-ng/kudo/internal/params"
@@ -41,13 +40,8 @@ type Options struct {
 	Instance       string
 	Namespace      string
 	ServiceAccount string
-	Parameters     []string
-	ParameterFiles []string
-	Repo           string
-	// Registry is how packages in OCI registries are reached.
-	Registry        resolve.Registry
-	AppVersion      string
-	OperatorVersion string
+	action.PackageOptions
+	action.ParameterOptions
 	// KubernetesVersion is the version whose API versions the objects are
 	// migrated to, as the manager migrates them.
 	KubernetesVersion string
@@ -96,11 +90,8 @@ by a CustomResourceDefinition of the package, and for the Instance.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Instance, "instance", "", "Instance name (default <operator>-instance)")
 	f.StringVar(&opts.ServiceAccount, "service-account", "default", "Service account of the Instance (its spec.serviceAccountName)")
-	clientutil.ParameterFlags(f, &opts.Parameters, &opts.ParameterFiles)
-	clientutil.RepoFlag(f, &opts.Repo)
-	opts.Registry.AddFlags(f)
-	f.StringVar(&opts.AppVersion, "app-version", "", "App version of the package")
-	f.StringVar(&opts.OperatorVersion, "operator-version", "", "Operator version of the package")
+	opts.ParameterOptions.AddFlags(f)
+	opts.PackageOptions.AddFlags(f, "of the package")
 	f.StringVar(&opts.KubernetesVersion, "kubernetes-version", packages.DefaultKubernetesVersion,
 		"Kubernetes version whose API versions the objects are migrated to")
 	return cmd
@@ -108,9 +99,7 @@ by a CustomResourceDefinition of the package, and for the Instance.`,
 
 // Run prints the roles and bindings.
 func Run(ctx context.Context, streams genericiooptions.IOStreams, opts *Options) error {
-	p, deps, err := action.ResolvePackage(ctx, opts.Repo, resolve.Request{
-		Ref: opts.Package, AppVersion: opts.AppVersion, OperatorVersion: opts.OperatorVersion, Registry: opts.Registry,
-	}, nil)
+	p, deps, err := opts.Resolve(ctx, opts.Package, nil)
 	if err != nil {
 		return err
 	}
@@ -118,7 +107,7 @@ func Run(ctx context.Context, streams genericiooptions.IOStreams, opts *Options)
 	if err != nil {
 		return err
 	}
-	assigned, err := params.Resolve(ov.Spec.Parameters, opts.ParameterFiles, opts.Parameters)
+	assigned, err := opts.Assign(ov.Spec.Parameters)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/test/corpus"
@@ -103,7 +104,7 @@ func TestExamples(t *testing.T) {
 		// Every task kind; the child hello Instance runs as the same account.
 		"all-tasks": {
 			opts: &Options{Package: filepath.Join(corpus.Examples(), "all-tasks", "operator"), Namespace: "team-a", Instance: "web",
-				ServiceAccount: "deployer", Parameters: []string{"expose=false"}},
+				ServiceAccount: "deployer", ParameterOptions: action.ParameterOptions{Parameters: []string{"expose=false"}}},
 			want: []string{"configmaps[web-settings,web.deploy.setup.secrets.generate.identity]", "deployments[web,web-hello]",
 				"instances/finalizers[web,web-hello]", "instances[web-hello]", "jobs[web-farewell,web-migrate]",
 				"pods/exec[web-deploy-setup-secrets-generate]", "pods[web-deploy-setup-secrets-generate]",
@@ -138,7 +139,7 @@ func TestExamples(t *testing.T) {
 
 func TestSecretParameters(t *testing.T) {
 	out, rules, err := run(t, &Options{Package: filepath.Join(corpus.Examples(), "hello", "operator"), Namespace: "default",
-		Parameters: []string{"image=@secret:web-image/ref"}})
+		ParameterOptions: action.ParameterOptions{Parameters: []string{"image=@secret:web-image/ref"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestSecretParameters(t *testing.T) {
 // ConfigMaps, and the validation plan's Job, applied and deleted.
 func TestZookeeper(t *testing.T) {
 	out, rules, err := run(t, &Options{Package: corpus.Package(t, "zookeeper"), Namespace: "zk", Instance: "zk",
-		Parameters: []string{"NODE_COUNT=5"}})
+		ParameterOptions: action.ParameterOptions{Parameters: []string{"NODE_COUNT=5"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,221 +4,31 @@ package uninstall
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
-	"github.com/kudo-ng/kudo/internal/engine"
-	"github.com/kudo-ng/kudo/internal/typedapi"
 )
 
-// Options are the flags of uninstall.
-type Options struct {
-	Instance string
-	Wait     bool
-	WaitTime time.Duration
-	Poll     time.Duration
-	// Force ends the Instance's cleanup plan, as soon as it runs, so that
-	// the manager removes what the Instance applied and lets it go.
-	Force bool
-}
-
-// NewCmd returns the uninstall command.
+// NewCmd returns the uninstall command: flags over action.Uninstall, which
+// says what it deletes and waits for as it goes.
 func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
-	opts := &Options{Poll: 250 * time.Millisecond}
+	opts := &action.Uninstall{Poll: 250 * time.Millisecond}
 	cmd := &cobra.Command{
 		Use:   "uninstall --instance NAME",
 		Short: "Delete an Instance, after its cleanup plan",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, ns, err := clientutil.New(flags)
-			if err != nil {
-				return err
-			}
-			return Run(cmd.Context(), c, ns, streams, opts)
-		},
+		RunE: action.RunE(flags, streams, func(ctx context.Context, cfg action.Config, _ []string) error {
+			return opts.Run(ctx, cfg)
+		}),
 	}
 	clientutil.InstanceFlag(cmd, &opts.Instance, flags)
-	clientutil.WaitFlags(cmd.Flags(), &opts.Wait, &opts.WaitTime, "Wait until the Instance and every object it applied are gone")
+	opts.AddFlags(cmd.Flags(), "Wait until the Instance and every object it applied are gone")
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "Cancel the Instance's cleanup plan once it runs (within --wait-time): "+
 		"the manager then removes what the Instance applied and lets it go, for a cleanup that cannot finish")
 	return cmd
-}
-
-// Run deletes the Instance and, with Wait, waits until it and everything
-// it applied are gone: what the manager deletes before it lets the Instance
-// go, and what the garbage collector deletes after.
-func Run(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
-	i := &kudov1beta1.Instance{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: opts.Instance}, i); err != nil {
-		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("instance %s not found in namespace %s", opts.Instance, ns)
-		}
-		return err
-	}
-	if err := clientutil.ReadRecord(ctx, c, i); err != nil {
-		return err
-	}
-	// Read before the delete: an Instance without finalizer goes at once,
-	// and its inventory with it.
-	left := newLeftovers(i)
-	if typed := typedapi.HolderOf(i); typed != nil {
-		// The manager would make the Instance again: deleting the object
-		// deletes it (the manager does, when the object keeps the record of
-		// its cleanup; else the garbage collector).
-		if err := c.Delete(ctx, typed); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting %s: %w", clientutil.TypedName(typed), err)
-		}
-		_, _ = fmt.Fprintf(streams.Out, "%s deleted\n", clientutil.TypedName(typed))
-	} else {
-		if err := c.Delete(ctx, i); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting Instance %s: %w", i.Name, err)
-		}
-		_, _ = fmt.Fprintf(streams.Out, "instance.kudo.dev/%s deleted\n", i.Name)
-	}
-	if opts.Force {
-		if err := cancelCleanup(ctx, c, client.ObjectKeyFromObject(i), streams.Out, opts); err != nil {
-			return err
-		}
-	}
-	if !opts.Wait {
-		return nil
-	}
-	return waitForLeftovers(ctx, c, streams.Out, left, opts)
-}
-
-// cancelCleanup cancels the cleanup plan of the deleted Instance once it
-// runs; an Instance that is gone, or whose cleanup ended, needs nothing.
-func cancelCleanup(ctx context.Context, c client.Client, key client.ObjectKey, out io.Writer, opts *Options) error {
-	deadline := time.Now().Add(opts.WaitTime)
-	for {
-		i := &kudov1beta1.Instance{}
-		switch err := c.Get(ctx, key, i); {
-		case apierrors.IsNotFound(err):
-			return nil
-		case err != nil:
-			return err
-		}
-		if err := clientutil.ReadRecord(ctx, c, i); err != nil {
-			return err
-		}
-		if pe, err := engine.RequestCancel(i); err == nil {
-			patch := client.MergeFrom(i.DeepCopy())
-			i.Spec.PlanExecution = pe
-			if err := c.Patch(ctx, i, patch); err != nil {
-				return fmt.Errorf("cancelling plan %s of Instance %s: %w", pe.PlanName, i.Name, err)
-			}
-			_, err = fmt.Fprintf(out, "Cancelled plan %s of Instance %s\n", pe.PlanName, i.Name)
-			return err
-		}
-		if ended, err := cleanupEnded(ctx, c, i); ended || err != nil {
-			return err
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the cleanup plan of Instance %s did not run within %s: nothing to cancel", i.Name, opts.WaitTime)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(opts.Poll):
-		}
-	}
-}
-
-// cleanupEnded: the Instance's cleanup plan ran to its end, or it has none.
-func cleanupEnded(ctx context.Context, c client.Client, i *kudov1beta1.Instance) (bool, error) {
-	ov := &kudov1beta1.OperatorVersion{}
-	if err := c.Get(ctx, i.OperatorVersionKey(), ov); err != nil {
-		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
-	}
-	name, ok := engine.PlanForDelete(ov.Spec.Plans)
-	if !ok {
-		return true, nil
-	}
-	a := i.Status.ActivePlan
-	return a != nil && a.Name == name && a.Status.IsTerminal(), nil
-}
-
-// waitForLeftovers reads what remains until nothing does, saying what it
-// waits for whenever that changes, and at the end what the manager kept.
-func waitForLeftovers(ctx context.Context, c client.Client, out io.Writer, left *leftovers, opts *Options) error {
-	deadline := time.Now().Add(opts.WaitTime)
-	said := ""
-	for {
-		waiting, err := left.read(ctx, c)
-		if err != nil {
-			return err
-		}
-		if len(waiting) == 0 {
-			for _, k := range left.kept {
-				_, _ = fmt.Fprintf(out, "kept %s: %s\n", describe(k.ref), k.reason)
-			}
-			return nil
-		}
-		if line := waitingFor(waiting); line != said {
-			_, _ = fmt.Fprintln(out, line)
-			said = line
-		}
-		if time.Now().After(deadline) {
-			return timedOut(left.instance, waiting, opts.WaitTime)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(opts.Poll):
-		}
-	}
-}
-
-// maxNamed bounds how many objects a progress line names.
-const maxNamed = 10
-
-// waitingFor says what remains: "waiting for 3 objects: Instance zk,
-// Deployment default/zk-web, ClusterRole zk-reader".
-func waitingFor(refs []kudov1beta1.ObjectRef) string {
-	objects := "objects"
-	if len(refs) == 1 {
-		objects = "object"
-	}
-	return fmt.Sprintf("waiting for %d %s: %s", len(refs), objects, names(refs))
-}
-
-// names lists the objects, at most maxNamed of them.
-func names(refs []kudov1beta1.ObjectRef) string {
-	named := make([]string, 0, min(len(refs), maxNamed)+1)
-	for _, r := range refs[:min(len(refs), maxNamed)] {
-		named = append(named, describe(r))
-	}
-	if len(refs) > maxNamed {
-		named = append(named, fmt.Sprintf("and %d more", len(refs)-maxNamed))
-	}
-	return strings.Join(named, ", ")
-}
-
-// timedOut says what is still there after the wait, and where to look.
-func timedOut(instance kudov1beta1.ObjectRef, waiting []kudov1beta1.ObjectRef, after time.Duration) error {
-	if waiting[0] == instance {
-		return fmt.Errorf("instance %s is still there after %s: see kubectl kudo plan status --instance %s -n %s",
-			instance.Name, after, instance.Name, instance.Namespace)
-	}
-	return fmt.Errorf("instance %s is gone, but after %s objects it applied remain (%s): see kubectl get events -n %s",
-		instance.Name, after, names(waiting), instance.Namespace)
-}
-
-// describe names an object as the manager's messages do: its kind,
-// namespace and name.
-func describe(r kudov1beta1.ObjectRef) string {
-	if r.Namespace == "" {
-		return r.Kind + " " + r.Name
-	}
-	return r.Kind + " " + r.Namespace + "/" + r.Name
 }

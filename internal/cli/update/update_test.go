@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 )
 
@@ -54,7 +55,7 @@ func TestUpdateChangesOnlyTheParametersItIsGiven(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).WithObjects(ov.DeepCopy(), web.DeepCopy()).Build()
 			streams, _, out, _ := genericiooptions.NewTestIOStreams()
-			err := Run(context.Background(), c, "ns", streams, &Options{Instance: "web", Parameters: tt.parameters})
+			err := Run(context.Background(), action.NewConfig(c, "ns", streams), &Options{Update: action.Update{Instance: "web", ParameterOptions: action.ParameterOptions{Parameters: tt.parameters}}})
 			got := &kudov1beta1.Instance{}
 			if getErr := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "web"}, got); getErr != nil {
 				t.Fatal(getErr)

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/cli/get"
 	"github.com/kudo-ng/kudo/internal/cli/install"
@@ -58,16 +59,16 @@ func TestUpgrade(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).
 		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}).Build()
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	if err := install.Run(ctx, c, "default", streams, &install.Options{Package: hello, Instance: "web"}); err != nil {
+	if err := install.Run(ctx, action.NewConfig(c, "default", streams), &install.Options{Install: action.Install{Package: hello, Instance: "web"}}); err != nil {
 		t.Fatal(err)
 	}
 
-	err := Run(ctx, c, "default", streams, &Options{Package: hello, Instance: "web"})
+	err := Run(ctx, action.NewConfig(c, "default", streams), &Options{Upgrade: action.Upgrade{Package: hello, Instance: "web"}})
 	if err == nil || err.Error() != "operator version 0.1.0 is not newer than the installed 0.1.0: upgrade only goes forward" {
 		t.Errorf("upgrade to the same version: %v", err)
 	}
 	out.Reset()
-	if err := Run(ctx, c, "default", streams, &Options{Package: version(t, "0.3.0"), Instance: "web", Parameters: []string{"replicas=4"}}); err != nil {
+	if err := Run(ctx, action.NewConfig(c, "default", streams), &Options{Upgrade: action.Upgrade{Package: version(t, "0.3.0"), Instance: "web", ParameterOptions: action.ParameterOptions{Parameters: []string{"replicas=4"}}}}); err != nil {
 		t.Fatal(err)
 	}
 	if want := "operator.kudo.dev/hello unchanged\noperatorversion.kudo.dev/hello-1.27.0-0.3.0 created\n" +
@@ -106,15 +107,15 @@ func TestUpgradeToAPackageWithoutDeployPlan(t *testing.T) {
 			c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).
 				WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}).Build()
 			streams, _, _, _ := genericiooptions.NewTestIOStreams()
-			if err := install.Run(ctx, c, "default", streams, &install.Options{Package: hello, Instance: "web"}); err != nil {
+			if err := install.Run(ctx, action.NewConfig(c, "default", streams), &install.Options{Install: action.Install{Package: hello, Instance: "web"}}); err != nil {
 				t.Fatal(err)
 			}
 			next := version(t, "0.3.0", "  deploy:", "  "+plan+":")
-			if err := install.Run(ctx, c, "default", streams, &install.Options{Package: next, Instance: "other"}); err == nil ||
+			if err := install.Run(ctx, action.NewConfig(c, "default", streams), &install.Options{Install: action.Install{Package: next, Instance: "other"}}); err == nil ||
 				!strings.Contains(err.Error(), "there is no deploy plan") {
 				t.Errorf("install without a deploy plan: %v", err)
 			}
-			if err := Run(ctx, c, "default", streams, &Options{Package: next, Instance: "web"}); err != nil {
+			if err := Run(ctx, action.NewConfig(c, "default", streams), &Options{Upgrade: action.Upgrade{Package: next, Instance: "web"}}); err != nil {
 				t.Fatal(err)
 			}
 			i := &kudov1beta1.Instance{}
@@ -137,7 +138,7 @@ func TestUpgradeOfAnInstanceWhoseOperatorVersionIsInAnotherNamespace(t *testing.
 	c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).
 		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shared"}}, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps"}}).Build()
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	if err := install.Run(ctx, c, "shared", streams, &install.Options{Package: hello, SkipInstance: true}); err != nil {
+	if err := install.Run(ctx, action.NewConfig(c, "shared", streams), &install.Options{Install: action.Install{Package: hello, SkipInstance: true}}); err != nil {
 		t.Fatal(err)
 	}
 	web := &kudov1beta1.Instance{
@@ -148,7 +149,7 @@ func TestUpgradeOfAnInstanceWhoseOperatorVersionIsInAnotherNamespace(t *testing.
 		t.Fatal(err)
 	}
 	out.Reset()
-	if err := Run(ctx, c, "apps", streams, &Options{Package: version(t, "0.3.0"), Instance: "web"}); err != nil {
+	if err := Run(ctx, action.NewConfig(c, "apps", streams), &Options{Upgrade: action.Upgrade{Package: version(t, "0.3.0"), Instance: "web"}}); err != nil {
 		t.Fatal(err)
 	}
 	if want := "operator.kudo.dev/hello unchanged\noperatorversion.kudo.dev/hello-1.27.0-0.3.0 created\n" +
@@ -176,8 +177,8 @@ func web(version string) string { return filepath.Join("testdata", "web-"+versio
 func installWeb(t *testing.T, c client.Client, version string, parameters ...string) {
 	t.Helper()
 	streams, _, _, _ := genericiooptions.NewTestIOStreams()
-	if err := install.Run(context.Background(), c, "default", streams,
-		&install.Options{Package: web(version), Instance: "web", Parameters: parameters}); err != nil {
+	if err := install.Run(context.Background(), action.NewConfig(c, "default", streams),
+		&install.Options{Install: action.Install{Package: web(version), Instance: "web", ParameterOptions: action.ParameterOptions{Parameters: parameters}}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -204,7 +205,7 @@ func TestUpgradeRendersTheTemplatesWithTheParametersTheInstanceKeeps(t *testing.
 				WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}).Build()
 			installWeb(t, c, tt.from, tt.installed...)
 			streams, _, _, errOut := genericiooptions.NewTestIOStreams()
-			if err := Run(ctx, c, "default", streams, &Options{Package: web(tt.to), Instance: "web", Parameters: tt.parameters}); err != nil {
+			if err := Run(ctx, action.NewConfig(c, "default", streams), &Options{Upgrade: action.Upgrade{Package: web(tt.to), Instance: "web", ParameterOptions: action.ParameterOptions{Parameters: tt.parameters}}}); err != nil {
 				t.Fatal(err)
 			}
 			if errOut.Len() != 0 {
@@ -231,7 +232,7 @@ func TestUpgradeWarnsOfATriggerNamingNoPlan(t *testing.T) {
 	installWeb(t, c, "0.1.0")
 	var output bytes.Buffer
 	streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &output, ErrOut: &output}
-	if err := Run(context.Background(), c, "default", streams, &Options{Package: web("0.4.0"), Instance: "web"}); err != nil {
+	if err := Run(context.Background(), action.NewConfig(c, "default", streams), &Options{Upgrade: action.Upgrade{Package: web("0.4.0"), Instance: "web"}}); err != nil {
 		t.Fatal(err)
 	}
 	want := `Warning: package web: params.yaml: parameters[1] deploy: trigger "deploy" names no plan of operator.yaml` + "\n" +
@@ -252,7 +253,7 @@ func TestUpgradeInstallsTheDependenciesOfTheNewVersion(t *testing.T) {
 		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}).Build()
 	installWeb(t, c, "0.1.0")
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	if err := Run(ctx, c, "default", streams, &Options{Package: web("0.5.0"), Instance: "web"}); err != nil {
+	if err := Run(ctx, action.NewConfig(c, "default", streams), &Options{Upgrade: action.Upgrade{Package: web("0.5.0"), Instance: "web"}}); err != nil {
 		t.Fatal(err)
 	}
 	want := "operator.kudo.dev/child created\noperatorversion.kudo.dev/child-0.1.0 created\n" +

@@ -1,4 +1,4 @@
-package uninstall
+package action
 
 import (
 	"context"
@@ -23,9 +23,9 @@ import (
 )
 
 var (
-	web    = kudov1beta1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "zk-web"}
-	reader = kudov1beta1.ObjectRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "zk-reader"}
-	shared = kudov1beta1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "other", Name: "zk-shared"}
+	zkWeb    = kudov1beta1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "zk-web"}
+	zkReader = kudov1beta1.ObjectRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "zk-reader"}
+	zkShared = kudov1beta1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "other", Name: "zk-shared"}
 )
 
 // zk applied a Deployment it owns, a ClusterRole and a ConfigMap in another
@@ -33,7 +33,7 @@ var (
 func zk() []client.Object {
 	owner := []metav1.OwnerReference{{APIVersion: "kudo.dev/v1beta1", Kind: "Instance", Name: "zk", UID: "uid-zk"}}
 	objects := make([]kudov1beta1.InventoryObject, 0, 3)
-	for _, r := range []kudov1beta1.ObjectRef{web, reader, shared} {
+	for _, r := range []kudov1beta1.ObjectRef{zkWeb, zkReader, zkShared} {
 		objects = append(objects, kudov1beta1.InventoryObject{ObjectRef: r})
 	}
 	return []client.Object{
@@ -82,7 +82,7 @@ func TestUninstallWaitReturnsOnceEverythingTheInstanceAppliedIsGone(t *testing.T
 					t.Fatal(err)
 				}
 				i := instance(ctx, c)
-				i.Status.Inventory = inventory.Forget(i.Status.Inventory, reader)
+				i.Status.Inventory = inventory.Forget(i.Status.Inventory, zkReader)
 				if err := c.Update(ctx, i); err != nil {
 					t.Fatal(err)
 				}
@@ -90,7 +90,7 @@ func TestUninstallWaitReturnsOnceEverythingTheInstanceAppliedIsGone(t *testing.T
 			4: func(ctx context.Context, c client.Client) {
 				// It keeps the annotated ConfigMap, and lets the Instance go.
 				i := instance(ctx, c)
-				i.Status.Inventory = inventory.Forget(i.Status.Inventory, shared)
+				i.Status.Inventory = inventory.Forget(i.Status.Inventory, zkShared)
 				i.Finalizers = nil
 				if err := c.Update(ctx, i); err != nil {
 					t.Fatal(err)
@@ -105,7 +105,7 @@ func TestUninstallWaitReturnsOnceEverythingTheInstanceAppliedIsGone(t *testing.T
 		}},
 	})
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	if err := Run(ctx, c, "default", streams, &Options{Instance: "zk", Wait: true, WaitTime: time.Minute, Poll: time.Millisecond}); err != nil {
+	if err := (&Uninstall{Instance: "zk", WaitOptions: WaitOptions{Wait: true, WaitTime: time.Minute}, Poll: time.Millisecond}).Run(ctx, NewConfig(c, "default", streams)); err != nil {
 		t.Fatal(err)
 	}
 	for _, obj := range []client.Object{&appsv1.Deployment{}, &rbacv1.ClusterRole{}, &kudov1beta1.Instance{}} {
@@ -135,7 +135,7 @@ func TestUninstallWaitSaysWhatRemainsWhenItGivesUp(t *testing.T) {
 	objs[0].SetFinalizers(nil)
 	c := cluster(objs, nil)
 	streams, _, _, _ := genericiooptions.NewTestIOStreams()
-	err := Run(context.Background(), c, "default", streams, &Options{Instance: "zk", Wait: true, Poll: time.Millisecond})
+	err := (&Uninstall{Instance: "zk", WaitOptions: WaitOptions{Wait: true}, Poll: time.Millisecond}).Run(context.Background(), NewConfig(c, "default", streams))
 	want := "instance zk is gone, but after 0s objects it applied remain (Deployment default/zk-web): see kubectl get events -n default"
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %v, want %q", err, want)
@@ -153,17 +153,17 @@ func TestKeptBy(t *testing.T) {
 		wantKept bool
 		reason   string
 	}{
-		{"an object an Instance of the uninstall owns goes with the garbage collector", web,
+		{"an object an Instance of the uninstall owns goes with the garbage collector", zkWeb,
 			metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{{UID: "uid-child"}}}, false, ""},
-		{"an object being deleted goes", reader, metav1.ObjectMeta{DeletionTimestamp: &now, Finalizers: []string{"x"}}, false, ""},
-		{"an owned object marked to be kept still goes: the garbage collector does not read the mark", web,
+		{"an object being deleted goes", zkReader, metav1.ObjectMeta{DeletionTimestamp: &now, Finalizers: []string{"x"}}, false, ""},
+		{"an owned object marked to be kept still goes: the garbage collector does not read the mark", zkWeb,
 			metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{{UID: "uid-zk"}},
 				Annotations: map[string]string{kudov1beta1.PruneAnnotation: kudov1beta1.Disabled}}, false, ""},
-		{"an object marked to be kept stays", shared, metav1.ObjectMeta{Annotations: map[string]string{kudov1beta1.PruneAnnotation: kudov1beta1.Disabled}},
+		{"an object marked to be kept stays", zkShared, metav1.ObjectMeta{Annotations: map[string]string{kudov1beta1.PruneAnnotation: kudov1beta1.Disabled}},
 			true, "annotated kudo.dev/prune: disabled"},
 		{"a CustomResourceDefinition stays while custom resources of it remain", crd, metav1.ObjectMeta{},
 			true, "custom resources of it remain: delete them, then the CustomResourceDefinition"},
-		{"an object of another owner stays", web, metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{{UID: "uid-other"}}},
+		{"an object of another owner stays", zkWeb, metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{{UID: "uid-other"}}},
 			true, "the manager did not delete it (see the Instance's events): delete it if nothing needs it"},
 	}
 	for _, tt := range tests {
@@ -210,8 +210,8 @@ func TestUninstallForceCancelsTheCleanupOnceItRuns(t *testing.T) {
 				}
 			}}})
 			streams, _, out, _ := genericiooptions.NewTestIOStreams()
-			if err := Run(context.Background(), c, "default", streams,
-				&Options{Instance: "zk", Force: true, WaitTime: time.Minute, Poll: time.Millisecond}); err != nil {
+			u := &Uninstall{Instance: "zk", Force: true, WaitOptions: WaitOptions{WaitTime: time.Minute}, Poll: time.Millisecond}
+			if err := u.Run(context.Background(), NewConfig(c, "default", streams)); err != nil {
 				t.Fatal(err)
 			}
 			got := &kudov1beta1.Instance{}

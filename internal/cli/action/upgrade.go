@@ -1,0 +1,136 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/Masterminds/semver/v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+	"github.com/kudo-ng/kudo/internal/packages"
+	"github.com/kudo-ng/kudo/internal/params"
+	"github.com/kudo-ng/kudo/internal/typedapi"
+)
+
+// Upgrade is `kubectl kudo upgrade`: move an Instance to a newer
+// OperatorVersion of its package; its upgrade plan (or update, or deploy)
+// runs.
+type Upgrade struct {
+	PackageOptions
+	ParameterOptions
+	WriteOptions
+	// Package names the package to upgrade to.
+	Package  string
+	Instance string
+}
+
+// Run checks that the package is the Instance's, and newer, installs its
+// OperatorVersion and its dependencies' next to the current one (which may
+// be in another namespace than the Instance) and points the Instance at
+// it; it returns the change and the OperatorVersion upgraded to.
+func (a *Upgrade) Run(ctx context.Context, cfg Config) (*Change, *kudov1beta1.OperatorVersion, error) {
+	i, current, err := clientutil.GetInstance(ctx, cfg.Client, cfg.Namespace, a.Instance)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, deps, err := a.Resolve(ctx, a.Package, func(p *packages.Package) error {
+		if p.Operator.Name != current.Spec.Operator.Name {
+			return fmt.Errorf("package %s is not %s, the package of Instance %s", p.Operator.Name, current.Spec.Operator.Name, i.Name)
+		}
+		return newer(p.Operator.OperatorVersion, current.Spec.Version)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	changes, kept, err := a.keptParameters(i, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	// As KUDO's upgrade: deploy is only needed to install; an upgrade runs
+	// the upgrade plan, or update, or deploy, whichever the package has.
+	verify := packages.VerifyOptions{SkipDeployPlan: true, Values: kept.Parameters}
+	versions, err := a.Prepare(ctx, cfg, i.OperatorVersionNamespace(), append(deps, p), verify, a.Registry)
+	if err != nil {
+		return nil, nil, err
+	}
+	ov := versions[len(versions)-1].OperatorVersion()
+	clientutil.WarnPlainSensitive(cfg.ErrOut, changes, ov.Spec.Parameters)
+	if err := writeVersions(ctx, cfg, versions); err != nil {
+		return nil, nil, err
+	}
+	change, err := pointInstance(ctx, cfg.Client, i, ov, changes)
+	return change, ov, err
+}
+
+// keptParameters are the parameter changes the flags make and the spec the
+// Instance keeps with them: the templates render with its own parameters
+// and the changes. A package whose parameters do not convert has no changes
+// to resolve; verifying it says why.
+func (a *Upgrade) keptParameters(i *kudov1beta1.Instance, p *packages.Package) (params.Assigned, *kudov1beta1.InstanceSpec, error) {
+	kept := i.Spec.DeepCopy()
+	_, ov, err := p.Convert(i.OperatorVersionNamespace())
+	if err != nil {
+		return params.Assigned{}, kept, nil
+	}
+	changes, err := a.Assign(params.Optional(ov.Spec.Parameters))
+	if err != nil {
+		return params.Assigned{}, nil, err
+	}
+	changes.ApplyTo(kept)
+	return changes, kept, nil
+}
+
+// pointInstance points the Instance at ov with the changes: through the
+// typed object that makes it, if there is one, else by patching it.
+func pointInstance(ctx context.Context, c client.Client, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion,
+	changes params.Assigned) (*Change, error) {
+	if typed := typedapi.HolderOf(i); typed != nil {
+		if err := upgradeTyped(ctx, c, typed, ov, changes); err != nil {
+			return nil, err
+		}
+		return typedChange(i, typed, func(i *kudov1beta1.Instance) bool {
+			return i.Spec.OperatorVersion.Name == ov.Name && changes.AppliedTo(i)
+		}), nil
+	}
+	patch := client.MergeFrom(i.DeepCopy())
+	i.Spec.OperatorVersion.Name = ov.Name
+	changes.ApplyTo(&i.Spec)
+	if err := c.Patch(ctx, i, patch); err != nil {
+		return nil, fmt.Errorf("upgrading Instance %s: %w", i.Name, err)
+	}
+	return instanceChange(i), nil
+}
+
+// upgradeTyped points the typed object that makes the Instance at ov, with
+// the changes, once its typed API has the fields they set.
+func upgradeTyped(ctx context.Context, c client.Client, typed *unstructured.Unstructured, ov *kudov1beta1.OperatorVersion,
+	changes params.Assigned) error {
+	spec, err := clientutil.TypedChanges(changes, ov.Spec.Parameters)
+	if err != nil {
+		return err
+	}
+	if err := clientutil.AwaitTypedFields(ctx, c, typed, slices.Collect(maps.Keys(spec))); err != nil {
+		return err
+	}
+	spec[typedapi.OperatorVersionField] = ov.Name
+	return clientutil.PatchTyped(ctx, c, typed, spec)
+}
+
+// newer refuses a version that is not newer than the installed one: an
+// upgrade only goes forward.
+func newer(next, current string) error {
+	n, err := semver.NewVersion(next)
+	if err != nil {
+		return fmt.Errorf("operator version %q is not a semantic version", next)
+	}
+	c, err := semver.NewVersion(current)
+	if err == nil && !n.GreaterThan(c) {
+		return fmt.Errorf("operator version %s is not newer than the installed %s: upgrade only goes forward", next, current)
+	}
+	return nil
+}
