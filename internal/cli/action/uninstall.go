@@ -87,9 +87,7 @@ func (a *Uninstall) cancelCleanup(ctx context.Context, c client.Client, key clie
 			return err
 		}
 		if pe, err := engine.RequestCancel(i); err == nil {
-			patch := client.MergeFrom(i.DeepCopy())
-			i.Spec.PlanExecution = pe
-			if err := c.Patch(ctx, i, patch); err != nil {
+			if err := writeRequest(ctx, c, i, pe, false); err != nil {
 				return fmt.Errorf("cancelling plan %s of Instance %s: %w", pe.PlanName, i.Name, err)
 			}
 			_, err = fmt.Fprintf(out, "Cancelled plan %s of Instance %s\n", pe.PlanName, i.Name)

@@ -1,6 +1,6 @@
 // Package action is what the kubectl kudo verbs that change the cluster do,
-// as Helm's pkg/action: Install, Upgrade, Update, Rollback and Uninstall
-// are structs of their options whose Run acts with a Config and returns
+// as Helm's pkg/action: Install, Upgrade, Update, Rollback, Uninstall and
+// PlanRequest are structs of their options whose Run acts with a Config and returns
 // what it changed; the verbs' packages are flags and output over them.
 // Also what verbs share: the versions a package installs prepared and
 // written, their signatures checked, the wait for the plan a change asked

@@ -3,10 +3,12 @@ package packagecmd
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kudo-ng/kudo/internal/cli/output"
@@ -15,10 +17,44 @@ import (
 
 // CreateOptions are the flags of `package create`.
 type CreateOptions struct {
-	Path        string
+	Path string
+	TarballOptions
+	Output output.Format
+}
+
+// TarballOptions say where create and pull write a package's tarball.
+type TarballOptions struct {
 	Destination string
 	Overwrite   bool
-	Output      output.Format
+}
+
+// AddFlags adds --destination and --overwrite.
+func (o *TarballOptions) AddFlags(f *pflag.FlagSet) {
+	f.StringVarP(&o.Destination, "destination", "d", ".", "Directory to write the tarball to")
+	f.BoolVarP(&o.Overwrite, "overwrite", "w", false, "Overwrite an existing tarball")
+}
+
+// writeTarball writes the tarball named name into the destination with
+// write, and returns its path; a file of the name is replaced only with
+// --overwrite.
+func (o *TarballOptions) writeTarball(name string, write func(io.Writer) error) (string, error) {
+	target := filepath.Join(o.Destination, name)
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if o.Overwrite {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(target, flags, 0o644)
+	if os.IsExist(err) {
+		return "", fmt.Errorf("%s exists; use --overwrite to replace it", target)
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := write(f); err != nil {
+		_ = f.Close()
+		return "", err
+	}
+	return target, f.Close()
 }
 
 func newCreateCmd(streams genericiooptions.IOStreams) *cobra.Command {
@@ -32,8 +68,7 @@ func newCreateCmd(streams genericiooptions.IOStreams) *cobra.Command {
 			return RunCreate(cmd.Context(), streams, opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Destination, "destination", "d", ".", "Directory to write the tarball to")
-	cmd.Flags().BoolVarP(&opts.Overwrite, "overwrite", "w", false, "Overwrite an existing tarball")
+	opts.AddFlags(cmd.Flags())
 	output.Flag(cmd.Flags(), &opts.Output, "Output format for command results, NOT the package format: json or yaml")
 	return cmd
 }
@@ -51,34 +86,12 @@ func RunCreate(_ context.Context, streams genericiooptions.IOStreams, opts *Crea
 	if err := writeReport(streams.Out, opts.Output, packages.Verify(p, packages.VerifyOptions{})); err != nil {
 		return err
 	}
-	target := filepath.Join(opts.Destination, p.TarballName())
-	f, err := createFile(target, opts.Overwrite)
+	target, err := opts.writeTarball(p.TarballName(), p.WriteTarball)
 	if err != nil {
-		return err
-	}
-	if err := p.WriteTarball(f); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
 		return err
 	}
 	if opts.Output == "" {
 		_, err = fmt.Fprintf(streams.Out, "Package created: %s\n", target)
 	}
 	return err
-}
-
-// createFile creates the file target, which may exist only to be
-// overwritten.
-func createFile(target string, overwrite bool) (*os.File, error) {
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	if overwrite {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	}
-	f, err := os.OpenFile(target, flags, 0o644)
-	if os.IsExist(err) {
-		return nil, fmt.Errorf("%s exists; use --overwrite to replace it", target)
-	}
-	return f, err
 }

@@ -185,7 +185,7 @@ func TestRenderParameterErrors(t *testing.T) {
 func TestCreate(t *testing.T) {
 	dir := t.TempDir()
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	opts := &CreateOptions{Path: hello, Destination: dir}
+	opts := &CreateOptions{Path: hello, TarballOptions: TarballOptions{Destination: dir}}
 	if err := RunCreate(context.Background(), streams, opts); err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestCreate(t *testing.T) {
 	}
 	bad := filepath.Join("..", "..", "packages", "testdata", "bad", "missing-template")
 	streams, _, out, _ = genericiooptions.NewTestIOStreams()
-	err := RunCreate(context.Background(), streams, &CreateOptions{Path: bad, Destination: dir, Output: "json"})
+	err := RunCreate(context.Background(), streams, &CreateOptions{Path: bad, TarballOptions: TarballOptions{Destination: dir}, Output: "json"})
 	if err == nil || err.Error() != "found 1 package verification errors" {
 		t.Errorf("creating a bad package: %v", err)
 	}

@@ -3,7 +3,7 @@ package packagecmd
 import (
 	"context"
 	"fmt"
-	"path/filepath"
+	"io"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -69,10 +69,9 @@ func RunPush(ctx context.Context, streams genericiooptions.IOStreams, opts *Push
 
 // PullOptions are the flags of `package pull`.
 type PullOptions struct {
-	Ref         string
-	Destination string
-	Overwrite   bool
-	Registry    resolve.Registry
+	Ref string
+	TarballOptions
+	Registry resolve.Registry
 }
 
 func newPullCmd(streams genericiooptions.IOStreams) *cobra.Command {
@@ -86,8 +85,7 @@ func newPullCmd(streams genericiooptions.IOStreams) *cobra.Command {
 			return RunPull(cmd.Context(), streams, opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Destination, "destination", "d", ".", "Directory to write the tarball to")
-	cmd.Flags().BoolVarP(&opts.Overwrite, "overwrite", "w", false, "Overwrite an existing tarball")
+	opts.AddFlags(cmd.Flags())
 	opts.Registry.AddFlags(cmd.Flags())
 	return cmd
 }
@@ -103,16 +101,11 @@ func RunPull(ctx context.Context, streams genericiooptions.IOStreams, opts *Pull
 	if err != nil {
 		return err
 	}
-	target := filepath.Join(opts.Destination, pulled.Package.TarballName())
-	f, err := createFile(target, opts.Overwrite)
+	target, err := opts.writeTarball(pulled.Package.TarballName(), func(w io.Writer) error {
+		_, err := w.Write(pulled.Tarball)
+		return err
+	})
 	if err != nil {
-		return err
-	}
-	if _, err := f.Write(pulled.Tarball); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(streams.Out, "Pulled: %s\nDigest: %s\nPackage: %s\n", opts.Ref, pulled.Digest, target)

@@ -36,7 +36,7 @@ func TestPushThenPullWritesTheTarballCreateWrites(t *testing.T) {
 
 	dir := t.TempDir()
 	streams, _, out, _ = genericiooptions.NewTestIOStreams()
-	if err := RunPull(ctx, streams, &PullOptions{Ref: ref, Destination: dir, Registry: plain}); err != nil {
+	if err := RunPull(ctx, streams, &PullOptions{Ref: ref, TarballOptions: TarballOptions{Destination: dir}, Registry: plain}); err != nil {
 		t.Fatal(err)
 	}
 	target := filepath.Join(dir, "hello-1.27.0_0.1.0.tgz")
@@ -44,7 +44,7 @@ func TestPushThenPullWritesTheTarballCreateWrites(t *testing.T) {
 		t.Errorf("pull printed %q, want %q", out, want)
 	}
 	created := t.TempDir()
-	if err := RunCreate(ctx, genericiooptions.NewTestIOStreamsDiscard(), &CreateOptions{Path: hello, Destination: created}); err != nil {
+	if err := RunCreate(ctx, genericiooptions.NewTestIOStreamsDiscard(), &CreateOptions{Path: hello, TarballOptions: TarballOptions{Destination: created}}); err != nil {
 		t.Fatal(err)
 	}
 	pulled, _ := os.ReadFile(target)
@@ -52,7 +52,7 @@ func TestPushThenPullWritesTheTarballCreateWrites(t *testing.T) {
 	if len(pulled) == 0 || !bytes.Equal(pulled, want) {
 		t.Error("the pulled tarball is not the one package create writes")
 	}
-	if err := RunPull(ctx, streams, &PullOptions{Ref: ref, Destination: dir, Registry: plain}); err == nil ||
+	if err := RunPull(ctx, streams, &PullOptions{Ref: ref, TarballOptions: TarballOptions{Destination: dir}, Registry: plain}); err == nil ||
 		!strings.Contains(err.Error(), "exists; use --overwrite") {
 		t.Errorf("a second pull: %v, want the tarball kept", err)
 	}

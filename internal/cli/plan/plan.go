@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -99,44 +98,43 @@ func reprintTree(out io.Writer, last, cur *kudov1beta1.Instance, ov *kudov1beta1
 	return WriteStatus(out, cur, ov)
 }
 
-// Trigger asks for a plan with a fresh uid, as KUDO's plan trigger does.
+// Trigger asks for a plan (action.PlanRequest), as KUDO's plan trigger does;
+// with Wait, it prints the run's progress until it ends.
 func Trigger(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
-	i, ov, err := get(ctx, c, ns, opts.Instance)
+	r, err := (&action.PlanRequest{Instance: opts.Instance, Plan: opts.Name}).Trigger(ctx, action.NewConfig(c, ns, streams))
 	if err != nil {
 		return err
 	}
-	if _, ok := ov.Spec.Plans[opts.Name]; !ok {
-		return fmt.Errorf("plan %q is not defined by OperatorVersion %s", opts.Name, ov.Name)
+	_, _ = fmt.Fprintf(streams.Out, "Triggered plan %s for Instance %s\n", r.Plan, r.Instance.Name)
+	return waitIfAsked(ctx, c, streams, opts, r)
+}
+
+// Cancel cancels the running plan (action.PlanRequest).
+func Cancel(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
+	r, err := (&action.PlanRequest{Instance: opts.Instance}).Cancel(ctx, action.NewConfig(c, ns, streams))
+	if err != nil {
+		return err
 	}
-	patch := client.MergeFrom(i.DeepCopy())
-	i.Spec.PlanExecution = engine.RequestRun(opts.Name, uuid.NewUUID())
-	if err := c.Patch(ctx, i, patch); err != nil {
-		return fmt.Errorf("triggering plan %s: %w", opts.Name, err)
+	_, err = fmt.Fprintf(streams.Out, "Cancelled plan %s of Instance %s\n", r.Plan, r.Instance.Name)
+	return err
+}
+
+// Retry resumes the failed plan from its failed steps (action.PlanRequest);
+// with Wait, it prints the run's progress until it ends.
+func Retry(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
+	r, err := (&action.PlanRequest{Instance: opts.Instance}).Retry(ctx, action.NewConfig(c, ns, streams))
+	if err != nil {
+		return err
 	}
-	_, _ = fmt.Fprintf(streams.Out, "Triggered plan %s for Instance %s\n", opts.Name, i.Name)
+	_, _ = fmt.Fprintf(streams.Out, "Retrying plan %s of Instance %s from its failed steps\n", r.Plan, r.Instance.Name)
+	return waitIfAsked(ctx, c, streams, opts, r)
+}
+
+func waitIfAsked(ctx context.Context, c client.Client, streams genericiooptions.IOStreams, opts *Options, r *action.Requested) error {
 	if !opts.Wait {
 		return nil
 	}
-	return action.WaitFor(ctx, c, streams.Out, opts.waiting(), i, ov, action.WriteProgress)
-}
-
-// Cancel cancels the running plan.
-func Cancel(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
-	i, _, err := get(ctx, c, ns, opts.Instance)
-	if err != nil {
-		return err
-	}
-	pe, err := engine.RequestCancel(i)
-	if err != nil {
-		return err
-	}
-	patch := client.MergeFrom(i.DeepCopy())
-	i.Spec.PlanExecution = pe
-	if err := c.Patch(ctx, i, patch); err != nil {
-		return fmt.Errorf("cancelling plan %s: %w", pe.PlanName, err)
-	}
-	_, err = fmt.Fprintf(streams.Out, "Cancelled plan %s of Instance %s\n", pe.PlanName, i.Name)
-	return err
+	return action.WaitFor(ctx, c, streams.Out, opts.waiting(), r.Instance, r.OperatorVersion, action.WriteProgress)
 }
 
 // History lists the last run of every plan, most recent first.
@@ -193,27 +191,4 @@ func get(ctx context.Context, c client.Client, ns, name string) (*kudov1beta1.In
 		return nil, nil, fmt.Errorf("--instance is required")
 	}
 	return clientutil.GetInstance(ctx, c, ns, name)
-}
-
-// Retry resumes the last plan run, which failed, from its failed steps: the
-// steps it completed do not run again.
-func Retry(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
-	i, ov, err := get(ctx, c, ns, opts.Instance)
-	if err != nil {
-		return err
-	}
-	pe, err := engine.RequestRetry(i)
-	if err != nil {
-		return err
-	}
-	patch := client.MergeFromWithOptions(i.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	i.Spec.PlanExecution = pe
-	if err := c.Patch(ctx, i, patch); err != nil {
-		return fmt.Errorf("retrying plan %s: %w", pe.PlanName, err)
-	}
-	_, _ = fmt.Fprintf(streams.Out, "Retrying plan %s of Instance %s from its failed steps\n", pe.PlanName, i.Name)
-	if !opts.Wait {
-		return nil
-	}
-	return action.WaitFor(ctx, c, streams.Out, opts.waiting(), i, ov, action.WriteProgress)
 }

@@ -35,7 +35,7 @@ func TestIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range []string{filepath.Join(corpus.Examples(), "hello", "operator"), bye} {
-		if err := packagecmd.RunCreate(context.Background(), streams, &packagecmd.CreateOptions{Path: path, Destination: dir}); err != nil {
+		if err := packagecmd.RunCreate(context.Background(), streams, &packagecmd.CreateOptions{Path: path, TarballOptions: packagecmd.TarballOptions{Destination: dir}}); err != nil {
 			t.Fatal(err)
 		}
 	}
