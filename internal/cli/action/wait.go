@@ -1,10 +1,10 @@
 // Package action is what the kubectl kudo verbs that change the cluster do,
 // as Helm's pkg/action: Install, Upgrade, Update, Rollback, Uninstall and
-// PlanRequest are structs of their options whose Run acts with a Config and returns
-// what it changed; the verbs' packages are flags and output over them.
-// Also what verbs share: the versions a package installs prepared and
-// written, their signatures checked, the wait for the plan a change asked
-// for.
+// PlanRequest are structs of their options whose methods act with a Config
+// and return what they changed; the verbs' packages are flags and output
+// over them. Also what verbs share: the versions a package installs
+// prepared and written, their signatures checked, the wait for the plan a
+// change asked for.
 package action
 
 import (
