@@ -130,6 +130,8 @@ func Retry(ctx context.Context, c client.Client, ns string, streams genericioopt
 	return waitIfAsked(ctx, c, streams, opts, r)
 }
 
+// waitIfAsked prints, with --wait, the progress of the run asked for until
+// it ends.
 func waitIfAsked(ctx context.Context, c client.Client, streams genericiooptions.IOStreams, opts *Options, r *action.Requested) error {
 	if !opts.Wait {
 		return nil
