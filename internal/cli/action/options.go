@@ -13,6 +13,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+	"github.com/kudo-ng/kudo/internal/cli/repoconfig"
 	"github.com/kudo-ng/kudo/internal/cli/resolve"
 	"github.com/kudo-ng/kudo/internal/packages"
 	"github.com/kudo-ng/kudo/internal/params"
@@ -64,13 +65,19 @@ func (o *PackageOptions) AddFlags(f *pflag.FlagSet, which string) {
 	f.StringVar(&o.OperatorVersion, "operator-version", "", "Operator version "+which)
 }
 
-// Resolve finds the package ref names in the versions asked for, and its
-// dependencies (ResolvePackage); check refuses a package before its
+// Resolve finds the package ref names in the versions asked for, and the
+// packages its KudoOperator tasks install with it
+// (resolve.PackageAndDependencies), in --repo (a repository's name or URL)
+// or the repository in use; check refuses a package before its
 // dependencies are read.
 func (o *PackageOptions) Resolve(ctx context.Context, ref string, check func(*packages.Package) error) (
 	*packages.Package, []*packages.Package, error) {
-	return ResolvePackage(ctx, o.Repo, resolve.Request{
-		Ref: ref, AppVersion: o.AppVersion, OperatorVersion: o.OperatorVersion, Registry: o.Registry,
+	url, err := repoconfig.Resolve(o.Repo)
+	if err != nil {
+		return nil, nil, err
+	}
+	return resolve.PackageAndDependencies(ctx, resolve.Request{
+		Ref: ref, Repo: url, AppVersion: o.AppVersion, OperatorVersion: o.OperatorVersion, Registry: o.Registry,
 	}, check)
 }
 

@@ -30,7 +30,7 @@ type Requested struct {
 
 // Trigger asks for the plan with a fresh uid, as KUDO's plan trigger does.
 func (a *PlanRequest) Trigger(ctx context.Context, cfg Config) (*Requested, error) {
-	i, ov, err := a.read(ctx, cfg)
+	i, ov, err := ReadInstance(ctx, cfg.Client, cfg.Namespace, a.Instance)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func (a *PlanRequest) Trigger(ctx context.Context, cfg Config) (*Requested, erro
 
 // Cancel cancels the running plan.
 func (a *PlanRequest) Cancel(ctx context.Context, cfg Config) (*Requested, error) {
-	i, ov, err := a.read(ctx, cfg)
+	i, ov, err := ReadInstance(ctx, cfg.Client, cfg.Namespace, a.Instance)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +57,7 @@ func (a *PlanRequest) Cancel(ctx context.Context, cfg Config) (*Requested, error
 // steps it completed do not run again. It is asked of the run as it was
 // read: a run that changed since fails the request.
 func (a *PlanRequest) Retry(ctx context.Context, cfg Config) (*Requested, error) {
-	i, ov, err := a.read(ctx, cfg)
+	i, ov, err := ReadInstance(ctx, cfg.Client, cfg.Namespace, a.Instance)
 	if err != nil {
 		return nil, err
 	}
@@ -68,12 +68,13 @@ func (a *PlanRequest) Retry(ctx context.Context, cfg Config) (*Requested, error)
 	return a.write(ctx, cfg, "retrying", i, ov, pe, true)
 }
 
-// read reads the Instance and its OperatorVersion.
-func (a *PlanRequest) read(ctx context.Context, cfg Config) (*kudov1beta1.Instance, *kudov1beta1.OperatorVersion, error) {
-	if a.Instance == "" {
+// ReadInstance reads the Instance a plan verb's --instance names, and its
+// OperatorVersion, with errors that say what to do.
+func ReadInstance(ctx context.Context, c client.Reader, ns, name string) (*kudov1beta1.Instance, *kudov1beta1.OperatorVersion, error) {
+	if name == "" {
 		return nil, nil, fmt.Errorf("--instance is required")
 	}
-	return clientutil.GetInstance(ctx, cfg.Client, cfg.Namespace, a.Instance)
+	return clientutil.GetInstance(ctx, c, ns, name)
 }
 
 // write writes the request (writeRequest); doing names it in an error.

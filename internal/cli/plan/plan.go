@@ -77,7 +77,7 @@ func Status(ctx context.Context, c client.Client, ns string, streams genericioop
 	if err := opts.Output.Validate(); err != nil {
 		return err
 	}
-	i, ov, err := get(ctx, c, ns, opts.Instance)
+	i, ov, err := action.ReadInstance(ctx, c, ns, opts.Instance)
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func waitIfAsked(ctx context.Context, c client.Client, streams genericiooptions.
 
 // History lists the last run of every plan, most recent first.
 func History(ctx context.Context, c client.Client, ns string, streams genericiooptions.IOStreams, opts *Options) error {
-	i, _, err := get(ctx, c, ns, opts.Instance)
+	i, _, err := action.ReadInstance(ctx, c, ns, opts.Instance)
 	if err != nil {
 		return err
 	}
@@ -185,12 +185,4 @@ func writeRevisions(out io.Writer, i *kudov1beta1.Instance) error {
 			r.Number, r.Plan, r.Status, r.OperatorVersion, started, action.DescribeParameters(&r))
 	}
 	return w.Flush()
-}
-
-// get reads the Instance and its OperatorVersion, with errors that say what to do.
-func get(ctx context.Context, c client.Client, ns, name string) (*kudov1beta1.Instance, *kudov1beta1.OperatorVersion, error) {
-	if name == "" {
-		return nil, nil, fmt.Errorf("--instance is required")
-	}
-	return clientutil.GetInstance(ctx, c, ns, name)
 }
