@@ -69,3 +69,15 @@ func verifyEach(t *testing.T, dirs []string, strict bool) {
 		})
 	}
 }
+
+// TestPackageVerifyTakesWhatKUDOsVerifyTook: KUDO v0.19's own test packages
+// (testdata/kudo-v0.19, copied from its module's test/) whose templates
+// render only with the value an Instance sets for a required parameter
+// without default verify without error, as KUDO's package verify said
+// "package is valid" of them.
+func TestPackageVerifyTakesWhatKUDOsVerifyTook(t *testing.T) {
+	verifyEach(t, []string{
+		filepath.Join("testdata", "kudo-v0.19", "immutable-param"),
+		filepath.Join("testdata", "kudo-v0.19", "simple-op-0.2.0"),
+	}, false)
+}

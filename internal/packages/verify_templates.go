@@ -93,12 +93,13 @@ func (v *verifier) namespaceManifest() {
 	}
 }
 
-// unsetParams are the parameters that need a value and, for an install,
-// are given none: templates render without one.
+// unsetParams are the parameters that need a value and are given none:
+// templates render without one. package verify gives none, and as KUDO's
+// it takes a template that renders only with the value an Instance sets.
 func unsetParams(ov *kudov1beta1.OperatorVersion, opts VerifyOptions) map[string]bool {
 	unknown := map[string]bool{}
 	for i := range ov.Spec.Parameters {
-		if p := &ov.Spec.Parameters[i]; opts.Install && params.NeedsValue(p) && opts.Values[p.Name] == "" {
+		if p := &ov.Spec.Parameters[i]; params.NeedsValue(p) && opts.Values[p.Name] == "" {
 			unknown[p.Name] = true
 		}
 	}
