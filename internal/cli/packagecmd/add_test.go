@@ -51,7 +51,7 @@ func TestNewInteractiveAsksKUDOsQuestions(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	for _, asked := range []string{"Operator Name [myoperator]: ", "✗ operator name must have more than 3 characters",
-		"Operator directory [shop/operator]: ", "✗ \"one\" is not semver", "Application Version [1.0.0]: ",
+		"Operator directory [operator]: ", "✗ \"one\" is not semver", "Application Version [1.0.0]: ",
 		"Required KUDO Version: ", "✗ maintainer email must be valid email address", "package shop created in " + dir} {
 		if !strings.Contains(out, asked) {
 			t.Errorf("no %q in\n%s", asked, out)
@@ -72,6 +72,27 @@ func TestNewInteractiveAsksKUDOsQuestions(t *testing.T) {
 
 // TestAddFromFlags: every generator takes its answers as flags, for
 // scripts, and the package verifies after each.
+// TestNewWritesOperatorHereAndAddFindsIt: as KUDO's docs show, package new
+// NAME writes ./operator/, package add run in the same directory adds to
+// it, and package new inside a package is refused.
+func TestNewWritesOperatorHereAndAddFindsIt(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if _, err := kudoPackage(t, "", "new", "first-operator"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := kudoPackage(t, "", "add", "maintainer", "Grace Hopper", "grace@example.com"); err != nil {
+		t.Fatalf("package add: %v\n%s", err, out)
+	}
+	if p := verifyClean(t, "operator"); p.Operator.Name != "first-operator" || len(p.Operator.Maintainers) != 2 {
+		t.Errorf("operator.yaml: %+v", p.Operator)
+	}
+	t.Chdir("operator")
+	_, err := kudoPackage(t, "", "new", "second-operator", "--overwrite")
+	if want := "operator.yaml exists in the current directory: creating an operator in an operator is not supported"; err == nil || err.Error() != want {
+		t.Errorf("package new in a package: %v, want %q", err, want)
+	}
+}
+
 func TestAddFromFlags(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "web")
 	if _, err := kudoPackage(t, "", "new", "web", "-d", dir); err != nil {

@@ -60,7 +60,7 @@ func newNewCmd(streams genericiooptions.IOStreams) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.Directory, "directory", "d", "", "Directory of the package (default NAME/operator)")
+	f.StringVarP(&opts.Directory, "directory", "d", newDirectory, "Directory of the package")
 	f.BoolVarP(&opts.Overwrite, "overwrite", "w", false, "Overwrite an existing directory's package files")
 	f.BoolVarP(&opts.Interactive, "interactive", "i", false, "Ask KUDO's questions: name, directory, versions, URL, maintainer")
 	return cmd
@@ -112,9 +112,6 @@ func askNew(ask *prompt.Prompter, opts *NewOptions) error {
 	}
 	for _, q := range questions {
 		def := *q.into
-		if q.into == &opts.Directory && def == "" {
-			def = filepath.Join(opts.Name, "operator")
-		}
 		answer, err := ask.Text(q.label, def, q.check)
 		if err != nil {
 			return err
@@ -182,15 +179,20 @@ spec:
 `,
 }
 
-// RunNew writes the package; an existing directory only with Overwrite.
+// newDirectory is where KUDO's package new wrote, so that its next
+// documented step, package add in the same directory, finds the package.
+const newDirectory = "operator"
+
+// RunNew writes the package; an existing directory only with Overwrite, and
+// never inside a package, which KUDO refused too.
 func RunNew(_ context.Context, streams genericiooptions.IOStreams, opts *NewOptions) error {
-	dir := opts.Directory
-	if dir == "" {
-		dir = filepath.Join(opts.Name, "operator")
-	}
+	dir := cmp.Or(opts.Directory, newDirectory)
 	opts.defaults()
 	if _, err := os.Stat(dir); err == nil && !opts.Overwrite {
 		return fmt.Errorf("%s exists: choose another --directory, or pass --overwrite", dir)
+	}
+	if _, err := os.Stat(packages.OperatorFileName); err == nil {
+		return fmt.Errorf("%s exists in the current directory: creating an operator in an operator is not supported", packages.OperatorFileName)
 	}
 	for name, content := range newFiles {
 		// operator.yaml has the answers; the template is the package's own.
