@@ -44,27 +44,32 @@ func ParseParamChecks(names []string) (ParamChecks, error) {
 // paramChecks warns, in KUDO's words, of parameters and groups described
 // otherwise than the checks ask.
 func (v *verifier) paramChecks(c ParamChecks) {
+	type problem struct {
+		check kudoCheck
+		text  string
+	}
 	for i, p := range v.p.Params.Parameters {
 		field := fmt.Sprintf("parameters[%d] %s", i, p.Name)
-		var problems []string
+		var problems []problem
 		if c.Description {
-			problems = append(problems, describedAsASentence(p.Description))
+			problems = append(problems, problem{kudoParamDescriptions, describedAsASentence(p.Description)})
 		}
 		if c.Hint {
-			problems = append(problems, hintEndsWithAPeriod(p.Hint))
+			problems = append(problems, problem{kudoParamHints, hintEndsWithAPeriod(p.Hint)})
 		}
 		if c.DisplayName {
-			problems = append(problems, displayNameIsATitle(p.DisplayName))
+			problems = append(problems, problem{kudoParamDisplayNames, displayNameIsATitle(p.DisplayName)})
 		}
 		if c.HasGroup && p.Group == "" {
-			problems = append(problems, "has no group")
+			problems = append(problems, problem{kudoParamGroups, "has no group"})
 		}
 		if c.Type && p.Type == "" {
-			problems = append(problems, "has no explicit type assigned")
+			problems = append(problems, problem{kudoParamTypes, "has no explicit type assigned"})
 		}
-		for _, problem := range problems {
-			if problem != "" {
-				v.r.warnf(ParamsFileName, field, "%s", problem)
+		for _, pr := range problems {
+			if pr.text != "" {
+				v.r.warnf(ParamsFileName, field, "%s", pr.text)
+				v.r.kudoSaid(pr.check, "parameter %q %s", p.Name, pr.text)
 			}
 		}
 	}
@@ -73,9 +78,10 @@ func (v *verifier) paramChecks(c ParamChecks) {
 	}
 	for i, g := range v.p.Params.Groups {
 		field := fmt.Sprintf("groups[%d] %s", i, g.Name)
-		for _, problem := range []string{displayNameIsATitle(g.DisplayName), describedAsASentence(g.Description)} {
-			if problem != "" {
-				v.r.warnf(ParamsFileName, field, "%s", problem)
+		for _, text := range []string{displayNameIsATitle(g.DisplayName), describedAsASentence(g.Description)} {
+			if text != "" {
+				v.r.warnf(ParamsFileName, field, "%s", text)
+				v.r.kudoSaid(kudoGroups, "parameter group %q %s", g.Name, text)
 			}
 		}
 	}

@@ -6,8 +6,10 @@ import (
 	"text/template/parse"
 )
 
-// unused warns of the templates no task names and the parameters no
-// template uses, found by walking the templates' parse trees.
+// unused warns of the tasks no plan runs, the templates no task names and
+// the parameters no template uses (found by walking the templates' parse
+// trees) and that trigger no plan: as in KUDO, a parameter may be there to
+// trigger a plan.
 func (v *verifier) unused() {
 	used := map[string]bool{}
 	for _, plan := range v.p.Operator.Plans {
@@ -20,16 +22,19 @@ func (v *verifier) unused() {
 	for i, t := range v.p.Operator.Tasks {
 		if t.Name != "" && !used[t.Name] {
 			v.r.warnf(OperatorFileName, fmt.Sprintf("tasks[%d] %s", i, t.Name), "no plan uses this task")
+			v.r.kudoSaid(kudoTaskReferences, "task %q defined but not used", t.Name)
 		}
 	}
 	for i, p := range v.p.Params.Parameters {
-		if p.Name != "" && !v.paramUse[p.Name] && !v.unparsed {
+		if p.Name != "" && p.Trigger == "" && !v.paramUse[p.Name] && !v.unparsed {
 			v.r.warnf(ParamsFileName, fmt.Sprintf("parameters[%d] %s", i, p.Name), "no template uses this parameter")
+			v.r.kudoSaid(kudoTemplateParameters, "parameter %q defined but not used.", p.Name)
 		}
 	}
 	for _, name := range sortedKeys(v.p.Templates) {
 		if !v.templateUse[name] {
 			v.r.warnf(TemplatesDir+name, "", "no task uses this template")
+			v.r.kudoSaid(kudoTemplateReferences, "template %q is not referenced from any task", name)
 		}
 	}
 }

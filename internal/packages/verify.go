@@ -1,7 +1,10 @@
 package packages
 
 import (
+	"cmp"
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -24,7 +27,34 @@ type Issue struct {
 	// template the line and column, when known.
 	Field   string
 	Message string
+	// KUDO is what KUDO v0.19's package verify said of the same finding,
+	// by the check kudoCheck; empty where KUDO did not check it.
+	KUDO      string
+	kudoCheck kudoCheck
 }
+
+// kudoCheck is the check of KUDO v0.19's package verify that made a
+// finding: KUDO listed its findings in the order its checks ran, this one.
+type kudoCheck int
+
+const (
+	notKUDOs kudoCheck = iota
+	kudoDuplicates
+	kudoInvalidCharacters
+	kudoVersions
+	kudoTaskReferences
+	kudoPlanReferences
+	kudoTemplateParameters
+	kudoTemplateReferences
+	kudoNamespaces
+	// The checks of --param-checks, which KUDO ran after the others.
+	kudoParamDescriptions
+	kudoParamHints
+	kudoParamDisplayNames
+	kudoParamGroups
+	kudoParamTypes
+	kudoGroups
+)
 
 func (i Issue) String() string {
 	if i.Field == "" {
@@ -39,15 +69,54 @@ type Report struct {
 	Warnings []Issue
 	// install makes the rules of good packaging warnings.
 	install bool
+	// last is the list the last finding went to, for kudoSaid.
+	last *[]Issue
 }
 
 // errorf records what cannot install or run.
 func (r *Report) errorf(file, field, format string, args ...any) {
 	r.Errors = append(r.Errors, Issue{File: file, Field: field, Message: fmt.Sprintf(format, args...)})
+	r.last = &r.Errors
 }
 
 func (r *Report) warnf(file, field, format string, args ...any) {
 	r.Warnings = append(r.Warnings, Issue{File: file, Field: field, Message: fmt.Sprintf(format, args...)})
+	r.last = &r.Warnings
+}
+
+// kudoSaid records, of the finding just recorded, what KUDO's package
+// verify said of it and by which check.
+func (r *Report) kudoSaid(check kudoCheck, format string, args ...any) {
+	last := &(*r.last)[len(*r.last)-1]
+	last.KUDO, last.kudoCheck = fmt.Sprintf(format, args...), check
+}
+
+// AsKUDOSaid are the errors and the warnings as KUDO's package verify
+// listed them: the findings KUDO made too, in its words and in the order of
+// its checks, then the others (file: field: message).
+func (r *Report) AsKUDOSaid() (errors, warnings []string) {
+	return asKUDOSaid(r.Errors), asKUDOSaid(r.Warnings)
+}
+
+func asKUDOSaid(issues []Issue) []string {
+	ordered := slices.Clone(issues)
+	slices.SortStableFunc(ordered, func(a, b Issue) int {
+		return cmp.Compare(kudoRank(a.kudoCheck), kudoRank(b.kudoCheck))
+	})
+	said := make([]string, 0, len(ordered))
+	for _, i := range ordered {
+		said = append(said, cmp.Or(i.KUDO, i.String()))
+	}
+	return said
+}
+
+// kudoRank puts the findings KUDO made first, by check, and the others
+// after them.
+func kudoRank(c kudoCheck) int {
+	if c == notKUDOs {
+		return math.MaxInt
+	}
+	return int(c)
 }
 
 // rulef records a rule of good packaging that a package breaks, though it
@@ -153,9 +222,11 @@ func (v *verifier) metadata() {
 	// form is a packaging rule: upgrade says itself when it cannot compare.
 	if o.OperatorVersion == "" {
 		v.r.errorf(OperatorFileName, "operatorVersion", "is required")
+		v.r.kudoSaid(kudoVersions, "%q is required and must be semver", "operatorVersion")
 	}
 	if o.KubernetesVersion == "" {
 		v.r.rulef(OperatorFileName, "kubernetesVersion", "is required")
+		v.r.kudoSaid(kudoVersions, "%q is required and must be semver", "kubernetesVersion")
 	}
 	v.semver("operatorVersion", o.OperatorVersion)
 	v.semver("kubernetesVersion", o.KubernetesVersion)
@@ -186,11 +257,13 @@ func (v *verifier) parameters() {
 		}
 		v.declared[p.Name] = true
 		field += " " + p.Name
-		if strings.ContainsAny(p.Name, ";,") {
+		if k := strings.IndexAny(p.Name, ";,"); k >= 0 {
 			v.r.rulef(ParamsFileName, field, "name must not contain ';' or ','")
+			v.r.kudoSaid(kudoInvalidCharacters, "parameter %q contains invalid character %q", p.Name, rune(p.Name[k]))
 		}
 		if j, dup := seen[strings.ToLower(p.Name)]; dup {
 			v.r.errorf(ParamsFileName, field, "duplicates parameters[%d] %s (names are compared ignoring case)", j, v.p.Params.Parameters[j].Name)
+			v.r.kudoSaid(kudoDuplicates, "parameter %q has a duplicate", p.Name)
 			continue
 		}
 		seen[strings.ToLower(p.Name)] = i
@@ -202,6 +275,7 @@ func (v *verifier) parameters() {
 		}
 		if p.IsImmutable() && !p.IsRequired() && p.Default == nil {
 			v.r.rulef(ParamsFileName, field, "is immutable but neither required nor defaulted: it could never be set")
+			v.r.kudoSaid(kudoTemplateParameters, "parameter %q is immutable but is not marked as required or has a default value", p.Name)
 		}
 		v.parameterValues(p, field)
 	}
@@ -228,6 +302,7 @@ func (v *verifier) parameterValues(p *Parameter, field string) {
 	}
 	if len(*p.Enum) == 0 {
 		v.r.rulef(ParamsFileName, field, "enum is empty: no value could be set")
+		v.r.kudoSaid(kudoTemplateParameters, "parameter %q is an enum but has no allowed values", p.Name)
 		return
 	}
 	enum := make([]string, 0, len(*p.Enum))
@@ -304,6 +379,7 @@ func (v *verifier) plans(needDeploy bool) {
 	plans := v.p.Operator.Plans
 	if _, ok := plans[kudov1beta1.DeployPlanName]; !ok && needDeploy {
 		v.r.errorf(OperatorFileName, "plans", "there is no deploy plan; every package needs one")
+		v.r.kudoSaid(kudoPlanReferences, "an operator is required to have '%s' plan", kudov1beta1.DeployPlanName)
 	}
 	for _, name := range sortedKeys(plans) {
 		plan := plans[name]
@@ -337,9 +413,11 @@ func (v *verifier) defects() {
 		switch d.Rule {
 		case engine.UndefinedTask:
 			v.r.errorf(OperatorFileName, fmt.Sprintf("%s.tasks[%d]", step, d.Task), "task %q is not defined in tasks", d.Value)
+			v.r.kudoSaid(kudoTaskReferences, "task %q in plan %q is not defined", d.Value, d.Plan)
 		case engine.TriggerWithoutPlan:
 			param := fmt.Sprintf("parameters[%d] %s", d.Parameter, spec.Parameters[d.Parameter].Name)
 			v.r.rulef(ParamsFileName, param, "trigger %q names no plan of %s", d.Value, OperatorFileName)
+			v.r.kudoSaid(kudoPlanReferences, "plan %q used in parameter %q is not defined", d.Value, spec.Parameters[d.Parameter].Name)
 		case engine.PlanTimeoutNotPositive:
 			v.r.errorf(OperatorFileName, plan+".timeout", "timeout %s is not positive", d.Value)
 		case engine.StepTimeoutNotPositive:

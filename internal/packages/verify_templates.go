@@ -89,6 +89,7 @@ func (v *verifier) namespaceManifest() {
 		v.templateUse[ns] = true
 		if _, ok := v.p.Templates[ns]; !ok {
 			v.r.errorf(OperatorFileName, "namespaceManifest", "template %q is not in templates/", ns)
+			v.r.kudoSaid(kudoNamespaces, "NamespaceManifest %q not found in /templates folder", ns)
 		}
 	}
 }
@@ -127,6 +128,7 @@ func (v *verifier) templateParams(file string, t *template.Template, unknown map
 		v.paramUse[ref.name] = true
 		if !v.declared[ref.name] {
 			v.r.rulef(file, ref.position, "parameter %q is not defined in %s", ref.name, ParamsFileName)
+			v.r.kudoSaid(kudoTemplateParameters, "parameter %q in template %s is not defined", ref.name, strings.TrimPrefix(file, TemplatesDir))
 			undefined = true
 		}
 		if unknown[ref.name] {
@@ -180,6 +182,7 @@ func (v *verifier) objects(name string, in *task.Input, k8sVersion string, fail 
 	for _, obj := range result.Objects {
 		if obj.GetKind() == "Namespace" && obj.GroupVersionKind().Group == "" && name != v.p.Operator.NamespaceManifest {
 			v.r.rulef(file, "", "Namespace %q: a Namespace may only be created by the namespaceManifest template", obj.GetName())
+			v.r.kudoSaid(kudoNamespaces, "template %q contains 'kind: Namespace' not allowed unless specified as 'NamespaceManifest'", name)
 		}
 	}
 	// Rendered again for a second Instance, of another name and namespace:

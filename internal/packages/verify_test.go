@@ -186,3 +186,19 @@ func TestClusterScopedNamesDependOnTheInstance(t *testing.T) {
 		})
 	}
 }
+
+// TestAParameterThatTriggersAPlanIsUsed: as KUDO's verify, a parameter no
+// template uses is a warning unless it triggers a plan, which is a use.
+func TestAParameterThatTriggersAPlanIsUsed(t *testing.T) {
+	p, err := Read(filepath.Join("testdata", "good"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Params.Parameters = append(p.Params.Parameters, Parameter{Name: "RESTART", Trigger: "deploy"}, Parameter{Name: "IDLE"})
+	r := Verify(p, VerifyOptions{})
+	errs, warnings := r.AsKUDOSaid()
+	want := []string{`parameter "IDLE" defined but not used.`}
+	if len(errs) != 0 || !reflect.DeepEqual(warnings, want) {
+		t.Errorf("errors %q, warnings %q; want no error and %q", errs, warnings, want)
+	}
+}

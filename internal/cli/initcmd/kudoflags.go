@@ -48,7 +48,7 @@ func configureHome(out io.Writer) error {
 		return err
 	}
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		if err := (&repoconfig.Config{}).Save(); err != nil {
+		if err := repoconfig.Default().Save(); err != nil {
 			return err
 		}
 	}

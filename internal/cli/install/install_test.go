@@ -23,6 +23,7 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+	"github.com/kudo-ng/kudo/internal/cli/repoconfig"
 	kudocrd "github.com/kudo-ng/kudo/internal/crd"
 	"github.com/kudo-ng/kudo/internal/typedapi"
 	"github.com/kudo-ng/kudo/test/corpus"
@@ -90,6 +91,10 @@ func TestInstall(t *testing.T) {
 
 func TestInstallRefusesBeforeWriting(t *testing.T) {
 	t.Setenv("KUDO_HOME", t.TempDir())
+	// No repository at all: KUDO's community one, the default, removed.
+	if err := (&repoconfig.Config{}).Save(); err != nil {
+		t.Fatal(err)
+	}
 	bad := filepath.Join("..", "..", "packages", "testdata", "bad", "undefined-task")
 	tests := []struct {
 		name string
@@ -114,7 +119,7 @@ func TestInstallRefusesBeforeWriting(t *testing.T) {
 		{"a name without a repository", "default", Options{Install: action.Install{Package: "hello"}},
 			"package hello is not a directory or file, and no repository is configured: pass --repo URL"},
 		{"an unreachable repository", "default", Options{Install: action.Install{Package: "hello", PackageOptions: action.PackageOptions{Repo: "http://127.0.0.1:1"}}},
-			"repository http://127.0.0.1:1 is unreachable: "},
+			"package hello is not a directory or file, and repository http://127.0.0.1:1 is unreachable: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

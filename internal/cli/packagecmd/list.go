@@ -10,8 +10,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
+	"github.com/gosuri/uitable"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -34,6 +34,9 @@ type ListOptions struct {
 	// Descriptions, Names and Required choose the parameters' columns and
 	// rows; one at most.
 	Descriptions, Names, Required bool
+	// Triggers adds the plan a change of each parameter runs, which KUDO's
+	// table did not show.
+	Triggers bool
 	// WithTasks shows each task of the plans with its kind and templates.
 	WithTasks bool
 }
@@ -70,6 +73,7 @@ func newListCmd(streams genericiooptions.IOStreams) *cobra.Command {
 			c.Flags().BoolVarP(&opts.Descriptions, "descriptions", "d", false, "Show the parameters' descriptions")
 			c.Flags().BoolVar(&opts.Names, "names", false, "Show only the parameters' names")
 			c.Flags().BoolVarP(&opts.Required, "required", "r", false, "Show only the parameters that are required and have no default")
+			c.Flags().BoolVar(&opts.Triggers, "triggers", false, "Show the plan a change of each parameter triggers")
 		}),
 		sub("plans", "List a package's plans", func(c *cobra.Command, opts *ListOptions) {
 			c.Flags().BoolVarP(&opts.WithTasks, "with-tasks", "t", false, "Show each task with its kind and the templates it renders")
@@ -132,49 +136,56 @@ func countTrue(flags ...bool) int {
 }
 
 // listParameters is KUDO's table, sorted by name: Name, Default, Required,
-// Immutable (and Descriptions), then the parameter's trigger.
+// Immutable (and Descriptions, and with Triggers the plan each runs); or
+// the names of all parameters or of those that need a value.
 func listParameters(out io.Writer, p *packages.Package, opts *ListOptions) error {
 	ps := append([]packages.Parameter(nil), p.Params.Parameters...)
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	table := uitable.New()
 	switch {
 	case opts.Names:
-		_, _ = fmt.Fprintln(w, "Name")
+		table.AddRow("Name")
 		for _, param := range ps {
-			_, _ = fmt.Fprintln(w, param.Name)
+			table.AddRow(param.Name)
 		}
-		return w.Flush()
+		_, err := fmt.Fprintln(out, table)
+		return err
 	case opts.Required:
-		var required []string
+		table.AddRow("Name")
 		for _, param := range ps {
 			if param.Default == nil && param.IsRequired() {
-				required = append(required, param.Name)
+				table.AddRow(param.Name)
 			}
 		}
-		if len(required) == 0 {
+		if len(table.Rows) == 1 {
 			_, err := fmt.Fprintln(out, "no required parameters without default values found")
 			return err
 		}
-		_, _ = fmt.Fprintln(w, "Name")
-		for _, name := range required {
-			_, _ = fmt.Fprintln(w, name)
-		}
-		return w.Flush()
+		_, err := fmt.Fprintln(out, table)
+		return err
 	}
-	header := "Name\tDefault\tRequired\tImmutable"
+	// KUDO's widths: longer cells wrap onto the lines below.
+	table.MaxColWidth, table.Wrap = 35, true
+	header := []any{"Name", "Default", "Required", "Immutable"}
 	if opts.Descriptions {
-		header += "\tDescriptions"
+		header = append(header, "Descriptions")
 	}
-	_, _ = fmt.Fprintln(w, header+"\tTrigger")
+	if opts.Triggers {
+		header = append(header, "Trigger")
+	}
+	table.AddRow(header...)
 	for _, param := range ps {
-		def := defaultText(param.Default)
-		row := fmt.Sprintf("%s\t%s\t%t\t%t", param.Name, def, param.IsRequired(), param.IsImmutable())
+		row := []any{param.Name, defaultText(param.Default), param.IsRequired(), param.IsImmutable()}
 		if opts.Descriptions {
-			row += "\t" + oneLine(param.Description)
+			row = append(row, oneLine(param.Description))
 		}
-		_, _ = fmt.Fprintln(w, row+"\t"+param.Trigger)
+		if opts.Triggers {
+			row = append(row, param.Trigger)
+		}
+		table.AddRow(row...)
 	}
-	return w.Flush()
+	_, err := fmt.Fprintln(out, table)
+	return err
 }
 
 // listPlans is KUDO's tree of plans, phases, steps and tasks; withTasks
@@ -206,7 +217,7 @@ func listPlans(out io.Writer, p *packages.Package, withTasks bool) error {
 			}
 		}
 	}
-	_, err := io.WriteString(out, root.String())
+	_, err := fmt.Fprintln(out, root.String())
 	return err
 }
 
@@ -234,26 +245,27 @@ func addTask(step *tree.Node, name string, t kudov1beta1.Task) {
 }
 
 // listTasks is KUDO's table: Name, Kind, and the templates as KUDO printed
-// the list ([a.yaml b.yaml]), or the Pipe task's pod, or the KudoOperator
-// task's package.
+// the list ([a.yaml b.yaml]), or the Pipe task's pod, or (where KUDO
+// printed []) the KudoOperator task's package.
 func listTasks(out io.Writer, p *packages.Package) error {
 	if len(p.Operator.Tasks) == 0 {
 		_, err := fmt.Fprintln(out, "no tasks found")
 		return err
 	}
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	_, _ = fmt.Fprintln(w, "Name\tKind\tResources")
+	table := uitable.New()
+	table.AddRow("Name", "Kind", "Resources")
 	for _, t := range p.Operator.Tasks {
-		resources := fmt.Sprint(t.Spec.Resources)
+		var resources any = t.Spec.Resources
 		switch t.Kind {
 		case kudov1beta1.PipeTaskKind:
 			resources = t.Spec.Pod
 		case kudov1beta1.KudoOperatorTaskKind:
 			resources = "package " + t.Spec.Package
 		}
-		_, _ = fmt.Fprintf(w, "%s\t%s\t%s\n", t.Name, t.Kind, resources)
+		table.AddRow(t.Name, t.Kind, resources)
 	}
-	return w.Flush()
+	_, err := fmt.Fprintln(out, table)
+	return err
 }
 
 func strategy(s kudov1beta1.Ordering) string {

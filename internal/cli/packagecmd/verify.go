@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/gosuri/uitable"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -121,11 +122,12 @@ type result struct {
 	Valid    bool     `json:"valid"`
 }
 
-// writeReport writes the report as KUDO did: a Warnings and an Errors
-// section, then "package is valid"; or with -o its result object. A report
-// with errors is KUDO's error.
+// writeReport writes the report as KUDO did, the findings KUDO made in its
+// words and order: a Warnings and an Errors table, then "package is valid";
+// or with -o its result object. A report with errors is KUDO's error.
 func writeReport(out io.Writer, format output.Format, report *packages.Report) error {
-	r := result{Errors: texts(report.Errors), Warnings: texts(report.Warnings), Valid: len(report.Errors) == 0}
+	errs, warnings := report.AsKUDOSaid()
+	r := result{Errors: errs, Warnings: warnings, Valid: len(errs) == 0}
 	if format != "" {
 		if err := output.Object(out, format, r); err != nil {
 			return err
@@ -143,21 +145,16 @@ func writeReport(out io.Writer, format output.Format, report *packages.Report) e
 	return nil
 }
 
-func texts(issues []packages.Issue) []string {
-	out := make([]string, 0, len(issues))
-	for _, i := range issues {
-		out = append(out, i.String())
-	}
-	return out
-}
-
-// section is a heading and its lines, nothing when there are none.
+// section is KUDO's table of a heading and its lines, nothing when there
+// are none.
 func section(out io.Writer, heading string, lines []string) {
 	if len(lines) == 0 {
 		return
 	}
-	_, _ = fmt.Fprintln(out, heading)
+	table := uitable.New()
+	table.AddRow(heading)
 	for _, line := range lines {
-		_, _ = fmt.Fprintln(out, line)
+		table.AddRow(line)
 	}
+	_, _ = fmt.Fprintln(out, table)
 }

@@ -14,6 +14,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/action"
+	"github.com/kudo-ng/kudo/internal/cli/tree"
 )
 
 // WriteStatus prints an Instance's plans as KUDO's tree: every plan of the
@@ -39,23 +40,23 @@ func WriteStatus(w io.Writer, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorV
 			ps = kudov1beta1.PlanStatus{Status: kudov1beta1.ExecutionNeverRun}
 		}
 		lastPlan := n == len(names)-1
-		fmt.Fprintf(&b, "    %s%s %s (%s strategy) [%s]", branch(lastPlan), "Plan", name, strategy(plan.Strategy), ps.Status)
+		fmt.Fprintf(&b, "    %s%s %s (%s strategy) [%s]", tree.Branch(lastPlan), "Plan", name, strategy(plan.Strategy), ps.Status)
 		if ps.LastUpdatedTimestamp != nil {
 			fmt.Fprintf(&b, ", last updated %s", ps.LastUpdatedTimestamp.UTC().Format(time.DateTime))
 		}
 		b.WriteString(action.InParentheses(ps.Message) + "\n")
-		planIndent := "    " + indent(lastPlan)
+		planIndent := "    " + tree.Indent(lastPlan)
 		for p, phase := range plan.Phases {
 			lastPhase := p == len(plan.Phases)-1
 			status := phaseStatus(&ps, phase.Name)
-			fmt.Fprintf(&b, "%s%sPhase %s (%s strategy) [%s]\n", planIndent, branch(lastPhase), phase.Name, strategy(phase.Strategy), status)
-			phaseIndent := planIndent + indent(lastPhase)
+			fmt.Fprintf(&b, "%s%sPhase %s (%s strategy) [%s]\n", planIndent, tree.Branch(lastPhase), phase.Name, strategy(phase.Strategy), status)
+			phaseIndent := planIndent + tree.Indent(lastPhase)
 			for s, step := range phase.Steps {
 				status, msg := action.StepStatus(&ps, phase.Name, step.Name)
 				lastStep := s == len(phase.Steps)-1
-				fmt.Fprintf(&b, "%s%sStep %s [%s]%s\n", phaseIndent, branch(lastStep), step.Name, status, action.InParentheses(msg))
+				fmt.Fprintf(&b, "%s%sStep %s [%s]%s\n", phaseIndent, tree.Branch(lastStep), step.Name, status, action.InParentheses(msg))
 				if status == kudov1beta1.ExecutionInProgress {
-					writeWaitingOn(&b, phaseIndent+indent(lastStep), stepStatus(&ps, phase.Name, step.Name))
+					writeWaitingOn(&b, phaseIndent+tree.Indent(lastStep), stepStatus(&ps, phase.Name, step.Name))
 				}
 			}
 		}
@@ -97,7 +98,7 @@ func writeWaitingOn(b *strings.Builder, at string, s *kudov1beta1.StepStatus) {
 	}
 	for n, w := range s.WaitingOn {
 		last := n == len(s.WaitingOn)-1 && s.MoreWaitingOn == 0
-		fmt.Fprintf(b, "%s%s%s [%s] by %s", at, branch(last), action.ObjectName(&w), w.Status, w.Rule)
+		fmt.Fprintf(b, "%s%s%s [%s] by %s", at, tree.Branch(last), action.ObjectName(&w), w.Status, w.Rule)
 		if values := action.Observed(&w); values != "" {
 			b.WriteString(": " + values)
 		}
@@ -107,7 +108,7 @@ func writeWaitingOn(b *strings.Builder, at string, s *kudov1beta1.StepStatus) {
 		b.WriteString("\n")
 	}
 	if s.MoreWaitingOn > 0 {
-		fmt.Fprintf(b, "%s%s… and %d more\n", at, branch(true), s.MoreWaitingOn)
+		fmt.Fprintf(b, "%s%s… and %d more\n", at, tree.Branch(true), s.MoreWaitingOn)
 	}
 }
 
@@ -134,18 +135,4 @@ func strategy(s kudov1beta1.Ordering) kudov1beta1.Ordering {
 		return kudov1beta1.Serial
 	}
 	return s
-}
-
-func branch(last bool) string {
-	if last {
-		return "└── "
-	}
-	return "├── "
-}
-
-func indent(last bool) string {
-	if last {
-		return "    "
-	}
-	return "│   "
 }

@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"text/tabwriter"
+
 	"time"
 
+	"github.com/gosuri/uitable"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -33,7 +34,7 @@ func newAddCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	var registry resolve.Registry
 	cmd := &cobra.Command{
 		Use:   "add NAME URL",
-		Short: "Add a repository (an HTTP one's URL, or an OCI one's oci://REGISTRY/REPOSITORY); the first one added is the one in use",
+		Short: "Add a repository (an HTTP one's URL, a file:// one's, or an OCI one's oci://REGISTRY/REPOSITORY); repo context NAME uses it",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := repoconfig.Load()
@@ -57,7 +58,7 @@ func newAddCmd(streams genericiooptions.IOStreams) *cobra.Command {
 			if err := c.Save(); err != nil {
 				return err
 			}
-			_, err = fmt.Fprintf(streams.Out, "repository %s added\n", args[0])
+			_, err = fmt.Fprintf(streams.Out, "%q has been added to your repositories\n", args[0])
 			return err
 		},
 	}
@@ -93,7 +94,7 @@ func newRemoveCmd(streams genericiooptions.IOStreams) *cobra.Command {
 			if err := c.Save(); err != nil {
 				return err
 			}
-			_, err = fmt.Fprintf(streams.Out, "repository %s removed\n", args[0])
+			_, err = fmt.Fprintf(streams.Out, "%q has been removed from your repositories\n", args[0])
 			return err
 		},
 	}
@@ -109,16 +110,20 @@ func newListCmd(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
-			_, _ = fmt.Fprintln(w, "NAME\tURL")
+			if len(c.Repositories) == 0 {
+				return errors.New("no repositories to show")
+			}
+			table := uitable.New()
+			table.AddRow("NAME", "URL")
 			for _, r := range c.Repositories {
 				name := r.Name
 				if r.Name == c.Context {
 					name = "*" + name
 				}
-				_, _ = fmt.Fprintf(w, "%s\t%s\n", name, r.URL)
+				table.AddRow(name, r.URL)
 			}
-			return w.Flush()
+			_, err = fmt.Fprintln(streams.Out, table)
+			return err
 		},
 	}
 }
@@ -215,11 +220,7 @@ func RunIndex(ctx context.Context, streams genericiooptions.IOStreams, opts *Ind
 	if err := os.WriteFile(target, data, 0o644); err != nil {
 		return err
 	}
-	count := 0
-	for _, versions := range index.Entries {
-		count += len(versions)
-	}
-	_, err = fmt.Fprintf(streams.Out, "index written: %s (%d package(s), %d version(s))\n", target, len(index.Entries), count)
+	_, err = fmt.Fprintf(streams.Out, "index %s created.\n", target)
 	return err
 }
 

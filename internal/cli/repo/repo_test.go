@@ -44,7 +44,7 @@ func TestIndex(t *testing.T) {
 	if err := RunIndex(context.Background(), streams, &IndexOptions{Dir: dir, URL: "http://127.0.0.1:8080", Now: now}); err != nil {
 		t.Fatal(err)
 	}
-	if want := "index written: " + filepath.Join(dir, "index.yaml") + " (2 package(s), 2 version(s))\n"; out.String() != want {
+	if want := "index " + filepath.Join(dir, "index.yaml") + " created.\n"; out.String() != want {
 		t.Errorf("output %q, want %q", out, want)
 	}
 	data, err = os.ReadFile(filepath.Join(dir, "index.yaml"))
@@ -142,8 +142,11 @@ func TestRepositoryConfig(t *testing.T) {
 			t.Fatalf("repo %v: %v", args, err)
 		}
 	}
-	want := "repository local added\nrepository other added\nusing repository other\n" +
-		"NAME    URL\nlocal   http://127.0.0.1:8080\n*other  http://127.0.0.1:9090\n"
+	want := "\"local\" has been added to your repositories\n\"other\" has been added to your repositories\nusing repository other\n" +
+		"NAME     \tURL                                              \n" +
+		"community\thttps://kudo-repository.storage.googleapis.com/v1\n" +
+		"local    \thttp://127.0.0.1:8080                            \n" +
+		"*other   \thttp://127.0.0.1:9090                            \n"
 	if out.String() != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
@@ -159,5 +162,47 @@ func TestRepositoryConfig(t *testing.T) {
 	}
 	if err := run("remove", "other"); err == nil || err.Error() != "repository other is not configured" {
 		t.Errorf("removing twice: %v", err)
+	}
+}
+
+// TestRepoListPrintsKUDOsGoldenFiles: KUDO v0.19's golden files of repo
+// list (testdata/kudo-v0.19, from its module's pkg/kudoctl/cmd/testdata)
+// are our output, byte for byte: the community repository in use where no
+// file configures any, and after repo add --skip-check of a bad URL.
+func TestRepoListPrintsKUDOsGoldenFiles(t *testing.T) {
+	t.Setenv("KUDO_HOME", t.TempDir())
+	for _, step := range []struct {
+		golden string
+		add    []string
+	}{
+		{"repo-list.golden", nil},
+		{"skip-check-add-list.golden", []string{"add", "foo", "badurl", "--skip-check"}},
+	} {
+		streams, _, out, _ := genericiooptions.NewTestIOStreams()
+		run := func(args ...string) error {
+			cmd := NewCmd(streams)
+			cmd.SetArgs(args)
+			cmd.SilenceUsage, cmd.SilenceErrors = true, true
+			return cmd.Execute()
+		}
+		if step.add != nil {
+			if err := run(step.add...); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != "\"foo\" has been added to your repositories\n" {
+				t.Errorf("repo add: %q, want KUDO's", out)
+			}
+			out.Reset()
+		}
+		if err := run("list"); err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(filepath.Join("testdata", "kudo-v0.19", step.golden))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != string(want) {
+			t.Errorf("%s:\n%q\nwant KUDO's\n%q", step.golden, out.String(), want)
+		}
 	}
 }

@@ -24,6 +24,16 @@ type Config struct {
 	Repositories []Repository `json:"repositories,omitempty"`
 }
 
+// Community is KUDO's community repository, the one in use where no
+// configuration says otherwise, as in KUDO's CLI.
+var Community = Repository{Name: "community", URL: "https://kudo-repository.storage.googleapis.com/v1"}
+
+// Default is the configuration KUDO's CLI had without a file, and its init
+// wrote: the community repository, in use.
+func Default() *Config {
+	return &Config{Context: Community.Name, Repositories: []Repository{Community}}
+}
+
 // Path is where the configuration lives.
 func Path() (string, error) {
 	home := os.Getenv("KUDO_HOME")
@@ -37,7 +47,7 @@ func Path() (string, error) {
 	return filepath.Join(home, "repository", "repositories.yaml"), nil
 }
 
-// Load reads the configuration; a missing file is an empty one.
+// Load reads the configuration; a missing file is the Default one.
 func Load() (*Config, error) {
 	path, err := Path()
 	if err != nil {
@@ -45,7 +55,7 @@ func Load() (*Config, error) {
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return &Config{}, nil
+		return Default(), nil
 	}
 	if err != nil {
 		return nil, err

@@ -12,19 +12,17 @@ import (
 // says how to add it.
 func TestARepoValueResolvesAsKUDOResolvedIt(t *testing.T) {
 	t.Setenv("KUDO_HOME", t.TempDir())
-	if got, err := Resolve(""); err != nil || got != "" {
-		t.Fatalf("Resolve(\"\") with no configuration = %q, %v; want none", got, err)
-	}
-	c := &Config{Context: "community", Repositories: []Repository{
-		{Name: "community", URL: "https://kudo-repository.storage.googleapis.com/v1"},
+	c := &Config{Context: "local", Repositories: []Repository{
+		Community,
 		{Name: "local", URL: "http://localhost:8080"},
 	}}
 	if err := c.Save(); err != nil {
 		t.Fatal(err)
 	}
 	for repo, want := range map[string]string{
-		"":                          "https://kudo-repository.storage.googleapis.com/v1",
-		"local":                     "http://localhost:8080",
+		"":                          "http://localhost:8080",
+		"community":                 "https://kudo-repository.storage.googleapis.com/v1",
+		"file:///srv/repo":          "file:///srv/repo",
 		"https://example.com/repo/": "https://example.com/repo/",
 		"missing":                   `repository "missing" is not configured: add it with kubectl kudo repo add missing URL`,
 	} {
@@ -35,6 +33,16 @@ func TestARepoValueResolvesAsKUDOResolvedIt(t *testing.T) {
 		if got != want {
 			t.Errorf("Resolve(%q) = %q, want %q", repo, got, want)
 		}
+	}
+}
+
+// TestWithoutAConfigurationTheCommunityRepositoryIsInUse: as in KUDO's
+// CLI, where no file configures the repositories, the community one is in
+// use.
+func TestWithoutAConfigurationTheCommunityRepositoryIsInUse(t *testing.T) {
+	t.Setenv("KUDO_HOME", t.TempDir())
+	if got, err := Resolve(""); err != nil || got != "https://kudo-repository.storage.googleapis.com/v1" {
+		t.Fatalf("Resolve(\"\") with no configuration = %q, %v; want the community repository", got, err)
 	}
 }
 

@@ -6,8 +6,15 @@ import (
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
+	"os"
+	"strings"
 	"time"
 )
+
+// fileScheme starts the URL of a file on this machine: a repository on
+// disk is how an air-gapped site serves its packages.
+const fileScheme = "file://"
 
 // maxDownloadSize bounds what one download reads: a repository's index or a
 // package tarball, which is bounded again when read.
@@ -61,9 +68,12 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// download reads url's body, an error past maxDownloadSize rather than a
-// truncated package or index.
+// download reads url's body (a file:// URL's file), an error past
+// maxDownloadSize rather than a truncated package or index.
 func download(ctx context.Context, url string) ([]byte, error) {
+	if strings.HasPrefix(url, fileScheme) {
+		return readFile(url)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
@@ -82,6 +92,30 @@ func download(ctx context.Context, url string) ([]byte, error) {
 	}
 	if len(data) > maxDownloadSize {
 		return nil, fmt.Errorf("GET %s: the response is over the limit of %d bytes", url, maxDownloadSize)
+	}
+	return data, nil
+}
+
+// readFile reads the file a file:// URL names, bounded as a download is.
+func readFile(url string) ([]byte, error) {
+	u, err := neturl.Parse(url)
+	if err != nil {
+		return nil, err
+	}
+	if u.Host != "" && u.Host != "localhost" {
+		return nil, fmt.Errorf("%s: a file URL names a file of this machine: file:///PATH", url)
+	}
+	f, err := os.Open(u.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	data, err := io.ReadAll(io.LimitReader(f, maxDownloadSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", url, err)
+	}
+	if len(data) > maxDownloadSize {
+		return nil, fmt.Errorf("%s: the file is over the limit of %d bytes", url, maxDownloadSize)
 	}
 	return data, nil
 }

@@ -20,8 +20,8 @@ import (
 
 // Request says which package to find.
 type Request struct {
-	// Ref is a directory, a .tgz file, an http(s) URL of a tarball, an
-	// oci:// reference, or a name.
+	// Ref is a directory, a .tgz file, an http(s) or file URL of a
+	// tarball, an oci:// reference, or a name.
 	Ref string
 	// Repo is the URL of the repository a name is looked up in.
 	Repo            string
@@ -36,7 +36,7 @@ func Package(ctx context.Context, req Request) (*packages.Package, error) {
 	switch {
 	case ocipkg.IsRef(req.Ref):
 		return pull(ctx, req)
-	case strings.HasPrefix(req.Ref, "http://") || strings.HasPrefix(req.Ref, "https://"):
+	case strings.HasPrefix(req.Ref, "http://") || strings.HasPrefix(req.Ref, "https://") || strings.HasPrefix(req.Ref, fileScheme):
 		data, err := download(ctx, req.Ref)
 		if err != nil {
 			return nil, err
@@ -75,7 +75,8 @@ func fromRepo(ctx context.Context, req Request) (*packages.Package, error) {
 	}
 	index, err := Index(ctx, req.Repo, req.Registry)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("package %s is not a directory or file, and %w: add a repository with kubectl kudo repo add NAME URL "+
+			"and use it with kubectl kudo repo context NAME, or pass --repo URL", req.Ref, err)
 	}
 	base := strings.TrimSuffix(req.Repo, "/")
 	for _, pv := range index.Entries[req.Ref] {
@@ -91,6 +92,12 @@ func fromRepo(ctx context.Context, req Request) (*packages.Package, error) {
 		}
 		if !strings.Contains(url, "://") {
 			url = base + "/" + url
+		}
+		// Only a repository on disk may send the CLI to a file: another's
+		// index would have it read whatever it names of this machine.
+		if strings.HasPrefix(url, fileScheme) && !strings.HasPrefix(base, fileScheme) {
+			return nil, fmt.Errorf("repository %s lists %s %s at %s: only a repository on disk (file://) may name a file",
+				req.Repo, pv.Name, pv.OperatorVersion, url)
 		}
 		tgz, err := download(ctx, url)
 		if err != nil {

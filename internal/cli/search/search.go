@@ -7,8 +7,8 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
+	"github.com/gosuri/uitable"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -65,10 +65,9 @@ func Run(ctx context.Context, out io.Writer, url, text string, allVersions bool,
 		_, err := fmt.Fprintln(out, "no operators found")
 		return err
 	}
-	// KUDO's columns, the name on the first version of a package only, and
-	// the description after them.
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	_, _ = fmt.Fprintln(w, "Name\tOperator Version\tApp Version\tDescription")
+	// KUDO's table, the name on the first version of a package only.
+	table := uitable.New()
+	table.AddRow("Name", "Operator Version", "App Version")
 	for _, name := range names {
 		versions := index.Entries[name]
 		if !allVersions && len(versions) > 1 {
@@ -79,8 +78,9 @@ func Run(ctx context.Context, out io.Writer, url, text string, allVersions bool,
 			if k > 0 {
 				shown = ""
 			}
-			_, _ = fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", shown, pv.OperatorVersion, pv.AppVersion, pv.Description)
+			table.AddRow(shown, pv.OperatorVersion, pv.AppVersion)
 		}
 	}
-	return w.Flush()
+	_, err = fmt.Fprintln(out, table)
+	return err
 }

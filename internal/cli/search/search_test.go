@@ -5,6 +5,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/kudo-ng/kudo/internal/cli/resolve"
@@ -25,9 +27,9 @@ entries:
 	}))
 	defer served.Close()
 	for allVersions, want := range map[bool]string{
-		false: "Name       Operator Version  App Version  Description\nzookeeper  0.3.10            3.4.14       \n",
-		true: "Name       Operator Version  App Version  Description\nzookeeper  0.3.10            3.4.14       \n" +
-			"           0.3.2             3.4.14       \n",
+		false: "Name     \tOperator Version\tApp Version\nzookeeper\t0.3.10          \t3.4.14     \n",
+		true: "Name     \tOperator Version\tApp Version\nzookeeper\t0.3.10          \t3.4.14     \n" +
+			"         \t0.3.2           \t3.4.14     \n",
 	} {
 		var out bytes.Buffer
 		if err := Run(context.Background(), &out, served.URL, "zoo", allVersions, resolve.Registry{}); err != nil {
@@ -35,6 +37,37 @@ entries:
 		}
 		if out.String() != want {
 			t.Errorf("all versions %t:\n%q\nwant\n%q", allVersions, out.String(), want)
+		}
+	}
+}
+
+// TestSearchPrintsKUDOsGoldenFiles: KUDO v0.19's search golden files
+// (testdata/kudo-v0.19, from its module's pkg/kudoctl/cmd/testdata, with
+// the index they were made from, read here from disk) are our output, byte
+// for byte.
+func TestSearchPrintsKUDOsGoldenFiles(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("testdata", "kudo-v0.19"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for golden, search := range map[string]struct {
+		text        string
+		allVersions bool
+	}{
+		"search1.golden": {"mysql", false},
+		"search2.golden": {"", false},
+		"search3.golden": {"mysql", true},
+	} {
+		want, err := os.ReadFile(filepath.Join(dir, golden))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := Run(context.Background(), &out, "file://"+dir, search.text, search.allVersions, resolve.Registry{}); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != string(want) {
+			t.Errorf("%s:\n%q\nwant KUDO's\n%q", golden, out.String(), want)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 // Package tree writes the trees kubectl kudo prints as KUDO printed them
-// (with treeprint): a root line, then each node on a line below its parent,
-// behind ├── or └──, and KUDO's meta nodes as "[meta]  text".
+// (with treeprint v1.0.0): a root line, then each node on a line below its
+// parent, behind ├── or └──, and KUDO's meta nodes as "[meta]  text".
+// treeprint itself is not used: the version Kubernetes' libraries require
+// (v1.2.0) indents with other bytes than KUDO's.
 package tree
 
 import "strings"
@@ -34,11 +36,25 @@ func (n *Node) String() string {
 
 func (n *Node) write(b *strings.Builder, indent string) {
 	for k, child := range n.Children {
-		branch, below := "├── ", "│   "
-		if k == len(n.Children)-1 {
-			branch, below = "└── ", "    "
-		}
-		b.WriteString(indent + branch + child.Text + "\n")
-		child.write(b, indent+below)
+		last := k == len(n.Children)-1
+		b.WriteString(indent + Branch(last) + child.Text + "\n")
+		child.write(b, indent+Indent(last))
 	}
+}
+
+// Branch is what stands before a node: └── before the last of its parent's.
+func Branch(last bool) string {
+	if last {
+		return "└── "
+	}
+	return "├── "
+}
+
+// Indent is what stands below a node, before its children's lines: KUDO's
+// │ and two no-break spaces while the parent has more nodes after it.
+func Indent(last bool) string {
+	if last {
+		return "    "
+	}
+	return "│\u00a0\u00a0 "
 }

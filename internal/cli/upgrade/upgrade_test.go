@@ -236,7 +236,6 @@ func TestUpgradeWarnsOfATriggerNamingNoPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `Warning: package web: params.yaml: parameters[1] deploy: trigger "deploy" names no plan of operator.yaml` + "\n" +
-		"Warning: package web: params.yaml: parameters[1] deploy: no template uses this parameter\n" +
 		"operator.kudo.dev/web unchanged\noperatorversion.kudo.dev/web-0.4.0 created\ninstance.kudo.dev/web upgraded to web-0.4.0\n"
 	if output.String() != want {
 		t.Errorf("output:\n%s\nwant:\n%s", &output, want)
