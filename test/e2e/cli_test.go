@@ -100,11 +100,24 @@ var _ = Describe("kubectl kudo", func() {
 		mustKudo(ns, "repo", "index", repo, "--url", url)
 
 		mustKudo(ns, "repo", "add", "local", url)
+		mustKudo(ns, "repo", "context", "local")
 		Expect(mustKudo(ns, "search", "hel")).To(MatchRegexp(`hello\s+0\.1\.0`))
 		Expect(mustKudo(ns, "install", "hello", "--wait")).To(ContainSubstring("instance hello-instance is deployed"))
 		out, err := kudo(ns, "install", "cassandra", "--repo", url)
 		Expect(err).To(HaveOccurred())
 		Expect(out).To(ContainSubstring("package cassandra not found in repository " + url))
+	})
+
+	It("installs a package by name from a repository on disk, as an air-gapped site serves them", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		repo := GinkgoT().TempDir()
+		mustKudo(ns, "package", "create", hello, "-d", repo)
+		url := "file://" + repo
+		mustKudo(ns, "repo", "index", repo, "--url", url)
+		Expect(mustKudo(ns, "search", "hel", "--repo", url)).To(MatchRegexp(`hello\s+0\.1\.0`))
+		Expect(mustKudo(ns, "install", "hello", "--repo", url, "--instance", "from-disk", "--wait")).
+			To(ContainSubstring("instance from-disk is deployed"))
 	})
 
 	It("installs a package with a KudoOperator dependency", func() {
