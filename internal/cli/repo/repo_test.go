@@ -206,3 +206,35 @@ func TestRepoListPrintsKUDOsGoldenFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexWritesKUDOsGoldenFile: repo index of KUDO's zk.tgz, named as
+// package create names it, writes KUDO v0.19's index.yaml.golden byte for
+// byte. (KUDO's URL named the package, whatever the file's name; kudo-ng's
+// names the file, which is what a server serves.)
+func TestIndexWritesKUDOsGoldenFile(t *testing.T) {
+	kudo := filepath.Join("testdata", "kudo-v0.19")
+	dir := t.TempDir()
+	tgz, err := os.ReadFile(filepath.Join(kudo, "zk.tgz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "zookeeper-3.4.10_0.1.0.tgz"), tgz, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	generated := time.Date(2019, 10, 25, 0, 0, 0, 0, time.UTC)
+	streams, _, _, _ := genericiooptions.NewTestIOStreams()
+	if err := RunIndex(context.Background(), streams, &IndexOptions{Dir: dir, URL: "http://localhost", Now: func() time.Time { return generated }}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, packages.IndexFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(kudo, "index.yaml.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("index.yaml:\n%s\nwant KUDO's\n%s", got, want)
+	}
+}

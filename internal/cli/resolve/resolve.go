@@ -141,10 +141,10 @@ func versions(req Request) string {
 	return s
 }
 
-// IsPath says whether a package is named by a directory or a file, rather
-// than by a URL or a name in a repository.
+// IsPath says whether a package is named by a directory or a file (a file://
+// URL too), rather than by a URL of elsewhere or a name in a repository.
 func IsPath(ref string) bool {
-	return !strings.Contains(ref, "://") && strings.ContainsAny(ref, "/.")
+	return strings.HasPrefix(ref, fileScheme) || !strings.Contains(ref, "://") && strings.ContainsAny(ref, "/.")
 }
 
 // PackageAndDependencies reads the package req names and then the packages

@@ -153,6 +153,22 @@ func TestOnlyARepositoryOnDiskMayNameAFile(t *testing.T) {
 	}
 }
 
+// TestAPackageFromAURLMayNotDependOnAFileURL: a file:// URL names a file of
+// the machine the CLI runs on, as a path does: a package from elsewhere may
+// not name one as its dependency.
+func TestAPackageFromAURLMayNotDependOnAFileURL(t *testing.T) {
+	dir := t.TempDir()
+	writePackage(t, dir, "a", "file:///etc/passwd")
+	writeRepository(t, filepath.Join(dir, "a"), filepath.Join(dir, "served"), "")
+	srv := httptest.NewServer(http.FileServer(http.Dir(filepath.Join(dir, "served"))))
+	t.Cleanup(srv.Close)
+	_, _, err := PackageAndDependencies(context.Background(), Request{Ref: srv.URL + "/a-0.1.0.tgz"}, nil)
+	want := "dependency file:///etc/passwd of a: a package read from " + srv.URL + "/a-0.1.0.tgz may not name a directory or file"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("error %v, want one starting %q", err, want)
+	}
+}
+
 // TestAnUnreachableRepositorySaysWhichItTriedAndHowToAddOne: a package
 // named in a repository that cannot be reached (KUDO's community one, the
 // default, where there is no internet) names the repository tried and how
