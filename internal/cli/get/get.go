@@ -80,7 +80,7 @@ func Run(ctx context.Context, c client.Client, ns string, out io.Writer, what st
 		return output.Objects(out, format, objs)
 	}
 	if what == "all" {
-		_, err := fmt.Fprintf(out, "List of current installed operators including versions and instances in namespace %q:\n%s",
+		_, err := fmt.Fprintf(out, "List of current installed operators including versions and instances in namespace %q:\n%s\n",
 			ns, all.tree())
 		return err
 	}
@@ -94,7 +94,8 @@ func Run(ctx context.Context, c client.Client, ns string, out io.Writer, what st
 	for _, i := range all.instances {
 		root.Add(instanceLine(&i))
 	}
-	_, err := fmt.Fprintf(out, "List of current installed %s in namespace %q:\n%s", what, ns, root)
+	// KUDO's tree ends with an empty line.
+	_, err := fmt.Fprintf(out, "List of current installed %s in namespace %q:\n%s\n", what, ns, root)
 	return err
 }
 

@@ -163,7 +163,8 @@ func History(ctx context.Context, c client.Client, ns string, streams genericioo
 		}
 		root.Add(line)
 	}
-	_, _ = io.WriteString(streams.Out, root.String())
+	// KUDO's tree ends with an empty line.
+	_, _ = fmt.Fprintln(streams.Out, root.String())
 	return writeRevisions(streams.Out, i)
 }
 
@@ -173,7 +174,7 @@ func writeRevisions(out io.Writer, i *kudov1beta1.Instance) error {
 	if len(i.Status.Revisions) == 0 {
 		return nil
 	}
-	_, _ = fmt.Fprintf(out, "\nRevisions (kubectl kudo rollback --to-revision N):\n")
+	_, _ = fmt.Fprintf(out, "Revisions (kubectl kudo rollback --to-revision N):\n")
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	_, _ = fmt.Fprintln(w, "REVISION\tPLAN\tSTATUS\tOPERATOR VERSION\tSTARTED\tPARAMETERS")
 	for _, r := range slices.Backward(engine.Revisions(&i.Status)) {

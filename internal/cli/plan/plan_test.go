@@ -42,9 +42,9 @@ func TestHistoryTriggerCancel(t *testing.T) {
 	if err := History(ctx, c, "ns", streams, &Options{Instance: "web"}); err != nil {
 		t.Fatal(err)
 	}
-	// KUDO's tree, each plan's uid after it.
+	// KUDO's tree, each plan's uid after it, and its empty line.
 	want := ".\n├── backup (last finished run at 2026-11-21T11:00:00 (COMPLETE)) uid u2\n" +
-		"└── deploy (last finished run at 2026-11-21T10:00:00 (COMPLETE)) uid u1\n"
+		"└── deploy (last finished run at 2026-11-21T10:00:00 (COMPLETE)) uid u1\n\n"
 	if out.String() != want {
 		t.Errorf("history:\n%s\nwant:\n%s", out, want)
 	}

@@ -88,7 +88,7 @@ func TestUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "List of current installed operatorversions in namespace \"default\":\n.\n" +
-		"├── hello-1.27.0-0.1.0 (hello 0.1.0, app 1.27.0)\n└── hello-1.27.0-0.3.0 (hello 0.3.0, app 1.27.0)\n"
+		"├── hello-1.27.0-0.1.0 (hello 0.1.0, app 1.27.0)\n└── hello-1.27.0-0.3.0 (hello 0.3.0, app 1.27.0)\n\n"
 	if out.String() != want {
 		t.Errorf("get operatorversions:\n%q\nwant\n%q", out, want)
 	}
