@@ -17,6 +17,16 @@ import (
 	"github.com/kudo-ng/kudo/test/corpus"
 )
 
+// repoCommand runs kubectl kudo repo with its arguments.
+func repoCommand(streams genericiooptions.IOStreams) func(args ...string) error {
+	return func(args ...string) error {
+		cmd := NewCmd(streams)
+		cmd.SetArgs(args)
+		cmd.SilenceUsage, cmd.SilenceErrors = true, true
+		return cmd.Execute()
+	}
+}
+
 func TestIndex(t *testing.T) {
 	dir := t.TempDir()
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
@@ -112,12 +122,7 @@ func TestAddChecksTheRepository(t *testing.T) {
 	}))
 	defer served.Close()
 	streams, _, _, _ := genericiooptions.NewTestIOStreams()
-	run := func(args ...string) error {
-		cmd := NewCmd(streams)
-		cmd.SetArgs(args)
-		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		return cmd.Execute()
-	}
+	run := repoCommand(streams)
 	if err := run("add", "served", served.URL); err != nil {
 		t.Errorf("a served repository: %v", err)
 	}
@@ -129,12 +134,7 @@ func TestAddChecksTheRepository(t *testing.T) {
 func TestRepositoryConfig(t *testing.T) {
 	t.Setenv("KUDO_HOME", t.TempDir())
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	run := func(args ...string) error {
-		cmd := NewCmd(streams)
-		cmd.SetArgs(args)
-		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		return cmd.Execute()
-	}
+	run := repoCommand(streams)
 	for _, args := range [][]string{
 		{"add", "local", "http://127.0.0.1:8080", "--skip-check"}, {"add", "other", "http://127.0.0.1:9090", "-f"}, {"context", "other"}, {"list"},
 	} {
@@ -179,12 +179,7 @@ func TestRepoListPrintsKUDOsGoldenFiles(t *testing.T) {
 		{"skip-check-add-list.golden", []string{"add", "foo", "badurl", "--skip-check"}},
 	} {
 		streams, _, out, _ := genericiooptions.NewTestIOStreams()
-		run := func(args ...string) error {
-			cmd := NewCmd(streams)
-			cmd.SetArgs(args)
-			cmd.SilenceUsage, cmd.SilenceErrors = true, true
-			return cmd.Execute()
-		}
+		run := repoCommand(streams)
 		if step.add != nil {
 			if err := run(step.add...); err != nil {
 				t.Fatal(err)
