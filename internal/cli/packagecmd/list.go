@@ -164,7 +164,7 @@ func listParameters(out io.Writer, p *packages.Package, opts *ListOptions) error
 		_, err := fmt.Fprintln(out, table)
 		return err
 	}
-	// KUDO's widths: longer cells wrap onto the lines below.
+	// KUDO's widths: a longer cell wraps at its spaces, or is cut.
 	table.MaxColWidth, table.Wrap = 35, true
 	header := []any{"Name", "Default", "Required", "Immutable"}
 	if opts.Descriptions {
@@ -217,6 +217,7 @@ func listPlans(out io.Writer, p *packages.Package, withTasks bool) error {
 			}
 		}
 	}
+	// KUDO's tree ends with an empty line.
 	_, err := fmt.Fprintln(out, root.String())
 	return err
 }
