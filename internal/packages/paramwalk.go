@@ -6,10 +6,10 @@ import (
 	"text/template/parse"
 )
 
-// unused warns of the tasks no plan runs, the templates no task names and
+// unused warns of the tasks no plan runs, the templates no task names, and
 // the parameters no template uses (found by walking the templates' parse
-// trees) and that trigger no plan: as in KUDO, a parameter may be there to
-// trigger a plan.
+// trees) unless they trigger a plan: as in KUDO, a parameter may be there
+// only to trigger one.
 func (v *verifier) unused() {
 	used := map[string]bool{}
 	for _, plan := range v.p.Operator.Plans {

@@ -27,9 +27,9 @@ type Issue struct {
 	// template the line and column, when known.
 	Field   string
 	Message string
-	// KUDO is what KUDO v0.19's package verify said of the same finding,
-	// by the check kudoCheck; empty where KUDO did not check it.
-	KUDO      string
+	// kudoWords are what KUDO v0.19's package verify said of the same
+	// finding, by the check kudoCheck; empty where KUDO did not check it.
+	kudoWords string
 	kudoCheck kudoCheck
 }
 
@@ -88,7 +88,7 @@ func (r *Report) warnf(file, field, format string, args ...any) {
 // verify said of it and by which check.
 func (r *Report) kudoSaid(check kudoCheck, format string, args ...any) {
 	last := &(*r.last)[len(*r.last)-1]
-	last.KUDO, last.kudoCheck = fmt.Sprintf(format, args...), check
+	last.kudoWords, last.kudoCheck = fmt.Sprintf(format, args...), check
 }
 
 // AsKUDOSaid are the errors and the warnings as KUDO's package verify
@@ -105,7 +105,7 @@ func asKUDOSaid(issues []Issue) []string {
 	})
 	said := make([]string, 0, len(ordered))
 	for _, i := range ordered {
-		said = append(said, cmp.Or(i.KUDO, i.String()))
+		said = append(said, cmp.Or(i.kudoWords, i.String()))
 	}
 	return said
 }
