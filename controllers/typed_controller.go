@@ -60,7 +60,8 @@ func (t *TypedAPIs) Serve(names typedapi.Names, operator string) error {
 	if t.started[gvk] {
 		return nil
 	}
-	r := &TypedReconciler{Client: t.mgr.GetClient(), Recorder: t.mgr.GetEventRecorderFor("kudo-ng"), GVK: gvk, Operator: operator}
+	r := &TypedReconciler{Client: t.mgr.GetClient(), APIReader: t.mgr.GetAPIReader(), Recorder: t.mgr.GetEventRecorderFor("kudo-ng"),
+		GVK: gvk, Operator: operator}
 	if err := r.SetupWithManager(t.mgr, t.MaxConcurrentReconciles, names.CRDName()); err != nil {
 		return err
 	}
@@ -113,8 +114,10 @@ func (t *TypedAPIs) Serves(ctx context.Context, gvk schema.GroupVersionKind) boo
 // which runs its cleanup.
 type TypedReconciler struct {
 	client.Client
-	Recorder record.EventRecorder
-	GVK      schema.GroupVersionKind
+	// APIReader reads an object past the cache before its Instance changes.
+	APIReader client.Reader
+	Recorder  record.EventRecorder
+	GVK       schema.GroupVersionKind
 	// Operator whose OperatorVersions run the objects.
 	Operator string
 }
@@ -151,15 +154,18 @@ func (r *TypedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return ctrl.Result{}, r.release(ctx, obj, instance)
 	}
-	desired, refused, err := r.instanceOf(ctx, obj, instance)
-	if err != nil {
+	desired, err := r.desired(ctx, obj, instance)
+	if err != nil || desired == nil {
 		return ctrl.Result{}, err
 	}
-	if refused != nil {
-		return ctrl.Result{}, r.refuse(ctx, obj, instance, *refused)
+	// The cache may hold the object as read through the schema its kind had
+	// before its last change, which prunes the fields that schema lacked: the
+	// values the Instance changes to are the API server's.
+	if err := r.APIReader.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if instance != nil && runsAsDesired(instance, desired) {
-		return ctrl.Result{}, nil
+	if desired, err = r.desired(ctx, obj, instance); err != nil || desired == nil {
+		return ctrl.Result{}, err
 	}
 	if err := r.apply(ctx, desired); err != nil {
 		// Admission refuses what it would refuse of an Instance: a change
@@ -193,6 +199,23 @@ func (r *TypedReconciler) release(ctx context.Context, obj *unstructured.Unstruc
 	before := obj.DeepCopy()
 	controllerutil.RemoveFinalizer(obj, kudov1beta1.InstanceCleanupFinalizer)
 	return client.IgnoreNotFound(r.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})))
+}
+
+// desired is the Instance obj's is to change to; nil when it runs as the
+// object asks, or when nothing can run it (the object's readiness says why).
+func (r *TypedReconciler) desired(ctx context.Context, obj *unstructured.Unstructured, instance *kudov1beta1.Instance) (
+	*kudov1beta1.Instance, error) {
+	desired, refused, err := r.instanceOf(ctx, obj, instance)
+	if err != nil {
+		return nil, err
+	}
+	if refused != nil {
+		return nil, r.refuse(ctx, obj, instance, *refused)
+	}
+	if instance != nil && runsAsDesired(instance, desired) {
+		return nil, nil
+	}
+	return desired, nil
 }
 
 // instanceOf is the Instance that runs obj (typedapi.InstanceOf). What

@@ -339,6 +339,55 @@ var _ = Describe("Typed APIs", func() {
 		Expect(k8sClient.Patch(ctx, typedtest.Object(names, ns, "t", map[string]any{"ZONE": "a"}), client.Merge)).To(Succeed())
 	})
 
+	It("refuses an upgrade to an OperatorVersion that would lose a value the object sets, naming it; "+
+		"with the value moved in the same change it upgrades (issue 65)", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		name, names := typedOperator(ctx, ns)
+		key := types.NamespacedName{Namespace: ns, Name: "t"}
+		Expect(k8sClient.Create(ctx, typedtest.Object(names, ns, "t", map[string]any{"REPLICAS": int64(4)}))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(typedPlan(g, getTyped(ctx, g, names, key), "deploy")).To(Equal("COMPLETE"))
+		}).Should(Succeed())
+		// 0.2.0 renames REPLICAS to COUNT.
+		first := &kudov1beta1.OperatorVersion{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-0.1.0"}, first)).To(Succeed())
+		const next = "0.2.0"
+		renamed := &kudov1beta1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-" + next}, Spec: first.Spec}
+		renamed.Spec.Version = next
+		for i, p := range renamed.Spec.Parameters {
+			if p.Name == "REPLICAS" {
+				renamed.Spec.Parameters[i] = kudov1beta1.Parameter{Name: "COUNT", Type: kudov1beta1.IntegerValueType, Default: ptr.To("2")}
+			}
+		}
+		Expect(k8sClient.Create(ctx, renamed)).To(Succeed())
+		// Until its kind has the field, the API server prunes it.
+		Eventually(func(g Gomega) {
+			crd := &unstructured.Unstructured{}
+			crd.SetGroupVersionKind(crdGVK)
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: names.CRDName()}, crd)).To(Succeed())
+			versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+			g.Expect(versions).NotTo(BeEmpty())
+			_, found, _ := unstructured.NestedMap(versions[0].(map[string]any), "schema", "openAPIV3Schema", "properties", "spec", "properties", "COUNT")
+			g.Expect(found).To(BeTrue())
+		}).Should(Succeed())
+
+		err := k8sClient.Patch(ctx, typedtest.Object(names, ns, "t", map[string]any{"operatorVersion": renamed.Name}), client.Merge)
+		Expect(err).To(MatchError(ContainSubstring(fmt.Sprintf("the upgrade from %s-0.1.0 to %s would lose the value of "+
+			"spec.REPLICAS (parameter REPLICAS), which %s has no parameter for", name, renamed.Name, renamed.Name))))
+		i := &kudov1beta1.Instance{}
+		Expect(k8sClient.Get(ctx, key, i)).To(Succeed())
+		Expect(i.Spec.OperatorVersion.Name).To(Equal(name+"-0.1.0"), "the refused upgrade changed nothing")
+		Expect(i.Spec.Parameters).To(HaveKeyWithValue("REPLICAS", "4"))
+
+		moved := map[string]any{"operatorVersion": renamed.Name, "COUNT": int64(4), "REPLICAS": nil}
+		Expect(k8sClient.Patch(ctx, typedtest.Object(names, ns, "t", moved), client.Merge)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, key, i)).To(Succeed())
+			g.Expect(i.Spec.OperatorVersion.Name).To(Equal(renamed.Name))
+			g.Expect(i.Spec.Parameters).To(HaveKeyWithValue("COUNT", "4"))
+		}).Should(Succeed())
+	})
+
 	It("refuses a user a Secret or an identity they may not use themselves", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
 		_, names := typedOperator(ctx, ns)

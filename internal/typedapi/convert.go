@@ -2,7 +2,9 @@ package typedapi
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -158,6 +160,9 @@ func InstanceOf(obj *unstructured.Unstructured, current, operator string, versio
 	if err != nil {
 		return nil, nil, &NoOperatorVersionError{Err: err}
 	}
+	if err := upgradeKeepsValues(spec, current, ov, versions); err != nil {
+		return nil, ov, err
+	}
 	instanceSpec, err := InstanceSpec(spec, ov)
 	if err != nil {
 		return nil, ov, err
@@ -175,4 +180,42 @@ func InstanceOf(obj *unstructured.Unstructured, current, operator string, versio
 		i.Labels = map[string]string{kudov1beta1.ShardLabel: shard}
 	}
 	return i, ov, nil
+}
+
+// upgradeKeepsValues refuses the upgrade of a typed object from the
+// OperatorVersion current to ov when a field the object sets is a parameter
+// of current and of no parameter of ov: the upgrade would drop its value
+// without a word (a parameter renamed, or removed).
+func upgradeKeepsValues(spec map[string]any, current string, ov *kudov1beta1.OperatorVersion, versions []kudov1beta1.OperatorVersion) error {
+	if current == "" || current == ov.Name {
+		return nil
+	}
+	i := slices.IndexFunc(versions, func(v kudov1beta1.OperatorVersion) bool { return v.Name == current })
+	if i < 0 {
+		return nil
+	}
+	before, err := Fields(versions[i].Spec.Parameters)
+	if err != nil {
+		return err
+	}
+	after, err := Fields(ov.Spec.Parameters)
+	if err != nil {
+		return err
+	}
+	kept := make(map[string]bool, len(after))
+	for _, field := range after {
+		kept[field] = true
+	}
+	var lost []string
+	for name, field := range before {
+		if _, set := spec[field]; set && !kept[field] {
+			lost = append(lost, fmt.Sprintf("spec.%s (parameter %s)", field, name))
+		}
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	slices.Sort(lost)
+	return fmt.Errorf("the upgrade from %s to %s would lose the value of %s, which %s has no parameter for: "+
+		"unset it, setting what replaces it, in the same change", current, ov.Name, strings.Join(lost, ", "), ov.Name)
 }

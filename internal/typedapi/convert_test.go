@@ -2,6 +2,7 @@ package typedapi_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -83,5 +84,43 @@ func TestTheInstanceOfATypedObjectIsControlledByItAndNotesItsGeneration(t *testi
 	}
 	if want := map[string]string{kudov1beta1.ShardLabel: "2"}; len(i.Labels) != 1 || i.Labels[kudov1beta1.ShardLabel] != "2" {
 		t.Errorf("the Instance's labels %v, want %v: the shard only", i.Labels, want)
+	}
+}
+
+// TestAnUpgradeThatWouldLoseAValueIsRefused: moving a typed object to an
+// OperatorVersion that has no parameter for a field it sets (a parameter
+// renamed or removed) is refused, naming the field; setting the new field
+// and unsetting the old one in the same change upgrades, and so does a
+// field both versions have. An object that stays where it runs is not
+// judged by a newer version.
+func TestAnUpgradeThatWouldLoseAValueIsRefused(t *testing.T) {
+	v1 := kudov1beta1.OperatorVersion{Spec: kudov1beta1.OperatorVersionSpec{Version: "0.1.0",
+		Parameters: []kudov1beta1.Parameter{{Name: "replicas", Type: "integer"}, {Name: "image"}}}}
+	v1.Name, v1.Spec.Operator.Name = "hello-0.1.0", "hello"
+	v2 := kudov1beta1.OperatorVersion{Spec: kudov1beta1.OperatorVersionSpec{Version: "0.2.0",
+		Parameters: []kudov1beta1.Parameter{{Name: "count", Type: "integer", Default: ptr.To("2")}, {Name: "image"}}}}
+	v2.Name, v2.Spec.Operator.Name = "hello-0.2.0", "hello"
+	versions := []kudov1beta1.OperatorVersion{v1, v2}
+	tests := []struct {
+		name    string
+		spec    map[string]any
+		current string
+		want    string
+	}{
+		{"a renamed parameter's value", map[string]any{"operatorVersion": "hello-0.2.0", "replicas": int64(4), "image": "a"}, "hello-0.1.0",
+			"the upgrade from hello-0.1.0 to hello-0.2.0 would lose the value of spec.replicas (parameter replicas), which hello-0.2.0 " +
+				"has no parameter for: unset it, setting what replaces it, in the same change"},
+		{"the new field set, the old one unset", map[string]any{"operatorVersion": "hello-0.2.0", "count": int64(4)}, "hello-0.1.0", ""},
+		{"a field both versions have", map[string]any{"operatorVersion": "hello-0.2.0", "image": "a"}, "hello-0.1.0", ""},
+		{"staying on the version it runs", map[string]any{"replicas": int64(4)}, "hello-0.1.0", ""},
+		{"created at the newer version", map[string]any{"operatorVersion": "hello-0.2.0", "count": int64(4)}, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := typedapi.InstanceOf(withSpec(tt.spec), tt.current, "hello", versions)
+			if got := fmt.Sprint(err); (err != nil || tt.want != "") && got != tt.want {
+				t.Errorf("InstanceOf = %v\nwant %q", err, tt.want)
+			}
+		})
 	}
 }
