@@ -201,7 +201,7 @@ func (r *TypedReconciler) release(ctx context.Context, obj *unstructured.Unstruc
 	return client.IgnoreNotFound(r.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})))
 }
 
-// desired is the Instance obj's is to change to; nil when it runs as the
+// desired is what obj's Instance is to change to; nil when it runs as the
 // object asks, or when nothing can run it (the object's readiness says why).
 func (r *TypedReconciler) desired(ctx context.Context, obj *unstructured.Unstructured, instance *kudov1beta1.Instance) (
 	*kudov1beta1.Instance, error) {
