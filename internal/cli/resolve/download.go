@@ -71,9 +71,27 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 // download reads url's body (a file:// URL's file), an error past
 // maxDownloadSize rather than a truncated package or index.
 func download(ctx context.Context, url string) ([]byte, error) {
+	open, source, what := get, "GET "+url, "the response"
 	if strings.HasPrefix(url, fileScheme) {
-		return readFile(url)
+		open, source, what = openFile, url, "the file"
 	}
+	body, err := open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = body.Close() }()
+	data, err := io.ReadAll(io.LimitReader(body, maxDownloadSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	if len(data) > maxDownloadSize {
+		return nil, fmt.Errorf("%s: %s is over the limit of %d bytes", source, what, maxDownloadSize)
+	}
+	return data, nil
+}
+
+// get is the body of url's response.
+func get(ctx context.Context, url string) (io.ReadCloser, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
@@ -82,22 +100,15 @@ func download(ctx context.Context, url string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
+		_ = resp.Body.Close()
 		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxDownloadSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", url, err)
-	}
-	if len(data) > maxDownloadSize {
-		return nil, fmt.Errorf("GET %s: the response is over the limit of %d bytes", url, maxDownloadSize)
-	}
-	return data, nil
+	return resp.Body, nil
 }
 
-// readFile reads the file a file:// URL names, bounded as a download is.
-func readFile(url string) ([]byte, error) {
+// openFile is the file a file:// URL names.
+func openFile(_ context.Context, url string) (io.ReadCloser, error) {
 	u, err := neturl.Parse(url)
 	if err != nil {
 		return nil, err
@@ -109,13 +120,5 @@ func readFile(url string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = f.Close() }()
-	data, err := io.ReadAll(io.LimitReader(f, maxDownloadSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", url, err)
-	}
-	if len(data) > maxDownloadSize {
-		return nil, fmt.Errorf("%s: the file is over the limit of %d bytes", url, maxDownloadSize)
-	}
-	return data, nil
+	return f, nil
 }
