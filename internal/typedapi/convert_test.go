@@ -87,6 +87,9 @@ func TestTheInstanceOfATypedObjectIsControlledByItAndNotesItsGeneration(t *testi
 	}
 }
 
+// hello is the Operator of the upgrade tests' OperatorVersions.
+const hello = "hello"
+
 // TestAnUpgradeThatWouldLoseAValueIsRefused: moving a typed object to an
 // OperatorVersion that has no parameter for a field it sets (a parameter
 // renamed or removed) is refused, naming the field; setting the new field
@@ -96,10 +99,10 @@ func TestTheInstanceOfATypedObjectIsControlledByItAndNotesItsGeneration(t *testi
 func TestAnUpgradeThatWouldLoseAValueIsRefused(t *testing.T) {
 	v1 := kudov1beta1.OperatorVersion{Spec: kudov1beta1.OperatorVersionSpec{Version: "0.1.0",
 		Parameters: []kudov1beta1.Parameter{{Name: "replicas", Type: "integer"}, {Name: "image"}}}}
-	v1.Name, v1.Spec.Operator.Name = "hello-0.1.0", "hello"
+	v1.Name, v1.Spec.Operator.Name = "hello-0.1.0", hello
 	v2 := kudov1beta1.OperatorVersion{Spec: kudov1beta1.OperatorVersionSpec{Version: "0.2.0",
 		Parameters: []kudov1beta1.Parameter{{Name: "count", Type: "integer", Default: ptr.To("2")}, {Name: "image"}}}}
-	v2.Name, v2.Spec.Operator.Name = "hello-0.2.0", "hello"
+	v2.Name, v2.Spec.Operator.Name = "hello-0.2.0", hello
 	versions := []kudov1beta1.OperatorVersion{v1, v2}
 	tests := []struct {
 		name    string
@@ -117,10 +120,36 @@ func TestAnUpgradeThatWouldLoseAValueIsRefused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := typedapi.InstanceOf(withSpec(tt.spec), tt.current, "hello", versions)
+			_, _, err := typedapi.InstanceOf(withSpec(tt.spec), tt.current, hello, versions)
 			if got := fmt.Sprint(err); (err != nil || tt.want != "") && got != tt.want {
 				t.Errorf("InstanceOf = %v\nwant %q", err, tt.want)
 			}
 		})
 	}
+}
+
+// FuzzUpgradeNamesOnlyTheValuesItWouldLose: whatever a tenant's object sets
+// (any field, any value) and however the two versions name their
+// parameters, moving it between them never panics, and a refusal names only
+// fields of the version it runs, never a field of the tenant's own making.
+func FuzzUpgradeNamesOnlyTheValuesItWouldLose(f *testing.F) {
+	f.Add("replicas", "count", "replicas", "4")
+	f.Add("log.level", "log_level", "log_level", "debug")
+	f.Add("", "operatorVersion", "spec", "\x00")
+	f.Fuzz(func(t *testing.T, before, after, field, value string) {
+		v1 := kudov1beta1.OperatorVersion{Spec: kudov1beta1.OperatorVersionSpec{Version: "0.1.0",
+			Parameters: []kudov1beta1.Parameter{{Name: before}}}}
+		v1.Name, v1.Spec.Operator.Name = "hello-0.1.0", hello
+		v2 := kudov1beta1.OperatorVersion{Spec: kudov1beta1.OperatorVersionSpec{Version: "0.2.0",
+			Parameters: []kudov1beta1.Parameter{{Name: after}}}}
+		v2.Name, v2.Spec.Operator.Name = "hello-0.2.0", hello
+		spec := map[string]any{field: value, "operatorVersion": v2.Name}
+		_, _, err := typedapi.InstanceOf(withSpec(spec), v1.Name, hello, []kudov1beta1.OperatorVersion{v1, v2})
+		if err == nil || field == typedapi.FieldOf(before) {
+			return
+		}
+		if strings.Contains(err.Error(), "would lose the value of spec."+field+" (") {
+			t.Errorf("the refusal names spec.%s, a field of no parameter of %s: %v", field, v1.Name, err)
+		}
+	})
 }
