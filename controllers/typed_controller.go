@@ -231,7 +231,7 @@ func (r *TypedReconciler) instanceOf(
 	if err := r.List(ctx, versions, client.InNamespace(obj.GetNamespace())); err != nil {
 		return nil, nil, err
 	}
-	desired, _, err := typedapi.InstanceOf(obj, current, r.Operator, versions.Items)
+	desired, _, err := typedapi.InstanceOf(ctx, obj, current, r.Operator, versions.Items)
 	var none *typedapi.NoOperatorVersionError
 	switch {
 	case errors.As(err, &none):

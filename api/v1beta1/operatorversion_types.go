@@ -301,6 +301,43 @@ type Parameter struct {
 	// output. Templates receive the value.
 	// +optional
 	Sensitive *bool `json:"sensitive,omitempty"`
+	// OldName (kudo-ng; KUDO's KEP-33) is the parameter this one was in the
+	// previous API version of the package's typed API: a value set there is
+	// carried here, and back.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	OldName string `json:"oldName,omitempty"`
+	// Conversion (kudo-ng) says how a value of the previous API version of
+	// the typed API becomes this parameter's, and back, beyond a rename.
+	// +optional
+	Conversion *ParameterConversion `json:"conversion,omitempty"`
+}
+
+// ParameterConversion (kudo-ng) converts a typed object's field between the
+// previous API version of its kind and this one (docs/typed-apis.md). The
+// field of the previous version is the parameter's oldName, else its name.
+type ParameterConversion struct {
+	// Values maps a value of the previous version's field, as the Instance
+	// holds it, to this parameter's; a value not listed is carried as it
+	// is. The way back is the inverse, where it is one.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=256
+	Values map[string]string `json:"values,omitempty"`
+	// Expression is CEL over the previous version's object (spec,
+	// metadata) that gives this parameter's value: for what no rename or
+	// value map says.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Expression string `json:"expression,omitempty"`
+	// Reverse is CEL over this version's object that gives the previous
+	// version's field: Expression's way back.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Reverse string `json:"reverse,omitempty"`
+	// Default is this parameter's value, as the Instance holds it, for an
+	// object of the previous version that has none to carry.
+	// +optional
+	Default *string `json:"default,omitempty"`
 }
 
 // IsSensitive reports whether the parameter's values are masked.

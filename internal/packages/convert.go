@@ -70,6 +70,7 @@ func (p *Package) apiParameters() ([]kudov1beta1.Parameter, error) {
 			Type:        in.Type,
 			Immutable:   in.Immutable,
 			Sensitive:   in.Sensitive,
+			OldName:     in.OldName,
 		}
 		switch {
 		case in.Default != nil:
@@ -83,6 +84,11 @@ func (p *Package) apiParameters() ([]kudov1beta1.Parameter, error) {
 			// a parameter is never missing, even when required.
 			param.Default = ptr.To("null")
 		}
+		conversion, err := in.Conversion.api(in.Type)
+		if err != nil {
+			return nil, fmt.Errorf("%s: parameter %s: conversion: %w", ParamsFileName, in.Name, err)
+		}
+		param.Conversion = conversion
 		if in.Enum != nil {
 			enum := make([]string, 0, len(*in.Enum))
 			for _, e := range *in.Enum {
@@ -95,6 +101,33 @@ func (p *Package) apiParameters() ([]kudov1beta1.Parameter, error) {
 			param.Enum = &enum
 		}
 		out = append(out, param)
+	}
+	return out, nil
+}
+
+// api is the rule as the OperatorVersion holds it: the values of the
+// parameter, of type t, as KUDO stores them.
+func (c *Conversion) api(t kudov1beta1.ParameterType) (*kudov1beta1.ParameterConversion, error) {
+	if c == nil {
+		return nil, nil
+	}
+	out := &kudov1beta1.ParameterConversion{Expression: c.Expression, Reverse: c.Reverse}
+	if c.Default != nil {
+		d, err := params.Wrap(c.Default, t)
+		if err != nil {
+			return nil, fmt.Errorf("default: %w", err)
+		}
+		out.Default = &d
+	}
+	if len(c.Values) > 0 {
+		out.Values = make(map[string]string, len(c.Values))
+		for from, to := range c.Values {
+			v, err := params.Wrap(to, t)
+			if err != nil {
+				return nil, fmt.Errorf("values[%s]: %w", from, err)
+			}
+			out.Values[from] = v
+		}
 	}
 	return out, nil
 }

@@ -21,7 +21,19 @@ func FromOperatorVersion(ov *kudov1beta1.OperatorVersion) *Package {
 	for _, in := range ov.Spec.Parameters {
 		param := Parameter{
 			Name: in.Name, DisplayName: in.DisplayName, Description: in.Description, Required: in.Required,
-			Trigger: in.Trigger, Type: in.Type, Immutable: in.Immutable, Sensitive: in.Sensitive,
+			Trigger: in.Trigger, Type: in.Type, Immutable: in.Immutable, Sensitive: in.Sensitive, OldName: in.OldName,
+		}
+		if c := in.Conversion; c != nil {
+			param.Conversion = &Conversion{Expression: c.Expression, Reverse: c.Reverse}
+			if c.Default != nil {
+				param.Conversion.Default = *c.Default
+			}
+			if len(c.Values) > 0 {
+				param.Conversion.Values = make(map[string]any, len(c.Values))
+				for from, to := range c.Values {
+					param.Conversion.Values[from] = to
+				}
+			}
 		}
 		if in.Default != nil {
 			param.Default = *in.Default

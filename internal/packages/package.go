@@ -82,6 +82,20 @@ type Parameter struct {
 	Group     string `json:"group,omitempty"`
 	Advanced  bool   `json:"advanced,omitempty"`
 	Hint      string `json:"hint,omitempty"`
+	// OldName (kudo-ng; KUDO's KEP-33) is the parameter this one was in the
+	// previous API version of the typed API.
+	OldName string `json:"oldName,omitempty"`
+	// Conversion (kudo-ng) converts the previous API version's value.
+	Conversion *Conversion `json:"conversion,omitempty"`
+}
+
+// Conversion is a parameter's conversion rule in params.yaml: values as
+// YAML writes them, which the OperatorVersion holds as strings.
+type Conversion struct {
+	Values     map[string]any `json:"values,omitempty"`
+	Expression string         `json:"expression,omitempty"`
+	Reverse    string         `json:"reverse,omitempty"`
+	Default    any            `json:"default,omitempty"`
 }
 
 // IsRequired applies KUDO's default: a parameter is required unless it says not.

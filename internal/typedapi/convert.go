@@ -1,6 +1,7 @@
 package typedapi
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -150,9 +151,11 @@ func (e *NoOperatorVersionError) Unwrap() error { return e.Err }
 // kind, and its OperatorVersion, of versions (those of obj's namespace):
 // the one place that decides it, for the typed objects' controller, which
 // applies it, and their webhook, which admits it as it would the Instance.
-// current is the OperatorVersion its Instance runs, "" when it has none.
-// The Instance is controlled by obj and notes the generation it is of.
-func InstanceOf(obj *unstructured.Unstructured, current, operator string, versions []kudov1beta1.OperatorVersion) (
+// obj, of any API version of its kind, is read at the version its
+// OperatorVersion serves. current is the OperatorVersion its Instance
+// runs, "" when it has none. The Instance is controlled by obj and notes
+// the generation it is of.
+func InstanceOf(ctx context.Context, obj *unstructured.Unstructured, current, operator string, versions []kudov1beta1.OperatorVersion) (
 	*kudov1beta1.Instance, *kudov1beta1.OperatorVersion, error,
 ) {
 	spec, _ := obj.Object["spec"].(map[string]any)
@@ -160,9 +163,19 @@ func InstanceOf(obj *unstructured.Unstructured, current, operator string, versio
 	if err != nil {
 		return nil, nil, &NoOperatorVersionError{Err: err}
 	}
-	if err := upgradeKeepsValues(spec, current, ov, versions); err != nil {
+	e, err := EvolutionOf(operator, versions)
+	if err != nil {
 		return nil, ov, err
 	}
+	gvk := obj.GroupVersionKind()
+	if err := e.upgradeKeepsValues(ctx, obj, current, ov); err != nil {
+		return nil, ov, err
+	}
+	at, err := e.Convert(ctx, obj.Object, gvk.Group, gvk.Version, APIVersionOf(ov))
+	if err != nil {
+		return nil, ov, err
+	}
+	spec, _ = at.Object["spec"].(map[string]any)
 	instanceSpec, err := InstanceSpec(spec, ov)
 	if err != nil {
 		return nil, ov, err
@@ -183,18 +196,36 @@ func InstanceOf(obj *unstructured.Unstructured, current, operator string, versio
 }
 
 // upgradeKeepsValues refuses the upgrade of a typed object from the
-// OperatorVersion current to ov when a field the object sets is a parameter
-// of current and of no parameter of ov: the upgrade would drop its value
-// without a word (a parameter renamed, or removed).
-func upgradeKeepsValues(spec map[string]any, current string, ov *kudov1beta1.OperatorVersion, versions []kudov1beta1.OperatorVersion) error {
+// OperatorVersion current to ov when a field the object sets, read at
+// current's API version, is a parameter of current whose value reaches no
+// parameter of ov: no conversion rule carries it (a parameter renamed with
+// no oldName, or removed), so the upgrade would drop it without a word.
+func (e Evolution) upgradeKeepsValues(ctx context.Context, obj *unstructured.Unstructured, current string, ov *kudov1beta1.OperatorVersion) error {
 	if current == "" || current == ov.Name {
 		return nil
 	}
-	i := slices.IndexFunc(versions, func(v kudov1beta1.OperatorVersion) bool { return v.Name == current })
-	if i < 0 {
+	var running *kudov1beta1.OperatorVersion
+	for i := range e {
+		for j := range e[i].Versions {
+			if e[i].Versions[j].Name == current {
+				running = &e[i].Versions[j]
+			}
+		}
+	}
+	if running == nil {
 		return nil
 	}
-	before, err := Fields(versions[i].Spec.Parameters)
+	gvk := obj.GroupVersionKind()
+	from, to := APIVersionOf(running), APIVersionOf(ov)
+	at, err := e.Convert(ctx, obj.Object, gvk.Group, gvk.Version, from)
+	if err != nil {
+		return err
+	}
+	moved, err := e.Convert(ctx, at.Object, gvk.Group, from, to)
+	if err != nil {
+		return err
+	}
+	before, err := Fields(running.Spec.Parameters)
 	if err != nil {
 		return err
 	}
@@ -206,9 +237,10 @@ func upgradeKeepsValues(spec map[string]any, current string, ov *kudov1beta1.Ope
 	for _, field := range after {
 		kept[field] = true
 	}
+	spec, _ := at.Object["spec"].(map[string]any)
 	var lost []string
 	for name, field := range before {
-		if _, set := spec[field]; set && !kept[field] {
+		if _, set := spec[field]; set && !kept[moved.Carried[field]] {
 			lost = append(lost, fmt.Sprintf("spec.%s (parameter %s)", field, name))
 		}
 	}

@@ -1,6 +1,7 @@
 package typedapi_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -45,7 +46,7 @@ func TestTheInstanceOfATypedObject(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			i, _, err := typedapi.InstanceOf(tt.obj, "", "zk", tt.versions)
+			i, _, err := typedapi.InstanceOf(context.Background(), tt.obj, "", "zk", tt.versions)
 			var none *typedapi.NoOperatorVersionError
 			if got := errors.As(err, &none); got != tt.wantNone {
 				t.Errorf("InstanceOf = %v: a missing OperatorVersion %v, want %v", err, got, tt.wantNone)
@@ -69,7 +70,7 @@ func TestTheInstanceOfATypedObjectIsControlledByItAndNotesItsGeneration(t *testi
 	obj := withSpec(map[string]any{})
 	obj.SetLabels(map[string]string{kudov1beta1.ShardLabel: "2", "team": "x"})
 
-	i, _, err := typedapi.InstanceOf(obj, "", "zk", []kudov1beta1.OperatorVersion{ov})
+	i, _, err := typedapi.InstanceOf(context.Background(), obj, "", "zk", []kudov1beta1.OperatorVersion{ov})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestAnUpgradeThatWouldLoseAValueIsRefused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := typedapi.InstanceOf(withSpec(tt.spec), tt.current, hello, versions)
+			_, _, err := typedapi.InstanceOf(context.Background(), withSpec(tt.spec), tt.current, hello, versions)
 			if got := fmt.Sprint(err); (err != nil || tt.want != "") && got != tt.want {
 				t.Errorf("InstanceOf = %v\nwant %q", err, tt.want)
 			}
@@ -144,7 +145,7 @@ func FuzzUpgradeNamesOnlyTheValuesItWouldLose(f *testing.F) {
 			Parameters: []kudov1beta1.Parameter{{Name: after}}}}
 		v2.Name, v2.Spec.Operator.Name = "hello-0.2.0", hello
 		spec := map[string]any{field: value, "operatorVersion": v2.Name}
-		_, _, err := typedapi.InstanceOf(withSpec(spec), v1.Name, hello, []kudov1beta1.OperatorVersion{v1, v2})
+		_, _, err := typedapi.InstanceOf(context.Background(), withSpec(spec), v1.Name, hello, []kudov1beta1.OperatorVersion{v1, v2})
 		// The only field the object sets is field: a refusal to lose a
 		// value is of that field, and only when it is before's.
 		if err != nil && strings.HasPrefix(err.Error(), "the upgrade from ") && field != typedapi.FieldOf(before) {

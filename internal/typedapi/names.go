@@ -152,6 +152,13 @@ func Newest(versions []kudov1beta1.OperatorVersion) (newest *kudov1beta1.Operato
 	if len(versions) == 0 {
 		return nil, nil
 	}
+	sorted := bySemver(versions)
+	return &sorted[len(sorted)-1], sorted[:len(sorted)-1]
+}
+
+// bySemver is a copy of versions, oldest first by semantic version; those
+// without one before all others.
+func bySemver(versions []kudov1beta1.OperatorVersion) []kudov1beta1.OperatorVersion {
 	sorted := slices.Clone(versions)
 	slices.SortStableFunc(sorted, func(a, b kudov1beta1.OperatorVersion) int {
 		va, errA := semver.NewVersion(a.Spec.Version)
@@ -166,5 +173,5 @@ func Newest(versions []kudov1beta1.OperatorVersion) (newest *kudov1beta1.Operato
 		}
 		return cmp.Or(va.Compare(vb), strings.Compare(a.Name, b.Name), strings.Compare(a.Namespace, b.Namespace))
 	})
-	return &sorted[len(sorted)-1], sorted[:len(sorted)-1]
+	return sorted
 }

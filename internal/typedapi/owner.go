@@ -2,11 +2,14 @@ package typedapi
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 )
 
 // OperatorNamespaceLabel names, beside OperatorLabel, the namespace of the
@@ -97,4 +100,40 @@ func covers(rule admissionregistrationv1.RuleWithOperations, names Names) bool {
 	scope := rule.Scope == nil || *rule.Scope == admissionregistrationv1.AllScopes || *rule.Scope == admissionregistrationv1.NamespacedScope
 	return scope && anyOf(rule.APIGroups, names.Group) && anyOf(rule.APIVersions, names.Version) &&
 		anyOf(rule.Resources, names.Plural) && operations(admissionregistrationv1.Create) && operations(admissionregistrationv1.Update)
+}
+
+// ConvertPath is where the manager serves the conversion webhook of the
+// typed APIs that have more than one version.
+const ConvertPath = "/convert-packages-kudo-dev"
+
+// ConversionClient is how the API server reaches the manager's conversion
+// webhook: as it reaches the typed objects' admission webhook, of one of
+// configs, at ConvertPath — the same Service (or URL) and CA, whichever
+// way they were set up (kubectl kudo init, make deploy, OLM, cert-manager).
+// Nil when no such webhook is set up, or its CA is not injected yet.
+func ConversionClient(configs []admissionregistrationv1.ValidatingWebhookConfiguration) *apiextensionsv1.WebhookClientConfig {
+	for _, config := range configs {
+		for _, hook := range config.Webhooks {
+			if hook.Name != TypedWebhook || len(hook.ClientConfig.CABundle) == 0 {
+				continue
+			}
+			client := &apiextensionsv1.WebhookClientConfig{CABundle: hook.ClientConfig.CABundle}
+			switch {
+			case hook.ClientConfig.Service != nil:
+				s := hook.ClientConfig.Service
+				client.Service = &apiextensionsv1.ServiceReference{Namespace: s.Namespace, Name: s.Name, Port: s.Port, Path: ptr.To(ConvertPath)}
+			case hook.ClientConfig.URL != nil:
+				u, err := url.Parse(*hook.ClientConfig.URL)
+				if err != nil {
+					continue
+				}
+				u.Path = ConvertPath
+				client.URL = ptr.To(u.String())
+			default:
+				continue
+			}
+			return client
+		}
+	}
+	return nil
 }

@@ -293,18 +293,89 @@ func Value(value string, t kudov1beta1.ParameterType) (any, error) {
 	return params.Unwrap(value, t)
 }
 
-// CRD is the CustomResourceDefinition of the Operator's typed API.
+// CRD is the CustomResourceDefinition of the Operator's typed API as one
+// package version serves it: one API version, typed by newest.
 func CRD(names Names, operator string, newest []kudov1beta1.Parameter, older ...[]kudov1beta1.Parameter) (
 	*apiextensionsv1.CustomResourceDefinition, error,
 ) {
-	spec, err := SpecSchema(newest, older...)
+	version, err := crdVersion(names, operator, names.Version, newest, older...)
 	if err != nil {
 		return nil, err
+	}
+	version.Storage = true
+	return newCRD(names, operator, version), nil
+}
+
+// ServedCRD is the CustomResourceDefinition of the Operator's typed API as
+// its OperatorVersions serve it: a version for each API version of e, each
+// typed by its newest OperatorVersion, the newest the storage version; with
+// more than one, converted by the webhook conversion names.
+func ServedCRD(names Names, operator string, e Evolution, conversion *apiextensionsv1.WebhookClientConfig) (
+	*apiextensionsv1.CustomResourceDefinition, error,
+) {
+	versions := make([]apiextensionsv1.CustomResourceDefinitionVersion, 0, len(e))
+	for i := range e {
+		var older [][]kudov1beta1.Parameter
+		for _, ov := range e[i].Versions[:len(e[i].Versions)-1] {
+			older = append(older, ov.Spec.Parameters)
+		}
+		version, err := crdVersion(names, operator, e[i].Name, e[i].Newest().Spec.Parameters, older...)
+		if err != nil {
+			return nil, fmt.Errorf("OperatorVersion %s: %w", e[i].Newest().Name, err)
+		}
+		versions = append(versions, version)
+	}
+	versions[len(versions)-1].Storage = true
+	crd := newCRD(names, operator, versions...)
+	if len(versions) > 1 {
+		if conversion == nil {
+			return nil, fmt.Errorf("its API versions %s need the manager's conversion webhook, which the webhook %s does not say how to reach",
+				strings.Join(e.names(), ", "), TypedWebhook)
+		}
+		crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
+			Strategy: apiextensionsv1.WebhookConverter,
+			Webhook:  &apiextensionsv1.WebhookConversion{ClientConfig: conversion, ConversionReviewVersions: []string{"v1"}},
+		}
+	}
+	return crd, nil
+}
+
+// crdVersion is one served version of the kind, typed by the parameters
+// of newest, keeping the fields of older ones.
+func crdVersion(names Names, operator, name string, newest []kudov1beta1.Parameter, older ...[]kudov1beta1.Parameter) (
+	apiextensionsv1.CustomResourceDefinitionVersion, error) {
+	spec, err := SpecSchema(newest, older...)
+	if err != nil {
+		return apiextensionsv1.CustomResourceDefinitionVersion{}, err
 	}
 	var required []string
 	if len(spec.Required) > 0 {
 		required = []string{"spec"}
 	}
+	return apiextensionsv1.CustomResourceDefinitionVersion{
+		Name: name, Served: true,
+		Subresources:             &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+		AdditionalPrinterColumns: printerColumns,
+		Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+			Type: "object",
+			Description: fmt.Sprintf("%s runs the package %s, as an Instance of it would: kubectl kudo plan status "+
+				"--instance NAME shows its plans.", names.Kind, operator),
+			Properties: map[string]apiextensionsv1.JSONSchemaProps{
+				"apiVersion": {Type: "string"},
+				"kind":       {Type: "string"},
+				"metadata":   {Type: "object"},
+				"spec":       *spec,
+				"status": {
+					Type: "object", XPreserveUnknownFields: ptr.To(true),
+					Description: "The plans and conditions of the Instance that runs the object.",
+				},
+			},
+			Required: required,
+		}},
+	}, nil
+}
+
+func newCRD(names Names, operator string, versions ...apiextensionsv1.CustomResourceDefinitionVersion) *apiextensionsv1.CustomResourceDefinition {
 	return &apiextensionsv1.CustomResourceDefinition{
 		TypeMeta: metav1.TypeMeta{APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -317,30 +388,10 @@ func CRD(names Names, operator string, newest []kudov1beta1.Parameter, older ...
 				Kind: names.Kind, ListKind: names.Kind + "List", Plural: names.Plural, Singular: names.Singular,
 				ShortNames: names.ShortNames, Categories: []string{Category},
 			},
-			Scope: apiextensionsv1.NamespaceScoped,
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-				Name: names.Version, Served: true, Storage: true,
-				Subresources:             &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
-				AdditionalPrinterColumns: printerColumns,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type: "object",
-					Description: fmt.Sprintf("%s runs the package %s, as an Instance of it would: kubectl kudo plan status "+
-						"--instance NAME shows its plans.", names.Kind, operator),
-					Properties: map[string]apiextensionsv1.JSONSchemaProps{
-						"apiVersion": {Type: "string"},
-						"kind":       {Type: "string"},
-						"metadata":   {Type: "object"},
-						"spec":       *spec,
-						"status": {
-							Type: "object", XPreserveUnknownFields: ptr.To(true),
-							Description: "The plans and conditions of the Instance that runs the object.",
-						},
-					},
-					Required: required,
-				}},
-			}},
+			Scope:    apiextensionsv1.NamespaceScoped,
+			Versions: versions,
 		},
-	}, nil
+	}
 }
 
 var printerColumns = []apiextensionsv1.CustomResourceColumnDefinition{

@@ -1,6 +1,7 @@
 package typedapi_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -135,7 +136,7 @@ func TestAMissingOperatorVersionIsToldFromABadField(t *testing.T) {
 		Parameters: []kudov1beta1.Parameter{{Name: "NODES", Type: "array"}}}}
 	ov.Name, ov.Spec.Operator.Name = "zookeeper-0.3.1", "zk"
 
-	_, _, err := typedapi.InstanceOf(withSpec(map[string]any{"operatorVersion": "zk-9"}), "", "zk", []kudov1beta1.OperatorVersion{ov})
+	_, _, err := typedapi.InstanceOf(context.Background(), withSpec(map[string]any{"operatorVersion": "zk-9"}), "", "zk", []kudov1beta1.OperatorVersion{ov})
 	var none *typedapi.NoOperatorVersionError
 	if !errors.As(err, &none) || errors.Unwrap(err) != none.Err || err.Error() != none.Err.Error() {
 		t.Fatalf("InstanceOf = %v, want a NoOperatorVersionError that unwraps to its cause", err)
@@ -144,7 +145,7 @@ func TestAMissingOperatorVersionIsToldFromABadField(t *testing.T) {
 		t.Errorf("InstanceOf = %v, want %q", err, want)
 	}
 
-	i, got, err := typedapi.InstanceOf(withSpec(map[string]any{"NODES": "not a list"}), "", "zk", []kudov1beta1.OperatorVersion{ov})
+	i, got, err := typedapi.InstanceOf(context.Background(), withSpec(map[string]any{"NODES": "not a list"}), "", "zk", []kudov1beta1.OperatorVersion{ov})
 	if errors.As(err, &none) || err == nil || !strings.HasPrefix(err.Error(), `spec.NODES: "not a list" is not an array`) {
 		t.Errorf("InstanceOf = %v, want the field's error, not a missing OperatorVersion", err)
 	}

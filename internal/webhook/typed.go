@@ -112,7 +112,7 @@ func (w *TypedObjects) instanceOf(ctx context.Context, obj *unstructured.Unstruc
 	if err := w.Instances.Client.List(ctx, versions, client.InNamespace(obj.GetNamespace())); err != nil {
 		return nil, nil, err
 	}
-	i, ov, err := typedapi.InstanceOf(obj, current, operator, versions.Items)
+	i, ov, err := typedapi.InstanceOf(ctx, obj, current, operator, versions.Items)
 	var none *typedapi.NoOperatorVersionError
 	if !errors.As(err, &none) {
 		return i, ov, err
@@ -122,7 +122,7 @@ func (w *TypedObjects) instanceOf(ctx context.Context, obj *unstructured.Unstruc
 	if err := w.Instances.Reader.List(ctx, versions, client.InNamespace(obj.GetNamespace())); err != nil {
 		return nil, nil, err
 	}
-	i, ov, err = typedapi.InstanceOf(obj, current, operator, versions.Items)
+	i, ov, err = typedapi.InstanceOf(ctx, obj, current, operator, versions.Items)
 	if errors.As(err, &none) {
 		return nil, nil, fmt.Errorf("spec.operatorVersion: %w", err)
 	}
