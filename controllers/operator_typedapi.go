@@ -70,20 +70,23 @@ func (r *OperatorReconciler) serveTypedAPI(ctx context.Context, operator *kudov1
 			versions = append(versions, ov)
 		}
 	}
-	newest, older := typedapi.Newest(versions)
-	if newest == nil {
+	if len(versions) == 0 {
 		return r.retireTypedAPI(ctx, operator)
 	}
-	names, crd, err := typedAPIOf(operator, newest, older)
+	webhooks := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
+	if err := r.List(ctx, webhooks); err != nil {
+		return typedAPI{}, err
+	}
+	names, crd, err := typedAPIOf(operator, versions, typedapi.ConversionClient(webhooks.Items))
 	if err != nil {
-		return typedAPI{message: "no typed API: " + err.Error()}, nil
+		return typedAPI{message: "no typed API: " + err.Error(), requeue: typedAPIRetry}, nil
 	}
 	crds := &unstructured.UnstructuredList{}
 	crds.SetGroupVersionKind(kudocrd.V1.GroupVersion().WithKind("CustomResourceDefinitionList"))
 	if err := r.List(ctx, crds); err != nil {
 		return typedAPI{}, err
 	}
-	if refused, err := r.typedAPIRefusal(ctx, operator, names, crds.Items); err != nil || refused != "" {
+	if refused, err := r.typedAPIRefusal(ctx, operator, names, crds.Items, webhooks.Items); err != nil || refused != "" {
 		return typedAPI{message: refused, requeue: typedAPIRetry}, err
 	}
 	existing, err := r.ensureCRD(ctx, crd, crds.Items)
@@ -99,21 +102,27 @@ func (r *OperatorReconciler) serveTypedAPI(ctx context.Context, operator *kudov1
 	return typedAPI{message: fmt.Sprintf("served as %s %s (kubectl get %s)", names.GroupVersionKind().GroupVersion(), names.Kind, names.Plural)}, nil
 }
 
-// typedAPIOf is the Operator's kind and its CustomResourceDefinition, typed
-// by the newest OperatorVersion and keeping the fields of the older ones.
-func typedAPIOf(operator *kudov1beta1.Operator, newest *kudov1beta1.OperatorVersion, older []kudov1beta1.OperatorVersion) (
+// typedAPIOf is the Operator's kind, named by its newest OperatorVersion,
+// and its CustomResourceDefinition: a version for each API version its
+// OperatorVersions serve (typedapi.ServedCRD), converted by the webhook
+// conversion reaches.
+func typedAPIOf(operator *kudov1beta1.Operator, versions []kudov1beta1.OperatorVersion, conversion *apiextensionsv1.WebhookClientConfig) (
 	typedapi.Names, *apiextensionsv1.CustomResourceDefinition, error) {
+	newest, _ := typedapi.Newest(versions)
 	names, err := typedapi.NamesOf(operator.Name, newest.Spec.TypedAPI)
 	if err != nil {
 		return names, nil, err
 	}
-	olderParameters := make([][]kudov1beta1.Parameter, 0, len(older))
-	for _, ov := range older {
-		olderParameters = append(olderParameters, ov.Spec.Parameters)
+	evolution, err := typedapi.EvolutionOf(operator.Name, versions)
+	if err == nil {
+		err = evolution.Compile()
 	}
-	crd, err := typedapi.CRD(names, operator.Name, newest.Spec.Parameters, olderParameters...)
 	if err != nil {
-		return names, nil, fmt.Errorf("OperatorVersion %s: %w", newest.Name, err)
+		return names, nil, err
+	}
+	crd, err := typedapi.ServedCRD(names, operator.Name, evolution, conversion)
+	if err != nil {
+		return names, nil, err
 	}
 	crd.Labels[typedapi.OperatorNamespaceLabel] = operator.Namespace
 	return names, crd, nil
@@ -123,18 +132,14 @@ func typedAPIOf(operator *kudov1beta1.Operator, newest *kudov1beta1.OperatorVers
 // Operator holds it or its group, or the typed objects' webhook does not
 // admit it; "" when it is.
 func (r *OperatorReconciler) typedAPIRefusal(ctx context.Context, operator *kudov1beta1.Operator, names typedapi.Names,
-	crds []unstructured.Unstructured) (string, error) {
+	crds []unstructured.Unstructured, webhooks []admissionregistrationv1.ValidatingWebhookConfiguration) (string, error) {
 	alive := func(key types.NamespacedName) bool {
 		return !apierrors.IsNotFound(r.Get(ctx, key, &kudov1beta1.Operator{}))
 	}
 	if conflict := typedapi.Conflict(names, client.ObjectKeyFromObject(operator), crds, alive); conflict != "" {
 		return "no typed API: " + conflict, nil
 	}
-	webhooks := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
-	if err := r.List(ctx, webhooks); err != nil {
-		return "", err
-	}
-	if !typedapi.Admitted(names, webhooks.Items) {
+	if !typedapi.Admitted(names, webhooks) {
 		return fmt.Sprintf("no typed API: webhook %s does not admit the creates and updates of %s: "+
 			"a cluster admin adds the group %s to its rules (docs/typed-apis.md)", typedapi.TypedWebhook, names.CRDName(), names.Group), nil
 	}

@@ -43,13 +43,16 @@ type TypedAPIs struct {
 	// at once.
 	MaxConcurrentReconciles int
 
-	mu      sync.Mutex
-	started map[schema.GroupVersionKind]bool
+	mu sync.Mutex
+	// started are the kinds whose controller runs, at the version first
+	// served: a kind's objects are read at every version it serves (each
+	// object at its OperatorVersion's, typedapi.InstanceOf).
+	started map[schema.GroupKind]bool
 }
 
 // NewTypedAPIs serves typed APIs with mgr.
 func NewTypedAPIs(mgr ctrl.Manager, maxConcurrentReconciles int) *TypedAPIs {
-	return &TypedAPIs{mgr: mgr, MaxConcurrentReconciles: maxConcurrentReconciles, started: map[schema.GroupVersionKind]bool{}}
+	return &TypedAPIs{mgr: mgr, MaxConcurrentReconciles: maxConcurrentReconciles, started: map[schema.GroupKind]bool{}}
 }
 
 // Serve starts the controller of the kind, for the Operator, unless it runs.
@@ -57,7 +60,7 @@ func (t *TypedAPIs) Serve(names typedapi.Names, operator string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	gvk := names.GroupVersionKind()
-	if t.started[gvk] {
+	if t.started[gvk.GroupKind()] {
 		return nil
 	}
 	r := &TypedReconciler{Client: t.mgr.GetClient(), APIReader: t.mgr.GetAPIReader(), Recorder: t.mgr.GetEventRecorderFor("kudo-ng"),
@@ -65,7 +68,7 @@ func (t *TypedAPIs) Serve(names typedapi.Names, operator string) error {
 	if err := r.SetupWithManager(t.mgr, t.MaxConcurrentReconciles, names.CRDName()); err != nil {
 		return err
 	}
-	t.started[gvk] = true
+	t.started[gvk.GroupKind()] = true
 	return nil
 }
 
@@ -76,7 +79,7 @@ func (t *TypedAPIs) Serve(names typedapi.Names, operator string) error {
 // controller again.
 func (t *TypedAPIs) Serves(ctx context.Context, gvk schema.GroupVersionKind) bool {
 	t.mu.Lock()
-	started := t.started[gvk]
+	started := t.started[gvk.GroupKind()]
 	t.mu.Unlock()
 	if started {
 		return true

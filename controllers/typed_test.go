@@ -388,6 +388,71 @@ var _ = Describe("Typed APIs", func() {
 		}).Should(Succeed())
 	})
 
+	It("serves a package version that renames a parameter as a new API version, converting both ways by its rule; "+
+		"nothing runs differently until an upgrade, which carries the value (issue 65)", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		name, v1 := typedOperator(ctx, ns)
+		key := types.NamespacedName{Namespace: ns, Name: "t"}
+		Expect(k8sClient.Create(ctx, typedtest.Object(v1, ns, "t", map[string]any{"REPLICAS": int64(4)}))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(typedPlan(g, getTyped(ctx, g, v1, key), "deploy")).To(Equal("COMPLETE"))
+		}).Should(Succeed())
+
+		// 0.2.0 serves v2, where REPLICAS is COUNT.
+		first := &kudov1beta1.OperatorVersion{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-0.1.0"}, first)).To(Succeed())
+		renamed := &kudov1beta1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-0.2.0"}, Spec: first.Spec}
+		renamed.Spec.Version, renamed.Spec.TypedAPI = "0.2.0", &kudov1beta1.TypedAPI{Version: "v2"}
+		for i, p := range renamed.Spec.Parameters {
+			if p.Name == "REPLICAS" {
+				renamed.Spec.Parameters[i] = kudov1beta1.Parameter{Name: "COUNT", Type: kudov1beta1.IntegerValueType, Default: ptr.To("2"), OldName: "REPLICAS"}
+			}
+		}
+		Expect(k8sClient.Create(ctx, renamed)).To(Succeed())
+		v2 := v1
+		v2.Version = "v2"
+		Eventually(func(g Gomega) {
+			crd := &unstructured.Unstructured{}
+			crd.SetGroupVersionKind(crdGVK)
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: v1.CRDName()}, crd)).To(Succeed())
+			versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+			g.Expect(versions).To(HaveLen(2))
+			g.Expect(versions[1]).To(HaveKeyWithValue("name", "v2"))
+			g.Expect(versions[1]).To(HaveKeyWithValue("storage", true))
+			g.Expect(crd.Object["spec"]).To(HaveKeyWithValue("conversion", HaveKeyWithValue("strategy", "Webhook")))
+			g.Expect(k8sClient.List(ctx, typedtest.List(v2), client.InNamespace(ns))).To(Succeed())
+		}).Should(Succeed())
+
+		By("reading the object at both versions")
+		Expect(getTyped(ctx, Default, v2, key).Object["spec"]).To(HaveKeyWithValue("COUNT", BeEquivalentTo(4)))
+		Expect(getTyped(ctx, Default, v1, key).Object["spec"]).To(HaveKeyWithValue("REPLICAS", BeEquivalentTo(4)))
+		i := &kudov1beta1.Instance{}
+		Expect(k8sClient.Get(ctx, key, i)).To(Succeed())
+		Expect(i.Spec.OperatorVersion.Name).To(Equal(name+"-0.1.0"), "a new OperatorVersion is no upgrade")
+		Expect(i.Spec.Parameters).To(HaveKeyWithValue("REPLICAS", "4"))
+
+		By("running an object written at v2 that runs 0.1.0 with the value read at v1")
+		Expect(k8sClient.Create(ctx, typedtest.Object(v2, ns, "u", map[string]any{
+			"operatorVersion": name + "-0.1.0", "COUNT": int64(3)}))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "u"}, i)).To(Succeed())
+			g.Expect(i.Spec.OperatorVersion.Name).To(Equal(name + "-0.1.0"))
+			g.Expect(i.Spec.Parameters).To(HaveKeyWithValue("REPLICAS", "3"))
+		}).Should(Succeed())
+
+		By("upgrading: COUNT carries the value REPLICAS had")
+		Expect(k8sClient.Patch(ctx, typedtest.Object(v2, ns, "t", map[string]any{"operatorVersion": renamed.Name}), client.Merge)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, key, i)).To(Succeed())
+			g.Expect(i.Spec.OperatorVersion.Name).To(Equal(renamed.Name))
+			g.Expect(i.Spec.Parameters).To(HaveKeyWithValue("COUNT", "4"))
+			obj := getTyped(ctx, g, v2, key)
+			g.Expect(obj.Object["status"]).To(HaveKeyWithValue("operatorVersion", renamed.Name))
+			g.Expect(typedReady(g, obj)).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+		Expect(getTyped(ctx, Default, v1, key).Object["spec"]).To(HaveKeyWithValue("REPLICAS", BeEquivalentTo(4)))
+	})
+
 	It("refuses a user a Secret or an identity they may not use themselves", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
 		_, names := typedOperator(ctx, ns)

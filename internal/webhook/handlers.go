@@ -50,7 +50,7 @@ type Instances struct {
 }
 
 // SetupWithManager registers the Instance, typed object and
-// OperatorVersion webhooks.
+// OperatorVersion webhooks, and the typed objects' conversion webhook.
 func SetupWithManager(mgr ctrl.Manager, requireServiceAccount bool, renderLimits render.Limits,
 	servesTyped func(context.Context, schema.GroupVersionKind) bool) error {
 	instances := &Instances{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Access: mgr.GetClient(),
@@ -60,6 +60,7 @@ func SetupWithManager(mgr ctrl.Manager, requireServiceAccount bool, renderLimits
 		return err
 	}
 	mgr.GetWebhookServer().Register(TypedPath, &webhook.Admission{Handler: &TypedObjects{Instances: instances}})
+	mgr.GetWebhookServer().Register(typedapi.ConvertPath, &Conversions{Client: mgr.GetClient()})
 	return ctrl.NewWebhookManagedBy(mgr).For(&kudov1beta1.OperatorVersion{}).
 		WithValidator(&operatorVersions{instances: mgr.GetAPIReader(), policies: mgr.GetClient(), renderLimits: renderLimits}).Complete()
 }
