@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -352,7 +353,10 @@ var _ = Describe("Typed APIs", func() {
 		first := &kudov1beta1.OperatorVersion{}
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-0.1.0"}, first)).To(Succeed())
 		const next = "0.2.0"
-		renamed := &kudov1beta1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-" + next}, Spec: first.Spec}
+		// Admission refuses the rename in place, which the object's value
+		// would not survive, unless accepted knowingly.
+		renamed := &kudov1beta1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-" + next,
+			Annotations: map[string]string{typedapi.AcceptBreakingChangesAnnotation: "true"}}, Spec: first.Spec}
 		renamed.Spec.Version = next
 		for i, p := range renamed.Spec.Parameters {
 			if p.Name == "REPLICAS" {
@@ -451,6 +455,27 @@ var _ = Describe("Typed APIs", func() {
 			g.Expect(typedReady(g, obj)).To(Equal(metav1.ConditionTrue))
 		}).Should(Succeed())
 		Expect(getTyped(ctx, Default, v1, key).Object["spec"]).To(HaveKeyWithValue("REPLICAS", BeEquivalentTo(4)))
+	})
+
+	It("refuses an OperatorVersion whose typed API would lose a value objects hold, naming the field and the rule; "+
+		"accepted knowingly with the annotation (issue 65)", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		name, names := typedOperator(ctx, ns)
+		Expect(k8sClient.Create(ctx, typedtest.Object(names, ns, "t", map[string]any{"REPLICAS": int64(4)}))).To(Succeed())
+		first := &kudov1beta1.OperatorVersion{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-0.1.0"}, first)).To(Succeed())
+		dropped := &kudov1beta1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-0.2.0"}, Spec: first.Spec}
+		dropped.Spec.Version, dropped.Spec.TypedAPI = "0.2.0", &kudov1beta1.TypedAPI{Version: "v2"}
+		dropped.Spec.Parameters = slices.DeleteFunc(slices.Clone(first.Spec.Parameters), func(p kudov1beta1.Parameter) bool { return p.Name == "REPLICAS" })
+		err := k8sClient.Create(ctx, dropped)
+		Expect(err).To(MatchError(ContainSubstring(fmt.Sprintf("OperatorVersion %s would break the typed API %s", dropped.Name, names.CRDName()))))
+		Expect(err).To(MatchError(ContainSubstring("v1 → v2: spec.REPLICAS: removed in v2, and no rule carries its value " +
+			"(oldName, or conversion.expression) (removed): 1 object(s) hold a value it breaks (t of this namespace)")))
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(dropped), &kudov1beta1.OperatorVersion{}))).To(BeTrue(),
+			"the refusal changed nothing")
+
+		dropped.Annotations = map[string]string{typedapi.AcceptBreakingChangesAnnotation: "true"}
+		Expect(k8sClient.Create(ctx, dropped)).To(Succeed())
 	})
 
 	It("refuses a user a Secret or an identity they may not use themselves", func(ctx SpecContext) {

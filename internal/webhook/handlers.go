@@ -223,7 +223,12 @@ func (w *operatorVersions) ValidateCreate(ctx context.Context, obj runtime.Objec
 	if err := invalid(ov); err != nil {
 		return nil, err
 	}
-	return w.warnings(ctx, ov)
+	breaking, err := w.checkEvolution(ctx, ov)
+	if err != nil {
+		return nil, err
+	}
+	warnings, err := w.warnings(ctx, ov)
+	return append(breaking, warnings...), err
 }
 
 // warnings are OperatorVersionWarnings, but for a package a TrustPolicy

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,6 +18,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/cli/resolve"
 	"github.com/kudo-ng/kudo/internal/packages"
 	"github.com/kudo-ng/kudo/internal/params"
+	"github.com/kudo-ng/kudo/internal/typedapi"
 )
 
 // Config is what an action acts with, as Helm's action.Configuration: the
@@ -90,12 +92,19 @@ type WriteOptions struct {
 	// ReplaceOperatorVersion replaces an installed OperatorVersion of the
 	// package's name and version that differs from it, if no Instance uses it.
 	ReplaceOperatorVersion bool
+	// AcceptBreakingChanges writes OperatorVersions whose typed API would
+	// break the values of existing objects, which admission refuses
+	// otherwise (typedapi.Breaks).
+	AcceptBreakingChanges bool
 }
 
-// AddFlags adds --verify and --replace-operator-version.
+// AddFlags adds --verify, --replace-operator-version and
+// --accept-breaking-changes.
 func (o *WriteOptions) AddFlags(f *pflag.FlagSet) {
 	VerifyFlag(f, &o.Verify)
 	clientutil.ReplaceFlag(f, &o.ReplaceOperatorVersion)
+	f.BoolVar(&o.AcceptBreakingChanges, "accept-breaking-changes", false, "Install an OperatorVersion whose typed API "+
+		"would lose or reject values existing objects hold, which no conversion rule of the package covers (docs/typed-apis.md)")
 }
 
 // Prepare checks the packages, dependencies first, as the OperatorVersions
@@ -110,6 +119,11 @@ func (o *WriteOptions) Prepare(ctx context.Context, cfg Config, ns string, pkgs 
 	if o.Verify {
 		if err := VerifySignatures(ctx, cfg.Client, versions, registry, cfg.Out); err != nil {
 			return nil, err
+		}
+	}
+	if o.AcceptBreakingChanges {
+		for _, v := range versions {
+			metav1.SetMetaDataAnnotation(&v.ov.ObjectMeta, typedapi.AcceptBreakingChangesAnnotation, "true")
 		}
 	}
 	return versions, nil
