@@ -29,6 +29,8 @@ type OperatorReconciler struct {
 	APIReader client.Reader
 	// TypedAPIs runs the objects of the kinds Operators are served as.
 	TypedAPIs *TypedAPIs
+
+	migrations storageMigrations
 }
 
 // +kubebuilder:rbac:groups=kudo.dev,resources=operators,verbs=get;list;watch;create;update;patch;delete

@@ -99,7 +99,12 @@ func (r *OperatorReconciler) serveTypedAPI(ctx context.Context, operator *kudov1
 	if err := r.TypedAPIs.Serve(names, operator.Name); err != nil {
 		return typedAPI{}, err
 	}
-	return typedAPI{message: fmt.Sprintf("served as %s %s (kubectl get %s)", names.GroupVersionKind().GroupVersion(), names.Kind, names.Plural)}, nil
+	served := fmt.Sprintf("served as %s %s (kubectl get %s)", names.GroupVersionKind().GroupVersion(), names.Kind, names.Plural)
+	migration, next, err := r.migrateStorage(ctx, existing, names.GroupVersionKind().GroupKind())
+	if migration != "" {
+		served += "; " + migration
+	}
+	return typedAPI{message: served, requeue: next}, err
 }
 
 // typedAPIOf is the Operator's kind, named by its newest OperatorVersion,

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/controllers"
 	"github.com/kudo-ng/kudo/internal/typedapi"
 	"github.com/kudo-ng/kudo/test/typedtest"
 )
@@ -81,6 +82,16 @@ func getTyped(ctx context.Context, g Gomega, names typedapi.Names, key types.Nam
 }
 
 // typedPlan is the status the typed object shows of a plan.
+// storedVersions are the versions the kind's CustomResourceDefinition
+// says objects are stored in.
+func storedVersions(ctx context.Context, g Gomega, names typedapi.Names) []any {
+	crd := &unstructured.Unstructured{}
+	crd.SetGroupVersionKind(crdGVK)
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: names.CRDName()}, crd)).To(Succeed())
+	status, _ := crd.Object["status"].(map[string]any)
+	return status["storedVersions"].([]any)
+}
+
 func typedPlan(g Gomega, obj *unstructured.Unstructured, plan string) string {
 	status, _, err := unstructured.NestedString(obj.Object, "status", "planStatus", plan, "status")
 	g.Expect(err).NotTo(HaveOccurred())
@@ -435,6 +446,12 @@ var _ = Describe("Typed APIs", func() {
 		Expect(i.Spec.OperatorVersion.Name).To(Equal(name+"-0.1.0"), "a new OperatorVersion is no upgrade")
 		Expect(i.Spec.Parameters).To(HaveKeyWithValue("REPLICAS", "4"))
 
+		By("migrating the stored objects to v2")
+		Eventually(func(g Gomega) {
+			g.Expect(storedVersions(ctx, g, v1)).To(Equal([]any{"v2"}))
+		}).Should(Succeed())
+		Expect(getTyped(ctx, Default, v1, key).Object["spec"]).To(HaveKeyWithValue("REPLICAS", BeEquivalentTo(4)))
+
 		By("running an object written at v2 that runs 0.1.0 with the value read at v1")
 		Expect(k8sClient.Create(ctx, typedtest.Object(v2, ns, "u", map[string]any{
 			"operatorVersion": name + "-0.1.0", "COUNT": int64(3)}))).To(Succeed())
@@ -455,6 +472,61 @@ var _ = Describe("Typed APIs", func() {
 			g.Expect(typedReady(g, obj)).To(Equal(metav1.ConditionTrue))
 		}).Should(Succeed())
 		Expect(getTyped(ctx, Default, v1, key).Object["spec"]).To(HaveKeyWithValue("REPLICAS", BeEquivalentTo(4)))
+	})
+
+	It("migrates the stored objects to a new storage version, a page at a time, and finishes after a restart mid-way (issue 65)", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		name, v1 := typedOperator(ctx, ns)
+		for n := int64(1); n <= 3; n++ {
+			Expect(k8sClient.Create(ctx, typedtest.Object(v1, ns, fmt.Sprint("t", n), map[string]any{"REPLICAS": n}))).To(Succeed())
+		}
+		first := &kudov1beta1.OperatorVersion{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-0.1.0"}, first)).To(Succeed())
+		renamed := &kudov1beta1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-0.2.0"}, Spec: first.Spec}
+		renamed.Spec.Version, renamed.Spec.TypedAPI = "0.2.0", &kudov1beta1.TypedAPI{Version: "v2"}
+		for i, p := range renamed.Spec.Parameters {
+			if p.Name == "REPLICAS" {
+				renamed.Spec.Parameters[i] = kudov1beta1.Parameter{Name: "COUNT", Type: kudov1beta1.IntegerValueType, OldName: "REPLICAS"}
+			}
+		}
+		Expect(k8sClient.Create(ctx, renamed)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(storedVersions(ctx, g, v1)).To(Equal([]any{"v2"}))
+		}).Should(Succeed())
+
+		By("a manager stopped mid-way: storedVersions still names v1, and another takes a step")
+		crd := &unstructured.Unstructured{}
+		crd.SetGroupVersionKind(crdGVK)
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: v1.CRDName()}, crd)).To(Succeed())
+		before := crd.DeepCopy()
+		Expect(unstructured.SetNestedStringSlice(crd.Object, []string{"v1", "v2"}, "status", "storedVersions")).To(Succeed())
+		Expect(k8sClient.Status().Patch(ctx, crd, client.MergeFrom(before))).To(Succeed())
+		gk := v1.GroupVersionKind().GroupKind()
+		Expect(controllers.MigratingOperators(k8sClient, k8sClient, 1).MigrateStorage(ctx, crd, gk)).
+			To(Equal(fmt.Sprintf("migrating the stored objects of %s from v1 to v2: 1 of 3", v1.CRDName())))
+
+		By("the restarted one migrates them all, and trims storedVersions")
+		restarted := controllers.MigratingOperators(k8sClient, k8sClient, 1)
+		var messages []string
+		for range 3 {
+			Expect(k8sClient.Get(ctx, client.ObjectKey{Name: v1.CRDName()}, crd)).To(Succeed())
+			message, err := restarted.MigrateStorage(ctx, crd, gk)
+			Expect(err).NotTo(HaveOccurred())
+			messages = append(messages, message)
+		}
+		Expect(messages).To(Equal([]string{
+			fmt.Sprintf("migrating the stored objects of %s from v1 to v2: 1 of 3", v1.CRDName()),
+			fmt.Sprintf("migrating the stored objects of %s from v1 to v2: 2 of 3", v1.CRDName()),
+			"3 stored objects migrated from v1 to v2",
+		}))
+		Expect(storedVersions(ctx, Default, v1)).To(Equal([]any{"v2"}))
+		v2 := v1
+		v2.Version = "v2"
+		for n := int64(1); n <= 3; n++ {
+			key := types.NamespacedName{Namespace: ns, Name: fmt.Sprint("t", n)}
+			Expect(getTyped(ctx, Default, v2, key).Object["spec"]).To(HaveKeyWithValue("COUNT", n))
+			Expect(getTyped(ctx, Default, v1, key).Object["spec"]).To(HaveKeyWithValue("REPLICAS", n))
+		}
 	})
 
 	It("refuses an OperatorVersion whose typed API would lose a value objects hold, naming the field and the rule; "+
