@@ -55,6 +55,18 @@ func HolderOf(i *kudov1beta1.Instance) *unstructured.Unstructured {
 	return obj
 }
 
+// HolderAt is HolderOf at the API version ov serves: where the values of
+// ov's parameters are written.
+func HolderAt(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) *unstructured.Unstructured {
+	obj := HolderOf(i)
+	if obj != nil {
+		gvk := obj.GroupVersionKind()
+		gvk.Version = APIVersionOf(ov)
+		obj.SetGroupVersionKind(gvk)
+	}
+	return obj
+}
+
 // instanceRecord is what InstanceField holds.
 type instanceRecord struct {
 	UID                types.UID `json:"uid"`

@@ -52,7 +52,7 @@ func (a *Rollback) Run(ctx context.Context, cfg Config) (*Change, *kudov1beta1.R
 	if err := checkImmutable(current, i, values, target); err != nil {
 		return nil, nil, err
 	}
-	if typed := typedapi.HolderOf(i); typed != nil {
+	if typed := typedapi.HolderAt(i, ov); typed != nil {
 		if err := rollbackTyped(ctx, cfg.Client, typed, i, ov, target, values); err != nil {
 			return nil, nil, err
 		}

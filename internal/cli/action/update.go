@@ -33,7 +33,7 @@ func (a *Update) Run(ctx context.Context, cfg Config) (*Change, error) {
 		return nil, err
 	}
 	clientutil.WarnPlainSensitive(cfg.ErrOut, changes, ov.Spec.Parameters)
-	if typed := typedapi.HolderOf(i); typed != nil {
+	if typed := typedapi.HolderAt(i, ov); typed != nil {
 		spec, err := clientutil.TypedChanges(changes, ov.Spec.Parameters)
 		if err != nil {
 			return nil, err

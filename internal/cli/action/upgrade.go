@@ -89,7 +89,7 @@ func (a *Upgrade) keptParameters(i *kudov1beta1.Instance, p *packages.Package) (
 // typed object that makes it, if there is one, else by patching it.
 func pointInstance(ctx context.Context, c client.Client, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion,
 	changes params.Assigned) (*Change, error) {
-	if typed := typedapi.HolderOf(i); typed != nil {
+	if typed := typedapi.HolderAt(i, ov); typed != nil {
 		if err := upgradeTyped(ctx, c, typed, ov, changes); err != nil {
 			return nil, err
 		}
@@ -107,7 +107,9 @@ func pointInstance(ctx context.Context, c client.Client, i *kudov1beta1.Instance
 }
 
 // upgradeTyped points the typed object that makes the Instance at ov, with
-// the changes, once its typed API has the fields they set.
+// the changes, at the API version ov serves, once its typed API serves it
+// with the fields they set: the API server converts the object's other
+// values by the package's rules.
 func upgradeTyped(ctx context.Context, c client.Client, typed *unstructured.Unstructured, ov *kudov1beta1.OperatorVersion,
 	changes params.Assigned) error {
 	spec, err := clientutil.TypedChanges(changes, ov.Spec.Parameters)

@@ -101,7 +101,9 @@ const typedSchemaWait = 30 * time.Second
 // API server prunes a field its schema does not have, and the manager adds
 // a new OperatorVersion's parameters to it once the OperatorVersion exists.
 func AwaitTypedFields(ctx context.Context, c client.Client, obj *unstructured.Unstructured, fields []string) error {
-	mapping, err := c.RESTMapper().RESTMapping(obj.GroupVersionKind().GroupKind(), obj.GroupVersionKind().Version)
+	// The kind's resource, at any version: the one obj is at may be served
+	// only once the manager has seen a new OperatorVersion.
+	mapping, err := c.RESTMapper().RESTMapping(obj.GroupVersionKind().GroupKind())
 	if err != nil {
 		return err
 	}
@@ -115,24 +117,25 @@ func AwaitTypedFields(ctx context.Context, c client.Client, obj *unstructured.Un
 		}
 		versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
 		missing = fields
+		served := false
 		for _, v := range versions {
 			version, _ := v.(map[string]any)
 			if version["name"] != obj.GroupVersionKind().Version {
 				continue
 			}
 			properties, _, _ := unstructured.NestedMap(version, "schema", "openAPIV3Schema", "properties", "spec", "properties")
-			missing = nil
+			served, missing = true, nil
 			for _, f := range fields {
 				if _, ok := properties[f]; !ok {
 					missing = append(missing, f)
 				}
 			}
 		}
-		return len(missing) == 0, nil
+		return served && len(missing) == 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("the typed API %s does not have the fields %s yet: is the kudo-ng manager running? (%w)",
-			name, strings.Join(missing, ", "), err)
+		return fmt.Errorf("the typed API %s does not serve %s with the fields %s yet: is the kudo-ng manager running? (%w)",
+			name, obj.GroupVersionKind().Version, strings.Join(missing, ", "), err)
 	}
 	return nil
 }
