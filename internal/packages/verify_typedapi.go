@@ -1,10 +1,13 @@
 package packages
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/crd"
+	"github.com/kudo-ng/kudo/internal/healthrule"
 	"github.com/kudo-ng/kudo/internal/typedapi"
 )
 
@@ -35,11 +38,36 @@ func (v *verifier) typedAPI() {
 	if _, err := typedapi.CRD(names, o.Name, parameters); err != nil {
 		report(ParamsFileName, "", "the typed API %s cannot be served: %v", names.CRDName(), err)
 	}
+	v.conversionRules(parameters)
 	for _, name := range slices.Sorted(maps.Keys(v.rendered)) {
 		for _, obj := range v.rendered[name] {
 			if defined := crd.DefinedBy(obj); crd.Is(obj) && (defined.Kind == names.Kind || defined.Plural == names.Plural) {
 				v.r.warnf(OperatorFileName, "typedAPI", "templates/%s defines %s %s too, so kubectl get %s would name two kinds: "+
 					"give the package's its own (typedAPI.kind)", name, defined.Group, defined.Kind, names.Plural)
+			}
+		}
+	}
+}
+
+// conversionRules checks the rules that convert a typed object from the
+// API version before (docs/typed-apis.md): their expressions compile within
+// their bounds, and a rule names a field other than its own.
+func (v *verifier) conversionRules(parameters []kudov1beta1.Parameter) {
+	for i := range parameters {
+		p := &parameters[i]
+		field := fmt.Sprintf("parameters[%d]", i)
+		if p.OldName == p.Name && p.Name != "" {
+			v.r.errorf(ParamsFileName, field+".oldName", "parameter %s: oldName is its own name; it names the parameter it was in the API version before", p.Name)
+		}
+		if p.Conversion == nil {
+			continue
+		}
+		for _, x := range [][2]string{{"expression", p.Conversion.Expression}, {"reverse", p.Conversion.Reverse}} {
+			if x[1] == "" {
+				continue
+			}
+			if _, err := healthrule.NewValueExpression(fmt.Sprintf("parameter %s: conversion.%s", p.Name, x[0]), x[1]); err != nil {
+				v.r.errorf(ParamsFileName, field+".conversion."+x[0], "%v", err)
 			}
 		}
 	}

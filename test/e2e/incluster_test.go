@@ -250,6 +250,11 @@ var _ = Describe("kudo-ng in the cluster, from its image, on the real node", Ord
 		widgetEnumRefused(newNamespace(ctx))
 	})
 
+	It("serves examples/ensemble's three versions as API versions: converted by its webhook through its Service, storage migrated, "+
+		"a breaking version refused (issue 65)", func() {
+		ensembleEvolves(ctx, newNamespace(ctx))
+	})
+
 	It("installs, updates and uninstalls a package that ships a CRD and a custom resource of it: nothing remains, the CRD included", func() {
 		ns, other := newNamespace(ctx), newNamespace(ctx)
 		mustKudo(ns, "install", filepath.Join("testdata", "wide"), "--instance", "wide", "-p", "OTHER_NAMESPACE="+other, "--wait")

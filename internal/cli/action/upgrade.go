@@ -8,6 +8,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -135,4 +136,42 @@ func newer(next, current string) error {
 		return fmt.Errorf("operator version %s is not newer than the installed %s: upgrade only goes forward", next, current)
 	}
 	return nil
+}
+
+// Fleet are the Instances of the namespace that run the package's
+// Operator and whose labels — a typed object's, for the Instance it makes
+// — match selector: those `kubectl kudo upgrade -l` upgrades, by name.
+func (a *Upgrade) Fleet(ctx context.Context, cfg Config, selector string) ([]string, error) {
+	matches, err := labels.Parse(selector)
+	if err != nil {
+		return nil, fmt.Errorf("--selector: %w", err)
+	}
+	p, _, err := a.Resolve(ctx, a.Package, nil)
+	if err != nil {
+		return nil, err
+	}
+	list := &kudov1beta1.InstanceList{}
+	if err := cfg.Client.List(ctx, list, client.InNamespace(cfg.Namespace)); err != nil {
+		return nil, err
+	}
+	var names []string
+	for k := range list.Items {
+		i := &list.Items[k]
+		_, ov, err := clientutil.GetInstance(ctx, cfg.Client, cfg.Namespace, i.Name)
+		if err != nil || ov.Spec.Operator.Name != p.Operator.Name {
+			continue
+		}
+		set := i.Labels
+		if typed := typedapi.HolderOf(i); typed != nil {
+			if err := cfg.Client.Get(ctx, client.ObjectKeyFromObject(typed), typed); err != nil {
+				return nil, fmt.Errorf("reading %s: %w", clientutil.TypedName(typed), err)
+			}
+			set = typed.GetLabels()
+		}
+		if matches.Matches(labels.Set(set)) {
+			names = append(names, i.Name)
+		}
+	}
+	slices.Sort(names)
+	return names, nil
 }

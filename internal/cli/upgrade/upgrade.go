@@ -18,13 +18,16 @@ import (
 type Options struct {
 	action.Upgrade
 	action.WaitOptions
+	// Selector upgrades a fleet: every Instance, or typed object, of the
+	// package in the namespace whose labels match, rather than --instance.
+	Selector string
 }
 
 // NewCmd returns the upgrade command.
 func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
-		Use:   "upgrade <name|dir|tgz|url> --instance NAME",
+		Use:   "upgrade <name|dir|tgz|url> --instance NAME | -l SELECTOR",
 		Short: "Upgrade an Instance to a newer version of its package",
 		Args:  cobra.ExactArgs(1),
 		RunE: action.RunE(flags, streams, func(ctx context.Context, cfg action.Config, args []string) error {
@@ -34,6 +37,12 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	}
 	f := cmd.Flags()
 	clientutil.InstanceFlag(cmd, &opts.Instance, flags)
+	f.StringVarP(&opts.Selector, "selector", "l", "", "Upgrade every Instance, and typed object, of the package in the namespace "+
+		"whose labels match, one after the other (kudo-ng), rather than --instance")
+	// --instance, or -l.
+	delete(f.Lookup("instance").Annotations, cobra.BashCompOneRequiredFlag)
+	cmd.MarkFlagsOneRequired("instance", "selector")
+	cmd.MarkFlagsMutuallyExclusive("instance", "selector")
 	opts.ParameterOptions.AddFlags(f)
 	opts.PackageOptions.AddFlags(f, "to upgrade to")
 	opts.WriteOptions.AddFlags(f)
@@ -41,9 +50,31 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	return cmd
 }
 
-// Run upgrades (action.Upgrade), says what it changed and, with --wait,
-// waits for the plan the upgrade runs.
+// Run upgrades (action.Upgrade) the Instance, or each of the fleet the
+// selector matches, says what it changed and, with --wait, waits for the
+// plan the upgrade runs.
 func Run(ctx context.Context, cfg action.Config, opts *Options) error {
+	if opts.Selector == "" {
+		return upgrade(ctx, cfg, opts)
+	}
+	fleet, err := opts.Fleet(ctx, cfg, opts.Selector)
+	if err != nil {
+		return err
+	}
+	if len(fleet) == 0 {
+		return fmt.Errorf("no Instance or typed object of the package in namespace %s matches %q", cfg.Namespace, opts.Selector)
+	}
+	for _, name := range fleet {
+		one := *opts
+		one.Instance = name
+		if err := upgrade(ctx, cfg, &one); err != nil {
+			return fmt.Errorf("%s (upgraded before it: those listed above): %w", name, err)
+		}
+	}
+	return nil
+}
+
+func upgrade(ctx context.Context, cfg action.Config, opts *Options) error {
 	change, ov, err := opts.Run(ctx, cfg)
 	if err != nil {
 		return err

@@ -268,3 +268,47 @@ func TestUpgradeInstallsTheDependenciesOfTheNewVersion(t *testing.T) {
 		t.Errorf("the KudoOperator task installs %s %s, want child 0.1.0", spec.Package, spec.OperatorVersion)
 	}
 }
+
+// TestUpgradeAFleetBySelector: -l upgrades each Instance of the package
+// whose labels match, one after the other, and no other.
+func TestUpgradeAFleetBySelector(t *testing.T) {
+	t.Setenv("KUDO_HOME", t.TempDir())
+	ctx := context.Background()
+	c := fake.NewClientBuilder().WithScheme(clientutil.Scheme).
+		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}).Build()
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	cfg := action.NewConfig(c, "default", streams)
+	for _, name := range []string{"blue", "green", "other"} {
+		if err := install.Run(ctx, cfg, &install.Options{Install: action.Install{Package: hello, Instance: name}}); err != nil {
+			t.Fatal(err)
+		}
+		if name != "other" {
+			i := &kudov1beta1.Instance{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, i); err != nil {
+				t.Fatal(err)
+			}
+			i.Labels["fleet"] = "web"
+			if err := c.Update(ctx, i); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	out.Reset()
+	next := version(t, "0.2.0")
+	if err := Run(ctx, cfg, &Options{Upgrade: action.Upgrade{Package: next}, Selector: "fleet=web"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "operator.kudo.dev/hello unchanged\noperatorversion.kudo.dev/hello-1.27.0-0.2.0 created\n" +
+		"instance.kudo.dev/blue upgraded to hello-1.27.0-0.2.0\noperator.kudo.dev/hello unchanged\n" +
+		"operatorversion.kudo.dev/hello-1.27.0-0.2.0 unchanged\ninstance.kudo.dev/green upgraded to hello-1.27.0-0.2.0\n"; out.String() != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	}
+	i := &kudov1beta1.Instance{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "other"}, i); err != nil || i.Spec.OperatorVersion.Name != "hello-1.27.0-0.1.0" {
+		t.Errorf("other runs %s (%v), want it left at 0.1.0", i.Spec.OperatorVersion.Name, err)
+	}
+	err := Run(ctx, cfg, &Options{Upgrade: action.Upgrade{Package: next}, Selector: "fleet=none"})
+	if err == nil || err.Error() != `no Instance or typed object of the package in namespace default matches "fleet=none"` {
+		t.Errorf("an empty fleet: %v", err)
+	}
+}
