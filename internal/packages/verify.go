@@ -158,6 +158,10 @@ type VerifyOptions struct {
 	Values map[string]string
 	// ParamChecks are the rules of package verify --param-checks.
 	ParamChecks ParamChecks
+	// Previous are earlier versions of the package (package verify
+	// --previous), whose typed API the package's may not break
+	// (typedapi.Breaks).
+	Previous []*Package
 	// RenderLimits bound each render of a template; none set:
 	// render.DefaultLimits, the CLI's.
 	RenderLimits render.Limits
@@ -187,6 +191,7 @@ func Verify(p *Package, opts VerifyOptions) *Report {
 	v.templates(opts)
 	v.healthRules()
 	v.typedAPI()
+	v.evolution(opts.Previous)
 	v.unused()
 	v.paramChecks(opts.ParamChecks)
 	return r

@@ -73,6 +73,39 @@ func (v *verifier) conversionRules(parameters []kudov1beta1.Parameter) {
 	}
 }
 
+// evolution checks that the package's typed API breaks nothing previous,
+// earlier versions of it, served: each break is an error here, as install
+// and upgrade refuse it where objects hold a value it breaks.
+func (v *verifier) evolution(previous []*Package) {
+	if len(previous) == 0 || v.hasErrorsIn(ParamsFileName) || v.hasErrorsIn(OperatorFileName) {
+		return
+	}
+	_, next, err := v.p.Convert("default")
+	if err != nil {
+		return
+	}
+	versions := make([]kudov1beta1.OperatorVersion, 0, len(previous))
+	for _, p := range previous {
+		_, ov, err := p.Convert("default")
+		if err != nil {
+			v.r.errorf(OperatorFileName, "", "--previous %s %s: %v", p.Operator.Name, p.Operator.OperatorVersion, err)
+			return
+		}
+		if p.Operator.Name != v.p.Operator.Name {
+			v.r.errorf(OperatorFileName, "name", "--previous names package %s, not %s", p.Operator.Name, v.p.Operator.Name)
+			return
+		}
+		versions = append(versions, *ov)
+	}
+	breaks, err := typedapi.Breaks(versions, next)
+	if err != nil {
+		v.r.errorf(OperatorFileName, "typedAPI.version", "%v", err)
+	}
+	for _, b := range breaks {
+		v.r.errorf(ParamsFileName, "", "typed API: %s: install and upgrade refuse it where objects hold a value it breaks", b)
+	}
+}
+
 func (v *verifier) hasErrorsIn(file string) bool {
 	for _, e := range v.r.Errors {
 		if e.File == file {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -304,5 +305,25 @@ func TestRenderHidesSensitiveValues(t *testing.T) {
 	})
 	if want := "parameter PASSWORD: package render reads no cluster, so no Secret: give the value itself"; err == nil || err.Error() != want {
 		t.Errorf("error = %v, want %q", err, want)
+	}
+}
+
+// TestVerifyRefusesWhatBreaksAPreviousVersionsTypedAPI: examples/ensemble's
+// 0.2.0 converts all of 0.1.0 by its rules; 0.3.0 drops size, which no rule
+// carries.
+func TestVerifyRefusesWhatBreaksAPreviousVersionsTypedAPI(t *testing.T) {
+	ensemble := func(v string) string { return filepath.Join(corpus.Examples(), "ensemble", v, "operator") }
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	opts := &VerifyOptions{Path: ensemble("0.2.0"), Previous: []string{ensemble("0.1.0")}}
+	if err := RunVerify(context.Background(), streams, opts); err != nil {
+		t.Errorf("0.2.0 after 0.1.0: %v\n%s", err, out)
+	}
+	out.Reset()
+	opts = &VerifyOptions{Path: ensemble("0.3.0"), Previous: []string{ensemble("0.1.0"), ensemble("0.2.0")}, Output: "json"}
+	err := RunVerify(context.Background(), streams, opts)
+	want := "params.yaml: typed API: v2 → v3: spec.size: removed in v3, and no rule carries its value (oldName, or conversion.expression) " +
+		"(removed): install and upgrade refuse it where objects hold a value it breaks"
+	if err == nil || !strings.Contains(out.String(), strconv.Quote(want)) {
+		t.Errorf("0.3.0 after 0.2.0: %v\n%s\nwant the error %s", err, out, want)
 	}
 }

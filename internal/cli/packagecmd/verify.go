@@ -27,6 +27,9 @@ type VerifyOptions struct {
 	// in an OCI registry.
 	Keys     []string
 	Registry resolve.Registry
+	// Previous are directories or tarballs of earlier versions of the
+	// package, whose typed API the package's may not break.
+	Previous []string
 }
 
 func newVerifyCmd(streams genericiooptions.IOStreams) *cobra.Command {
@@ -54,6 +57,8 @@ func newVerifyCmd(streams genericiooptions.IOStreams) *cobra.Command {
 		"Additional parameter checks: ["+strings.Join(packages.ParamCheckNames, " ")+"]")
 	f.StringSliceVar(&opts.Keys, "key", nil,
 		"Public keys (PEM, as cosign.pub), one of which must have signed the package in an OCI registry")
+	f.StringSliceVar(&opts.Previous, "previous", nil, "Earlier versions of the package (directories or tarballs), whose typed API "+
+		"the package's may not break: a field removed that no rule carries, a type changed, a new required field, a narrowed enum (kudo-ng)")
 	opts.Registry.AddFlags(f)
 	return cmd
 }
@@ -72,7 +77,15 @@ func RunVerify(ctx context.Context, streams genericiooptions.IOStreams, opts *Ve
 	if err != nil {
 		return err
 	}
-	report := packages.Verify(p, packages.VerifyOptions{KubernetesVersion: opts.KubernetesVersion, ParamChecks: checks})
+	previous := make([]*packages.Package, 0, len(opts.Previous))
+	for _, path := range opts.Previous {
+		prev, err := packages.Read(path)
+		if err != nil {
+			return fmt.Errorf("--previous %s: %w", path, err)
+		}
+		previous = append(previous, prev)
+	}
+	report := packages.Verify(p, packages.VerifyOptions{KubernetesVersion: opts.KubernetesVersion, ParamChecks: checks, Previous: previous})
 	return writeReport(streams.Out, opts.Output, report)
 }
 
