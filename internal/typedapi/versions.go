@@ -311,8 +311,7 @@ func (e Evolution) up(ctx context.Context, obj, spec map[string]any, to int) (
 			}
 		} else if set {
 			if v, err := retype(value, typeOf(before[source]), p.Type, rule.Values); err == nil {
-				_, invertible := invert(rule.Values)
-				converted[field], carried[source], lossy[source] = v, field, !invertible
+				converted[field], carried[source], lossy[source] = v, field, !invertible(rule.Values, value, v, typeOf(before[source]), p.Type)
 				continue
 			}
 		}
@@ -414,25 +413,29 @@ func inverseOf(values map[string]string, was any, t kudov1beta1.ParameterType) m
 	}
 	if was != nil {
 		if s, err := params.Wrap(was, t); err == nil {
-			if to, ok := values[s]; ok {
-				inverse[to] = s
+			to, mapped := values[s]
+			if !mapped {
+				to = s
 			}
+			inverse[to] = s
 		}
 	}
 	return inverse
 }
 
-// invert is the inverse of a rule's values; false when two values map to
-// one, whose way back is not known.
-func invert(values map[string]string) (map[string]string, bool) {
-	inverse := make(map[string]string, len(values))
-	for from, to := range values {
-		if _, twice := inverse[to]; twice {
-			return nil, false
-		}
-		inverse[to] = from
-	}
-	return inverse, true
+// invertible says whether the way back (inverseOf) gives value, of type
+// from, again from converted, the value of type to a rule's values gave
+// it: not when two values map to one, nor when a value no rule maps is one
+// another maps to, nor when a retyping loses what it was ("04" → 4).
+func invertible(values map[string]string, value, converted any, from, to kudov1beta1.ParameterType) bool {
+	back, err := retype(converted, to, from, inverseOf(values, nil, from))
+	return err == nil && equalJSON(back, value)
+}
+
+func equalJSON(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
 func keptFields(obj map[string]any) (map[string]map[string]any, error) {

@@ -42,11 +42,15 @@ func renamedHello() (first, next string) {
 	return first, next
 }
 
-// specAt is a field of a typed object's spec read with kubectl at an API
-// version of its kind.
+// specAt is a field of a typed object's spec, or with field "" the spec,
+// read with kubectl at an API version of its kind.
 func specAt(ns, resource, name, field string) string {
 	GinkgoHelper()
-	out, err := kubectlIn(ns, "", "get", resource, name, "-o", "jsonpath={.spec."+field+"}")
+	path := ".spec"
+	if field != "" {
+		path += "." + field
+	}
+	out, err := kubectlIn(ns, "", "get", resource, name, "-o", "jsonpath={"+path+"}")
 	Expect(err).NotTo(HaveOccurred(), out)
 	return out
 }
