@@ -141,7 +141,7 @@ var _ = Describe("Secret parameters", func() {
 		// test says so.
 		child := ov.DeepCopy()
 		child.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: "db-0.2.0"}
-		child.Spec.Version = "0.2.0"
+		child.Spec.Version = secondVersion
 		child.Spec.Parameters[1].Sensitive = nil
 		child.Spec.Templates["web.yaml"] = webTemplate
 		child.Spec.Tasks = append(child.Spec.Tasks, applyTask("web", "web.yaml"))
@@ -156,7 +156,7 @@ var _ = Describe("Secret parameters", func() {
 				Parameters: []kudov1beta1.Parameter{{Name: "DB_PASSWORD", Required: ptr.To(true), Sensitive: ptr.To(true)}},
 				Templates:  map[string]string{"db-params.yaml": "PASSWORD: {{ .Params.DB_PASSWORD | quote }}\n"},
 				Tasks: []kudov1beta1.Task{{Name: "db", Kind: kudov1beta1.KudoOperatorTaskKind, Spec: kudov1beta1.TaskSpec{
-					KudoOperatorTaskSpec: kudov1beta1.KudoOperatorTaskSpec{Package: "db", OperatorVersion: "0.2.0", ParameterFile: "db-params.yaml"}}}},
+					KudoOperatorTaskSpec: kudov1beta1.KudoOperatorTaskSpec{Package: "db", OperatorVersion: secondVersion, ParameterFile: "db-params.yaml"}}}},
 				Plans: map[string]kudov1beta1.Plan{"deploy": deps, "update": deps},
 			},
 		}
@@ -296,7 +296,7 @@ var _ = Describe("Secret parameters", func() {
 	It("masks a sensitive value set in the spec in the status and in the messages of a step that fails on it", func() {
 		bad := ov.DeepCopy()
 		bad.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: "db-0.2.0"}
-		bad.Spec.Version = "0.2.0"
+		bad.Spec.Version = secondVersion
 		// The API server refuses the label value, and says what it was.
 		bad.Spec.Templates = map[string]string{"credentials.yaml": `apiVersion: v1
 kind: ConfigMap

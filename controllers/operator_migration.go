@@ -54,7 +54,8 @@ type storageMigration struct {
 // migrateStorage takes a step of the migration of the stored objects of
 // the CustomResourceDefinition crd, of the kind names, to its storage
 // version: what the Operator says of it, and how soon to take the next.
-func (r *OperatorReconciler) migrateStorage(ctx context.Context, crd *unstructured.Unstructured, gk schema.GroupKind) (string, time.Duration, error) {
+func (r *OperatorReconciler) migrateStorage(ctx context.Context, crd *unstructured.Unstructured, gk schema.GroupKind) (
+	string, time.Duration, error) {
 	stored, _, _ := unstructured.NestedStringSlice(crd.Object, "status", "storedVersions")
 	storage := storageVersion(crd)
 	m := r.migrations.step(crd.GetName(), stored, storage)

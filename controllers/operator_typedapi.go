@@ -86,8 +86,8 @@ func (r *OperatorReconciler) serveTypedAPI(ctx context.Context, operator *kudov1
 	if err := r.List(ctx, crds); err != nil {
 		return typedAPI{}, err
 	}
-	if refused, err := r.typedAPIRefusal(ctx, operator, names, crds.Items, webhooks.Items); err != nil || refused != "" {
-		return typedAPI{message: refused, requeue: typedAPIRetry}, err
+	if refused := r.typedAPIRefusal(ctx, operator, names, crds.Items, webhooks.Items); refused != "" {
+		return typedAPI{message: refused, requeue: typedAPIRetry}, nil
 	}
 	existing, err := r.ensureCRD(ctx, crd, crds.Items)
 	if err != nil {
@@ -137,18 +137,18 @@ func typedAPIOf(operator *kudov1beta1.Operator, versions []kudov1beta1.OperatorV
 // Operator holds it or its group, or the typed objects' webhook does not
 // admit it; "" when it is.
 func (r *OperatorReconciler) typedAPIRefusal(ctx context.Context, operator *kudov1beta1.Operator, names typedapi.Names,
-	crds []unstructured.Unstructured, webhooks []admissionregistrationv1.ValidatingWebhookConfiguration) (string, error) {
+	crds []unstructured.Unstructured, webhooks []admissionregistrationv1.ValidatingWebhookConfiguration) string {
 	alive := func(key types.NamespacedName) bool {
 		return !apierrors.IsNotFound(r.Get(ctx, key, &kudov1beta1.Operator{}))
 	}
 	if conflict := typedapi.Conflict(names, client.ObjectKeyFromObject(operator), crds, alive); conflict != "" {
-		return "no typed API: " + conflict, nil
+		return "no typed API: " + conflict
 	}
 	if !typedapi.Admitted(names, webhooks) {
 		return fmt.Sprintf("no typed API: webhook %s does not admit the creates and updates of %s: "+
-			"a cluster admin adds the group %s to its rules (docs/typed-apis.md)", typedapi.TypedWebhook, names.CRDName(), names.Group), nil
+			"a cluster admin adds the group %s to its rules (docs/typed-apis.md)", typedapi.TypedWebhook, names.CRDName(), names.Group)
 	}
-	return "", nil
+	return ""
 }
 
 // ensureCRD applies the CustomResourceDefinition when crds, those of the

@@ -3,7 +3,6 @@ package controllers_test
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -48,7 +47,7 @@ func typedOperatorOf(ctx context.Context, ns string, slow bool) (string, typedap
 	ov.Spec.Parameters = append(ov.Spec.Parameters,
 		kudov1beta1.Parameter{Name: "SIZE", Default: ptr.To("small"), Enum: &[]string{"small", "large"}, Description: "How large."},
 		kudov1beta1.Parameter{Name: "ZONE", Default: ptr.To("a"), Immutable: ptr.To(true)},
-		kudov1beta1.Parameter{Name: "REPLICAS", Type: kudov1beta1.IntegerValueType, Default: ptr.To("1")},
+		kudov1beta1.Parameter{Name: replicasParameter, Type: kudov1beta1.IntegerValueType, Default: ptr.To("1")},
 	)
 	Expect(k8sClient.Create(ctx, &kudov1beta1.Operator{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})).To(Succeed())
 	Expect(k8sClient.Create(ctx, ov)).To(Succeed())
@@ -82,6 +81,36 @@ func getTyped(ctx context.Context, g Gomega, names typedapi.Names, key types.Nam
 }
 
 // typedPlan is the status the typed object shows of a plan.
+// nextVersion is the 0.2.0 of typedOperator's operator, serving
+// apiVersion ("": v1, as 0.1.0), with REPLICAS replaced by replicas, or
+// dropped when it is nil.
+func nextVersion(ctx context.Context, ns, operator, apiVersion string, replicas *kudov1beta1.Parameter) *kudov1beta1.OperatorVersion {
+	GinkgoHelper()
+	first := &kudov1beta1.OperatorVersion{}
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: operator + "-0.1.0"}, first)).To(Succeed())
+	next := &kudov1beta1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: operator + "-0.2.0"}, Spec: first.Spec}
+	next.Spec.Version = secondVersion
+	if apiVersion != "" {
+		next.Spec.TypedAPI = &kudov1beta1.TypedAPI{Version: apiVersion}
+	}
+	next.Spec.Parameters = nil
+	for _, p := range first.Spec.Parameters {
+		switch {
+		case p.Name != replicasParameter:
+			next.Spec.Parameters = append(next.Spec.Parameters, p)
+		case replicas != nil:
+			next.Spec.Parameters = append(next.Spec.Parameters, *replicas)
+		}
+	}
+	return next
+}
+
+// secondVersion is the version a spec upgrades to.
+const secondVersion = "0.2.0"
+
+// replicasParameter is typedOperator's integer parameter.
+const replicasParameter = "REPLICAS"
+
 // storedVersions are the versions the kind's CustomResourceDefinition
 // says objects are stored in.
 func storedVersions(ctx context.Context, g Gomega, names typedapi.Names) []any {
@@ -134,7 +163,7 @@ var _ = Describe("Typed APIs", func() {
 		// it runs, which the cluster-wide kind does not write (issue 62).
 		Expect(instance.Spec.Parameters).To(HaveKeyWithValue("GREETING", "hi"))
 		Expect(instance.Spec.Parameters).NotTo(HaveKey("SIZE"))
-		Expect(instance.Spec.Parameters).NotTo(HaveKey("REPLICAS"))
+		Expect(instance.Spec.Parameters).NotTo(HaveKey(replicasParameter))
 		Expect(instance.Spec.OperatorVersion.Name).To(Equal(operator + "-0.1.0"))
 		owner := metav1.GetControllerOf(instance)
 		Expect(owner).NotTo(BeNil())
@@ -154,9 +183,9 @@ var _ = Describe("Typed APIs", func() {
 		}).Should(Succeed())
 
 		By("an integer field is an integer, and the Instance holds its text")
-		Expect(k8sClient.Patch(ctx, typedtest.Object(names, ns, "t", map[string]any{"REPLICAS": 3}), client.Merge)).To(Succeed())
+		Expect(k8sClient.Patch(ctx, typedtest.Object(names, ns, "t", map[string]any{replicasParameter: 3}), client.Merge)).To(Succeed())
 		Eventually(func(g Gomega) {
-			g.Expect(getInstance(ctx, g, key).Spec.Parameters).To(HaveKeyWithValue("REPLICAS", "3"))
+			g.Expect(getInstance(ctx, g, key).Spec.Parameters).To(HaveKeyWithValue(replicasParameter, "3"))
 		}).Should(Succeed())
 	})
 
@@ -238,7 +267,7 @@ var _ = Describe("Typed APIs", func() {
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
 		Expect(err.Error()).To(ContainSubstring(`spec.SIZE: Unsupported value: "huge": supported values: "small", "large"`))
 
-		err = k8sClient.Create(ctx, typedtest.Object(names, ns, "bad", map[string]any{"REPLICAS": "three"}))
+		err = k8sClient.Create(ctx, typedtest.Object(names, ns, "bad", map[string]any{replicasParameter: "three"}))
 		Expect(err).To(MatchError(ContainSubstring(`spec.REPLICAS: Invalid value: "string": spec.REPLICAS in body must be of type integer`)))
 
 		Expect(k8sClient.Create(ctx, typedtest.Object(names, ns, "t", map[string]any{"ZONE": "b"}))).To(Succeed())
@@ -356,24 +385,15 @@ var _ = Describe("Typed APIs", func() {
 		ns := newNamespace(ctx)
 		name, names := typedOperator(ctx, ns)
 		key := types.NamespacedName{Namespace: ns, Name: "t"}
-		Expect(k8sClient.Create(ctx, typedtest.Object(names, ns, "t", map[string]any{"REPLICAS": int64(4)}))).To(Succeed())
+		Expect(k8sClient.Create(ctx, typedtest.Object(names, ns, "t", map[string]any{replicasParameter: int64(4)}))).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(typedPlan(g, getTyped(ctx, g, names, key), "deploy")).To(Equal("COMPLETE"))
 		}).Should(Succeed())
-		// 0.2.0 renames REPLICAS to COUNT.
-		first := &kudov1beta1.OperatorVersion{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-0.1.0"}, first)).To(Succeed())
-		const next = "0.2.0"
-		// Admission refuses the rename in place, which the object's value
-		// would not survive, unless accepted knowingly.
-		renamed := &kudov1beta1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-" + next,
-			Annotations: map[string]string{typedapi.AcceptBreakingChangesAnnotation: "true"}}, Spec: first.Spec}
-		renamed.Spec.Version = next
-		for i, p := range renamed.Spec.Parameters {
-			if p.Name == "REPLICAS" {
-				renamed.Spec.Parameters[i] = kudov1beta1.Parameter{Name: "COUNT", Type: kudov1beta1.IntegerValueType, Default: ptr.To("2")}
-			}
-		}
+		// 0.2.0 renames REPLICAS to COUNT, in place. Admission refuses it,
+		// which the object's value would not survive, unless accepted
+		// knowingly.
+		renamed := nextVersion(ctx, ns, name, "", &kudov1beta1.Parameter{Name: "COUNT", Type: kudov1beta1.IntegerValueType, Default: ptr.To("2")})
+		renamed.Annotations = map[string]string{typedapi.AcceptBreakingChangesAnnotation: "true"}
 		Expect(k8sClient.Create(ctx, renamed)).To(Succeed())
 		// Until its kind has the field, the API server prunes it.
 		Eventually(func(g Gomega) {
@@ -392,9 +412,9 @@ var _ = Describe("Typed APIs", func() {
 		i := &kudov1beta1.Instance{}
 		Expect(k8sClient.Get(ctx, key, i)).To(Succeed())
 		Expect(i.Spec.OperatorVersion.Name).To(Equal(name+"-0.1.0"), "the refused upgrade changed nothing")
-		Expect(i.Spec.Parameters).To(HaveKeyWithValue("REPLICAS", "4"))
+		Expect(i.Spec.Parameters).To(HaveKeyWithValue(replicasParameter, "4"))
 
-		moved := map[string]any{"operatorVersion": renamed.Name, "COUNT": int64(4), "REPLICAS": nil}
+		moved := map[string]any{"operatorVersion": renamed.Name, "COUNT": int64(4), replicasParameter: nil}
 		Expect(k8sClient.Patch(ctx, typedtest.Object(names, ns, "t", moved), client.Merge)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, key, i)).To(Succeed())
@@ -408,21 +428,14 @@ var _ = Describe("Typed APIs", func() {
 		ns := newNamespace(ctx)
 		name, v1 := typedOperator(ctx, ns)
 		key := types.NamespacedName{Namespace: ns, Name: "t"}
-		Expect(k8sClient.Create(ctx, typedtest.Object(v1, ns, "t", map[string]any{"REPLICAS": int64(4)}))).To(Succeed())
+		Expect(k8sClient.Create(ctx, typedtest.Object(v1, ns, "t", map[string]any{replicasParameter: int64(4)}))).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(typedPlan(g, getTyped(ctx, g, v1, key), "deploy")).To(Equal("COMPLETE"))
 		}).Should(Succeed())
 
 		// 0.2.0 serves v2, where REPLICAS is COUNT.
-		first := &kudov1beta1.OperatorVersion{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-0.1.0"}, first)).To(Succeed())
-		renamed := &kudov1beta1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-0.2.0"}, Spec: first.Spec}
-		renamed.Spec.Version, renamed.Spec.TypedAPI = "0.2.0", &kudov1beta1.TypedAPI{Version: "v2"}
-		for i, p := range renamed.Spec.Parameters {
-			if p.Name == "REPLICAS" {
-				renamed.Spec.Parameters[i] = kudov1beta1.Parameter{Name: "COUNT", Type: kudov1beta1.IntegerValueType, Default: ptr.To("2"), OldName: "REPLICAS"}
-			}
-		}
+		renamed := nextVersion(ctx, ns, name, "v2", &kudov1beta1.Parameter{Name: "COUNT", Type: kudov1beta1.IntegerValueType,
+			Default: ptr.To("2"), OldName: replicasParameter})
 		Expect(k8sClient.Create(ctx, renamed)).To(Succeed())
 		v2 := v1
 		v2.Version = "v2"
@@ -440,17 +453,17 @@ var _ = Describe("Typed APIs", func() {
 
 		By("reading the object at both versions")
 		Expect(getTyped(ctx, Default, v2, key).Object["spec"]).To(HaveKeyWithValue("COUNT", BeEquivalentTo(4)))
-		Expect(getTyped(ctx, Default, v1, key).Object["spec"]).To(HaveKeyWithValue("REPLICAS", BeEquivalentTo(4)))
+		Expect(getTyped(ctx, Default, v1, key).Object["spec"]).To(HaveKeyWithValue(replicasParameter, BeEquivalentTo(4)))
 		i := &kudov1beta1.Instance{}
 		Expect(k8sClient.Get(ctx, key, i)).To(Succeed())
 		Expect(i.Spec.OperatorVersion.Name).To(Equal(name+"-0.1.0"), "a new OperatorVersion is no upgrade")
-		Expect(i.Spec.Parameters).To(HaveKeyWithValue("REPLICAS", "4"))
+		Expect(i.Spec.Parameters).To(HaveKeyWithValue(replicasParameter, "4"))
 
 		By("migrating the stored objects to v2")
 		Eventually(func(g Gomega) {
 			g.Expect(storedVersions(ctx, g, v1)).To(Equal([]any{"v2"}))
 		}).Should(Succeed())
-		Expect(getTyped(ctx, Default, v1, key).Object["spec"]).To(HaveKeyWithValue("REPLICAS", BeEquivalentTo(4)))
+		Expect(getTyped(ctx, Default, v1, key).Object["spec"]).To(HaveKeyWithValue(replicasParameter, BeEquivalentTo(4)))
 
 		By("running an object written at v2 that runs 0.1.0 with the value read at v1")
 		Expect(k8sClient.Create(ctx, typedtest.Object(v2, ns, "u", map[string]any{
@@ -458,7 +471,7 @@ var _ = Describe("Typed APIs", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "u"}, i)).To(Succeed())
 			g.Expect(i.Spec.OperatorVersion.Name).To(Equal(name + "-0.1.0"))
-			g.Expect(i.Spec.Parameters).To(HaveKeyWithValue("REPLICAS", "3"))
+			g.Expect(i.Spec.Parameters).To(HaveKeyWithValue(replicasParameter, "3"))
 		}).Should(Succeed())
 
 		By("upgrading: COUNT carries the value REPLICAS had")
@@ -471,24 +484,16 @@ var _ = Describe("Typed APIs", func() {
 			g.Expect(obj.Object["status"]).To(HaveKeyWithValue("operatorVersion", renamed.Name))
 			g.Expect(typedReady(g, obj)).To(Equal(metav1.ConditionTrue))
 		}).Should(Succeed())
-		Expect(getTyped(ctx, Default, v1, key).Object["spec"]).To(HaveKeyWithValue("REPLICAS", BeEquivalentTo(4)))
+		Expect(getTyped(ctx, Default, v1, key).Object["spec"]).To(HaveKeyWithValue(replicasParameter, BeEquivalentTo(4)))
 	})
 
 	It("migrates the stored objects to a new storage version, a page at a time, and finishes after a restart mid-way (issue 65)", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
 		name, v1 := typedOperator(ctx, ns)
 		for n := int64(1); n <= 3; n++ {
-			Expect(k8sClient.Create(ctx, typedtest.Object(v1, ns, fmt.Sprint("t", n), map[string]any{"REPLICAS": n}))).To(Succeed())
+			Expect(k8sClient.Create(ctx, typedtest.Object(v1, ns, fmt.Sprint("t", n), map[string]any{replicasParameter: n}))).To(Succeed())
 		}
-		first := &kudov1beta1.OperatorVersion{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-0.1.0"}, first)).To(Succeed())
-		renamed := &kudov1beta1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-0.2.0"}, Spec: first.Spec}
-		renamed.Spec.Version, renamed.Spec.TypedAPI = "0.2.0", &kudov1beta1.TypedAPI{Version: "v2"}
-		for i, p := range renamed.Spec.Parameters {
-			if p.Name == "REPLICAS" {
-				renamed.Spec.Parameters[i] = kudov1beta1.Parameter{Name: "COUNT", Type: kudov1beta1.IntegerValueType, OldName: "REPLICAS"}
-			}
-		}
+		renamed := nextVersion(ctx, ns, name, "v2", &kudov1beta1.Parameter{Name: "COUNT", Type: kudov1beta1.IntegerValueType, OldName: replicasParameter})
 		Expect(k8sClient.Create(ctx, renamed)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(storedVersions(ctx, g, v1)).To(Equal([]any{"v2"}))
@@ -525,7 +530,7 @@ var _ = Describe("Typed APIs", func() {
 		for n := int64(1); n <= 3; n++ {
 			key := types.NamespacedName{Namespace: ns, Name: fmt.Sprint("t", n)}
 			Expect(getTyped(ctx, Default, v2, key).Object["spec"]).To(HaveKeyWithValue("COUNT", n))
-			Expect(getTyped(ctx, Default, v1, key).Object["spec"]).To(HaveKeyWithValue("REPLICAS", n))
+			Expect(getTyped(ctx, Default, v1, key).Object["spec"]).To(HaveKeyWithValue(replicasParameter, n))
 		}
 	})
 
@@ -533,12 +538,8 @@ var _ = Describe("Typed APIs", func() {
 		"accepted knowingly with the annotation (issue 65)", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
 		name, names := typedOperator(ctx, ns)
-		Expect(k8sClient.Create(ctx, typedtest.Object(names, ns, "t", map[string]any{"REPLICAS": int64(4)}))).To(Succeed())
-		first := &kudov1beta1.OperatorVersion{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-0.1.0"}, first)).To(Succeed())
-		dropped := &kudov1beta1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-0.2.0"}, Spec: first.Spec}
-		dropped.Spec.Version, dropped.Spec.TypedAPI = "0.2.0", &kudov1beta1.TypedAPI{Version: "v2"}
-		dropped.Spec.Parameters = slices.DeleteFunc(slices.Clone(first.Spec.Parameters), func(p kudov1beta1.Parameter) bool { return p.Name == "REPLICAS" })
+		Expect(k8sClient.Create(ctx, typedtest.Object(names, ns, "t", map[string]any{replicasParameter: int64(4)}))).To(Succeed())
+		dropped := nextVersion(ctx, ns, name, "v2", nil)
 		err := k8sClient.Create(ctx, dropped)
 		Expect(err).To(MatchError(ContainSubstring(fmt.Sprintf("OperatorVersion %s would break the typed API %s", dropped.Name, names.CRDName()))))
 		Expect(err).To(MatchError(ContainSubstring("v1 → v2: spec.REPLICAS: removed in v2, and no rule carries its value " +

@@ -24,7 +24,8 @@ type ValueExpression struct {
 // estimated on the largest object there can be within EstimatedCostLimit.
 func NewValueExpression(field, source string) (*ValueExpression, error) {
 	if len(source) > MaxExpressionBytes {
-		return nil, &FieldError{field, fmt.Sprintf("the expression has %d bytes, more than the %d an expression may", len(source), MaxExpressionBytes)}
+		return nil, &FieldError{field, fmt.Sprintf("the expression has %d bytes, more than the %d an expression may",
+			len(source), MaxExpressionBytes)}
 	}
 	checked, issues := dynamicEnv.Compile(source)
 	if issues.Err() != nil {
