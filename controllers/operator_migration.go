@@ -46,6 +46,9 @@ type storageMigrations struct {
 }
 
 type storageMigration struct {
+	// storage is the version it migrates to: one that changes again starts
+	// the migration over.
+	storage  string
 	seen     time.Time
 	next     string
 	migrated int64
@@ -58,7 +61,8 @@ func (r *OperatorReconciler) migrateStorage(ctx context.Context, crd *unstructur
 	string, time.Duration, error) {
 	stored, _, _ := unstructured.NestedStringSlice(crd.Object, "status", "storedVersions")
 	storage := storageVersion(crd)
-	m := r.migrations.step(crd.GetName(), stored, storage)
+	key := crd.GetName()
+	m := r.migrations.step(key, stored, storage)
 	if m == nil {
 		return "", 0, nil
 	}
@@ -74,7 +78,7 @@ func (r *OperatorReconciler) migrateStorage(ctx context.Context, crd *unstructur
 	list.SetGroupVersionKind(gk.WithVersion(storage).GroupVersion().WithKind(gk.Kind + "List"))
 	err := r.APIReader.List(ctx, list, client.Limit(page), client.Continue(m.next))
 	if apierrors.IsResourceExpired(err) {
-		r.migrations.restart(crd.GetName())
+		r.migrations.restart(key)
 		return fmt.Sprintf("migrating the stored objects of %s from %s to %s: starting over", crd.GetName(), old, storage), migrationPause, nil
 	}
 	if err != nil {
@@ -87,7 +91,7 @@ func (r *OperatorReconciler) migrateStorage(ctx context.Context, crd *unstructur
 				gk.Kind, list.Items[i].GetNamespace(), list.Items[i].GetName(), err), migrationRetry, nil
 		}
 	}
-	done := r.migrations.advance(crd.GetName(), list.GetContinue(), int64(len(list.Items)))
+	done := r.migrations.advance(key, list.GetContinue(), int64(len(list.Items)))
 	if list.GetContinue() != "" {
 		remaining := int64(0)
 		if list.GetRemainingItemCount() != nil {
@@ -103,7 +107,7 @@ func (r *OperatorReconciler) migrateStorage(ctx context.Context, crd *unstructur
 	if err := r.Status().Patch(ctx, patched, client.MergeFromWithOptions(crd, client.MergeFromWithOptimisticLock{})); err != nil {
 		return "", 0, err
 	}
-	r.migrations.finish(crd.GetName())
+	r.migrations.finish(key)
 	ctrl.LoggerFrom(ctx).Info("Migrated the stored objects of a typed API", "crd", crd.GetName(), "from", old, "to", storage, "objects", done)
 	return fmt.Sprintf("%d stored objects migrated from %s to %s", done, old, storage), 0, nil
 }
@@ -134,8 +138,8 @@ func (s *storageMigrations) step(crd string, stored []string, storage string) *s
 		s.underway = map[string]*storageMigration{}
 	}
 	m := s.underway[crd]
-	if m == nil {
-		m = &storageMigration{seen: time.Now()}
+	if m == nil || m.storage != storage {
+		m = &storageMigration{storage: storage, seen: time.Now()}
 		s.underway[crd] = m
 	}
 	copied := *m

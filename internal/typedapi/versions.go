@@ -237,13 +237,11 @@ func (e Evolution) names() []string {
 // no value. It returns where each field went.
 func (e Evolution) step(ctx context.Context, obj map[string]any, from, to int) (map[string]string, error) {
 	spec, _ := obj["spec"].(map[string]any)
-	kept, err := keptFields(obj)
-	if err != nil {
-		return nil, err
-	}
+	kept := keptFields(obj)
 	var converted map[string]any
 	var carried map[string]string
 	var lossy map[string]bool
+	var err error
 	if to > from {
 		converted, carried, lossy, err = e.up(ctx, obj, spec, to)
 	} else {
@@ -298,11 +296,10 @@ func (e Evolution) up(ctx context.Context, obj, spec map[string]any, to int) (
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			v, ok, err := x.Eval(ctx, obj)
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			if ok && v != nil {
+			// An object's values are its writer's: an expression that fails
+			// on them, or runs out of its bounds, gives no value, and the
+			// annotation keeps the value it was given.
+			if v, ok, err := x.Eval(ctx, obj); err == nil && ok && v != nil {
 				converted[field] = v
 				if set {
 					carried[source], lossy[source] = field, rule.Reverse == ""
@@ -347,11 +344,7 @@ func (e Evolution) down(ctx context.Context, obj, spec map[string]any, from int,
 			if err != nil {
 				return nil, nil, err
 			}
-			v, ok, err := x.Eval(ctx, obj)
-			if err != nil {
-				return nil, nil, err
-			}
-			if ok && v != nil {
+			if v, ok, err := x.Eval(ctx, obj); err == nil && ok && v != nil {
 				converted[source] = v
 				if set {
 					carried[field] = source
@@ -438,16 +431,19 @@ func equalJSON(a, b any) bool {
 	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
-func keptFields(obj map[string]any) (map[string]map[string]any, error) {
+// keptFields are the fields the annotation keeps, by version. Its writer
+// may write anything there: what is not such an object is dropped, since
+// one object that does not convert fails a list of all.
+func keptFields(obj map[string]any) map[string]map[string]any {
 	kept := map[string]map[string]any{}
 	metadata, _ := obj["metadata"].(map[string]any)
 	annotations, _ := metadata["annotations"].(map[string]any)
 	if s, _ := annotations[KeptFieldsAnnotation].(string); s != "" {
 		if err := json.Unmarshal([]byte(s), &kept); err != nil {
-			return nil, fmt.Errorf("annotation %s: %w", KeptFieldsAnnotation, err)
+			return map[string]map[string]any{}
 		}
 	}
-	return kept, nil
+	return kept
 }
 
 func setKeptFields(obj map[string]any, kept map[string]map[string]any) error {

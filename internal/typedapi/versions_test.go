@@ -288,3 +288,21 @@ func FuzzARoundTripKeepsEveryField(f *testing.F) {
 		}
 	})
 }
+
+// TestATenantsObjectAlwaysConverts: one object that fails to convert fails
+// the list of all the kind's objects, everyone's: what its writer puts in
+// it — a value an expression cannot read, an annotation that is not the
+// kept fields — converts, the value kept.
+func TestATenantsObjectAlwaysConverts(t *testing.T) {
+	e := evolution(t, ov("0.1.0", "v1", kudov1beta1.Parameter{Name: "memory"}), ov("0.2.0", "v2", kudov1beta1.Parameter{Name: "memoryMiB",
+		Type: "integer", OldName: "memory", Conversion: &kudov1beta1.ParameterConversion{Expression: "int(spec.memory.replace('Mi', ''))"}}))
+	obj := object(t, "v1", `{"memory":"lots"}`)
+	obj["metadata"].(map[string]any)["annotations"] = map[string]any{typedapi.KeptFieldsAnnotation: "{not json"}
+	up := convert(t, e, obj, "v1", "v2")
+	if spec, kept := specAndKept(t, up.Object); spec != `{}` || kept != `{"v1":{"memory":"lots"}}` {
+		t.Errorf("v2: spec %s, kept %q; want no value, memory kept", spec, kept)
+	}
+	if spec, _ := specAndKept(t, convert(t, e, up.Object, "v2", "v1").Object); spec != `{"memory":"lots"}` {
+		t.Errorf("back at v1: %s", spec)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,10 +21,16 @@ import (
 	"github.com/kudo-ng/kudo/internal/typedapi"
 )
 
-// MaxConversionReviewBytes bounds the body of a conversion request: the API
-// server sends the objects of a list in one, each at most the 1.5 MiB etcd
-// stores.
-const MaxConversionReviewBytes = 64 << 20
+// Bounds of a conversion request. The API server sends the objects of a
+// list in one, each at most the 1.5 MiB etcd stores, and waits 30 seconds
+// for the answer: the rules' expressions of all its objects run within
+// ConversionBudget, past which an expression gives no value (its object's
+// value is kept in its annotation), so that no writer of objects can make
+// a list of the kind fail for everyone.
+const (
+	MaxConversionReviewBytes = 64 << 20
+	ConversionBudget         = 10 * time.Second
+)
 
 // Conversions is the conversion webhook of the typed APIs with more than
 // one version (docs/typed-apis.md): it converts their objects between
@@ -48,7 +55,9 @@ func (c *Conversions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	response := &apiextensionsv1.ConversionResponse{UID: review.Request.UID, Result: metav1.Status{Status: metav1.StatusSuccess}}
-	converted, err := c.convert(r.Context(), review.Request)
+	ctx, cancel := context.WithTimeout(r.Context(), ConversionBudget)
+	defer cancel()
+	converted, err := c.convert(ctx, review.Request)
 	if err != nil {
 		ctrl.LoggerFrom(r.Context()).Info("A conversion failed", "reason", err.Error())
 		response.Result = metav1.Status{Status: metav1.StatusFailure, Message: err.Error()}
