@@ -104,7 +104,9 @@ func (r *OperatorReconciler) migrateStorage(ctx context.Context, crd *unstructur
 	if err := unstructured.SetNestedStringSlice(patched.Object, []string{storage}, "status", "storedVersions"); err != nil {
 		return "", 0, err
 	}
-	if err := r.Status().Patch(ctx, patched, client.MergeFromWithOptions(crd, client.MergeFromWithOptimisticLock{})); err != nil {
+	// Were the storage version to change meanwhile, the API server refuses
+	// storedVersions without it.
+	if err := patchStatus(ctx, r.Client, crd, patched); err != nil {
 		return "", 0, err
 	}
 	r.migrations.finish(key)

@@ -65,6 +65,7 @@ func (c *Conversions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		response.ConvertedObjects = converted
 	}
 	review.Request, review.Response = nil, response
+	review.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("ConversionReview"))
 	w.Header().Set("Content-Type", "application/json")
 	if err := json.NewEncoder(w).Encode(review); err != nil {
 		ctrl.LoggerFrom(r.Context()).Error(err, "Writing a conversion response")
