@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -194,7 +195,7 @@ func (e Evolution) Convert(ctx context.Context, obj map[string]any, group, from,
 	if i < 0 || j < 0 {
 		return nil, fmt.Errorf("no conversion from %s to %s: the versions served are %s", from, to, strings.Join(e.names(), ", "))
 	}
-	out := deepCopy(obj)
+	out := runtime.DeepCopyJSON(obj)
 	carried := map[string]string{}
 	spec, _ := out["spec"].(map[string]any)
 	for f := range spec {
@@ -471,42 +472,4 @@ func setKeptFields(obj map[string]any, kept map[string]map[string]any) error {
 	}
 	annotations[KeptFieldsAnnotation] = string(b)
 	return nil
-}
-
-// deepCopy copies a JSON object; its numbers decoded by encoding/json or
-// by Kubernetes' decoder alike.
-func deepCopy(obj map[string]any) map[string]any {
-	b, err := json.Marshal(obj)
-	if err != nil {
-		panic(err) // a JSON object marshals
-	}
-	out := map[string]any{}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&out); err != nil {
-		panic(err)
-	}
-	return numbers(out).(map[string]any)
-}
-
-// numbers gives JSON numbers as Kubernetes' decoder does: int64 when whole,
-// float64 else.
-func numbers(v any) any {
-	switch v := v.(type) {
-	case json.Number:
-		if i, err := v.Int64(); err == nil {
-			return i
-		}
-		f, _ := v.Float64()
-		return f
-	case []any:
-		for i := range v {
-			v[i] = numbers(v[i])
-		}
-	case map[string]any:
-		for k := range v {
-			v[k] = numbers(v[k])
-		}
-	}
-	return v
 }
