@@ -159,16 +159,22 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
 func compile(env *cel.Env, field, source string) (*cel.Ast, error) {
 	checked, issues := env.Compile(source)
 	if issues.Err() != nil {
-		messages := make([]string, len(issues.Errors()))
-		for n, e := range issues.Errors() {
-			messages[n] = fmt.Sprintf("%s (column %d)", e.Message, e.Location.Column()+1)
-		}
-		return nil, &FieldError{field, strings.Join(messages, "; ")}
+		return nil, &FieldError{field, issueMessages(issues)}
 	}
 	if out := checked.OutputType(); !out.IsExactType(cel.BoolType) && !out.IsExactType(cel.DynType) {
 		return nil, &FieldError{field, fmt.Sprintf("the expression gives a %s, not a bool", out)}
 	}
 	return checked, nil
+}
+
+// issueMessages are a compilation's errors on one line, each with its
+// column.
+func issueMessages(issues *cel.Issues) string {
+	messages := make([]string, len(issues.Errors()))
+	for n, e := range issues.Errors() {
+		messages[n] = fmt.Sprintf("%s (column %d)", e.Message, e.Location.Column()+1)
+	}
+	return strings.Join(messages, "; ")
 }
 
 // envOptions are Flux's: the same extensions, so that expressions from its

@@ -29,7 +29,7 @@ func NewValueExpression(field, source string) (*ValueExpression, error) {
 	}
 	checked, issues := dynamicEnv.Compile(source)
 	if issues.Err() != nil {
-		return nil, &FieldError{field, issues.Err().Error()}
+		return nil, &FieldError{field, issueMessages(issues)}
 	}
 	if err := estimatedCost(dynamicEnv, checked, field); err != nil {
 		return nil, err

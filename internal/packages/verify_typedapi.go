@@ -66,7 +66,7 @@ func (v *verifier) conversionRules(parameters []kudov1beta1.Parameter) {
 			if x[1] == "" {
 				continue
 			}
-			if _, err := healthrule.NewValueExpression(fmt.Sprintf("parameter %s: conversion.%s", p.Name, x[0]), x[1]); err != nil {
+			if _, err := healthrule.NewValueExpression("parameter "+p.Name, x[1]); err != nil {
 				v.r.errorf(ParamsFileName, field+".conversion."+x[0], "%v", err)
 			}
 		}
