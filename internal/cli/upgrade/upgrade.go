@@ -19,8 +19,10 @@ type Options struct {
 	action.Upgrade
 	action.WaitOptions
 	// Selector upgrades a fleet: every Instance, or typed object, of the
-	// package in the namespace whose labels match, rather than --instance.
-	Selector string
+	// package in the namespace whose labels match, rather than --instance;
+	// BySelector says it was given ("" matches every one).
+	Selector   string
+	BySelector bool
 }
 
 // NewCmd returns the upgrade command.
@@ -34,11 +36,12 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 			opts.Package = args[0]
 			return Run(ctx, cfg, opts)
 		}),
+		PreRun: func(cmd *cobra.Command, _ []string) { opts.BySelector = cmd.Flags().Changed("selector") },
 	}
 	f := cmd.Flags()
 	clientutil.InstanceFlag(cmd, &opts.Instance, flags)
 	f.StringVarP(&opts.Selector, "selector", "l", "", "Upgrade every Instance, and typed object, of the package in the namespace "+
-		"whose labels match, one after the other (kudo-ng), rather than --instance")
+		"whose labels match, one after the other (kudo-ng; -l '' upgrades every one), rather than --instance")
 	// --instance, or -l.
 	delete(f.Lookup("instance").Annotations, cobra.BashCompOneRequiredFlag)
 	cmd.MarkFlagsOneRequired("instance", "selector")
@@ -54,7 +57,7 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 // selector matches, says what it changed and, with --wait, waits for the
 // plan the upgrade runs.
 func Run(ctx context.Context, cfg action.Config, opts *Options) error {
-	if opts.Selector == "" {
+	if !opts.BySelector {
 		return upgrade(ctx, cfg, opts)
 	}
 	fleet, err := opts.Fleet(ctx, cfg, opts.Selector)

@@ -295,7 +295,7 @@ func TestUpgradeAFleetBySelector(t *testing.T) {
 	}
 	out.Reset()
 	next := version(t, "0.2.0")
-	if err := Run(ctx, cfg, &Options{Upgrade: action.Upgrade{Package: next}, Selector: "fleet=web"}); err != nil {
+	if err := Run(ctx, cfg, &Options{Upgrade: action.Upgrade{Package: next}, Selector: "fleet=web", BySelector: true}); err != nil {
 		t.Fatal(err)
 	}
 	if want := "operator.kudo.dev/hello unchanged\noperatorversion.kudo.dev/hello-1.27.0-0.2.0 created\n" +
@@ -307,8 +307,17 @@ func TestUpgradeAFleetBySelector(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "other"}, i); err != nil || i.Spec.OperatorVersion.Name != "hello-1.27.0-0.1.0" {
 		t.Errorf("other runs %s (%v), want it left at 0.1.0", i.Spec.OperatorVersion.Name, err)
 	}
-	err := Run(ctx, cfg, &Options{Upgrade: action.Upgrade{Package: next}, Selector: "fleet=none"})
+	err := Run(ctx, cfg, &Options{Upgrade: action.Upgrade{Package: next}, Selector: "fleet=none", BySelector: true})
 	if err == nil || err.Error() != `no Instance or typed object of the package in namespace default matches "fleet=none"` {
 		t.Errorf("an empty fleet: %v", err)
+	}
+	out.Reset()
+	if err := Run(ctx, cfg, &Options{Upgrade: action.Upgrade{Package: version(t, "0.3.0")}, BySelector: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"blue", "green", "other"} {
+		if want := "instance.kudo.dev/" + name + " upgraded to hello-1.27.0-0.3.0\n"; !strings.Contains(out.String(), want) {
+			t.Errorf("-l '' upgrades every Instance of the package: no %q in\n%s", want, out)
+		}
 	}
 }
