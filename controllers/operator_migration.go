@@ -55,7 +55,7 @@ type storageMigration struct {
 }
 
 // migrateStorage takes a step of the migration of the stored objects of
-// the CustomResourceDefinition crd, of the kind names, to its storage
+// the CustomResourceDefinition crd, of the kind gk, to its storage
 // version: what the Operator says of it, and how soon to take the next.
 func (r *OperatorReconciler) migrateStorage(ctx context.Context, crd *unstructured.Unstructured, gk schema.GroupKind) (
 	string, time.Duration, error) {
