@@ -68,7 +68,14 @@ func typedOperatorOf(ctx context.Context, ns string, slow bool) (string, typedap
 // its deploy plan to complete.
 func createDeployed(ctx context.Context, names typedapi.Names, key types.NamespacedName) {
 	GinkgoHelper()
-	Expect(k8sClient.Create(ctx, typedtest.Object(names, key.Namespace, key.Name, map[string]any{}))).To(Succeed())
+	createDeployedWith(ctx, names, key, map[string]any{})
+}
+
+// createDeployedWith creates a typed object with spec and waits for its
+// deploy plan to complete.
+func createDeployedWith(ctx context.Context, names typedapi.Names, key types.NamespacedName, spec map[string]any) {
+	GinkgoHelper()
+	Expect(k8sClient.Create(ctx, typedtest.Object(names, key.Namespace, key.Name, spec))).To(Succeed())
 	Eventually(func(g Gomega) {
 		g.Expect(typedPlan(g, getTyped(ctx, g, names, key), "deploy")).To(Equal("COMPLETE"))
 	}).Should(Succeed())
@@ -385,10 +392,7 @@ var _ = Describe("Typed APIs", func() {
 		ns := newNamespace(ctx)
 		name, names := typedOperator(ctx, ns)
 		key := types.NamespacedName{Namespace: ns, Name: "t"}
-		Expect(k8sClient.Create(ctx, typedtest.Object(names, ns, "t", map[string]any{replicasParameter: int64(4)}))).To(Succeed())
-		Eventually(func(g Gomega) {
-			g.Expect(typedPlan(g, getTyped(ctx, g, names, key), "deploy")).To(Equal("COMPLETE"))
-		}).Should(Succeed())
+		createDeployedWith(ctx, names, key, map[string]any{replicasParameter: int64(4)})
 		// 0.2.0 renames REPLICAS to COUNT, in place. Admission refuses it,
 		// which the object's value would not survive, unless accepted
 		// knowingly.
@@ -428,10 +432,7 @@ var _ = Describe("Typed APIs", func() {
 		ns := newNamespace(ctx)
 		name, v1 := typedOperator(ctx, ns)
 		key := types.NamespacedName{Namespace: ns, Name: "t"}
-		Expect(k8sClient.Create(ctx, typedtest.Object(v1, ns, "t", map[string]any{replicasParameter: int64(4)}))).To(Succeed())
-		Eventually(func(g Gomega) {
-			g.Expect(typedPlan(g, getTyped(ctx, g, v1, key), "deploy")).To(Equal("COMPLETE"))
-		}).Should(Succeed())
+		createDeployedWith(ctx, v1, key, map[string]any{replicasParameter: int64(4)})
 
 		// 0.2.0 serves v2, where REPLICAS is COUNT.
 		renamed := nextVersion(ctx, ns, name, "v2", &kudov1beta1.Parameter{Name: "COUNT", Type: kudov1beta1.IntegerValueType,

@@ -157,8 +157,8 @@ func (a *Upgrade) Fleet(ctx context.Context, cfg Config, selector string) ([]str
 	var names []string
 	for k := range list.Items {
 		i := &list.Items[k]
-		_, ov, err := clientutil.GetInstance(ctx, cfg.Client, cfg.Namespace, i.Name)
-		if err != nil || ov.Spec.Operator.Name != p.Operator.Name {
+		ov := &kudov1beta1.OperatorVersion{}
+		if err := cfg.Client.Get(ctx, i.OperatorVersionKey(), ov); err != nil || ov.Spec.Operator.Name != p.Operator.Name {
 			continue
 		}
 		set := i.Labels
