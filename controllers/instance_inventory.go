@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/inventory"
@@ -115,11 +114,6 @@ func (p *planRun) adoptTask(ctx context.Context, def *kudov1beta1.Task, site inv
 	return p.record(site, &res)
 }
 
-// removal is how the inventory's objects go, pruned or uninstalled: in the
-// background, and kept when annotated so, or when a CustomResourceDefinition
-// still has custom resources.
-var removal = objects.DeleteOptions{Propagation: metav1.DeletePropagationBackground, Guarded: true}
-
 // prune deletes the stale objects of tasks whose last run completed its
 // plan, and notes them in that plan's status.
 func (r *InstanceReconciler) prune(ctx context.Context, run *planRun) error {
@@ -127,7 +121,7 @@ func (r *InstanceReconciler) prune(ctx context.Context, run *planRun) error {
 	for _, t := range inventory.Prunable(i.Status.Inventory, i.Status.PlanStatus) {
 		plan, name := t.Plan, t.Task
 		for _, ref := range t.Stale {
-			deleted, err := run.objects.Delete(ctx, ref, removal)
+			deleted, err := run.objects.Delete(ctx, ref, objects.Removal)
 			if err != nil {
 				return err
 			}
@@ -158,7 +152,7 @@ func (r *InstanceReconciler) removeInventory(ctx context.Context, run *planRun) 
 	for _, tier := range inventory.RemovalTiers(inventory.All(i.Status.Inventory)) {
 		var gone []kudov1beta1.ObjectRef
 		for _, ref := range tier {
-			deleted, err := run.objects.Delete(ctx, ref, removal)
+			deleted, err := run.objects.Delete(ctx, ref, objects.Removal)
 			if err != nil {
 				return false, err
 			}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -499,16 +498,7 @@ func (r *InstanceReconciler) served(gvk schema.GroupVersionKind) bool {
 	return true
 }
 
-// scope tells whether a kind is namespaced. A kind the server does not know
-// yet, such as the custom resource of a CRD applied in the same step, counts
-// as namespaced, as most are.
+// scope tells whether a kind is namespaced (render.MapperScope).
 func (r *InstanceReconciler) scope(gvk schema.GroupVersionKind) (bool, error) {
-	m, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if meta.IsNoMatchError(err) {
-		return true, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
+	return render.MapperScope(r.Mapper)(gvk)
 }

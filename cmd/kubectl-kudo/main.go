@@ -2,6 +2,7 @@
 package main
 
 import (
+	"errors"
 	goflag "flag"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2"
 
+	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/diagnostics"
 	"github.com/kudo-ng/kudo/internal/cli/explain"
 	"github.com/kudo-ng/kudo/internal/cli/get"
@@ -32,10 +34,21 @@ import (
 )
 
 func main() {
-	if err := newRootCmd(genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}).Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
+	err := newRootCmd(genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}).Execute()
+	if err == nil {
+		return
+	}
+	// A preview that finds changes exits 1 with nothing more to say, as
+	// kubectl diff does.
+	if errors.Is(err, action.ErrWouldChange) {
 		os.Exit(1)
 	}
+	fmt.Fprintln(os.Stderr, "Error:", err)
+	var coded interface{ ExitCode() int }
+	if errors.As(err, &coded) {
+		os.Exit(coded.ExitCode())
+	}
+	os.Exit(1)
 }
 
 func newRootCmd(streams genericiooptions.IOStreams) *cobra.Command {

@@ -27,6 +27,11 @@ type DeleteOptions struct {
 	Guarded bool
 }
 
+// Removal is how the inventory's objects go, pruned or uninstalled: in the
+// background, and kept when annotated so, or when a CustomResourceDefinition
+// still has custom resources.
+var Removal = DeleteOptions{Propagation: metav1.DeletePropagationBackground, Guarded: true}
+
 // Delete asks for an object's deletion, with its dependents as opts say,
 // and reports whether it is gone, going or kept. An object that is not the
 // Instance's is kept, whatever asks.

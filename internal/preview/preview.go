@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/engine"
@@ -35,12 +37,21 @@ type Input struct {
 	// dependency hash of pod templates, which then misses the ConfigMaps
 	// and Secrets the task's other templates render.
 	ByTemplate bool
+	// Owner and PlanUID are the Instance and the run the objects are
+	// rendered for, as the controller renders them; none offline.
+	Owner   *metav1.OwnerReference
+	PlanUID types.UID
+	// Dependencies reads the ConfigMaps and Secrets pods mount from the
+	// cluster; nil offline.
+	Dependencies render.Dependencies
 }
 
 // Task is what one task of the plan does.
 type Task struct {
 	Phase, Step, Name string
 	Kind              kudov1beta1.TaskKind
+	// Spec is the task's definition.
+	Spec *kudov1beta1.TaskSpec
 	// Action says what happens to Objects.
 	Action     task.Action
 	Objects    []*unstructured.Unstructured
@@ -83,14 +94,15 @@ func Plan(in *Input) ([]Task, error) {
 					Site: render.Site{
 						OperatorVersion: ov, Instance: in.InstanceName, Namespace: in.Namespace,
 						Plan: in.PlanName, Phase: at.Phase.Name, Step: step.Name, Params: values,
+						Owner: in.Owner, PlanUID: in.PlanUID,
 					},
-					Served: in.Served, Scope: in.Scope, Redactor: redactor,
+					Served: in.Served, Scope: in.Scope, Redactor: redactor, Dependencies: in.Dependencies,
 				})
 				if err != nil {
 					return nil, fmt.Errorf("%s, task %s: %w", where, name, err)
 				}
 				built := Task{
-					Phase: at.Phase.Name, Step: step.Name, Name: t.Name, Kind: t.Kind,
+					Phase: at.Phase.Name, Step: step.Name, Name: t.Name, Kind: t.Kind, Spec: &t.Spec,
 					Action: intent.Action, Objects: intent.Objects, Migrations: intent.Migrations, Note: intent.Note, Child: intent.Child,
 				}
 				if one != t {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kudo-ng/kudo/internal/crd"
@@ -40,4 +41,20 @@ var clusterScoped = map[schema.GroupKind]bool{
 // namespaced, as most are.
 func BuiltinScope(gvk schema.GroupVersionKind) (bool, error) {
 	return !clusterScoped[gvk.GroupKind()], nil
+}
+
+// MapperScope is the Scope of the cluster mapper maps. A kind the server
+// does not know yet, such as the custom resource of a CRD applied in the
+// same step, counts as namespaced, as most are.
+func MapperScope(mapper meta.RESTMapper) Scope {
+	return func(gvk schema.GroupVersionKind) (bool, error) {
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if meta.IsNoMatchError(err) {
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
+	}
 }

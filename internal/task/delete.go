@@ -60,10 +60,14 @@ func (d deletion) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Resul
 	return Result{Done: true, Message: strings.Join(kept, "; "), Migrations: intent.Migrations, Deleted: deleted}, nil
 }
 
-// deleteOne asks for obj's deletion, in the foreground.
+// Deletion is how a Delete task, or a Toggle switched off, deletes: in the
+// foreground, so that the task ends once dependents are gone too.
+var Deletion = objects.DeleteOptions{Propagation: metav1.DeletePropagationForeground}
+
+// deleteOne asks for obj's deletion (Deletion).
 func deleteOne(ctx context.Context, env *Env, obj *unstructured.Unstructured) (objects.Change, error) {
 	if !env.Served(obj.GroupVersionKind()) {
 		return objects.Change{Action: objects.Gone}, nil
 	}
-	return env.Objects.Delete(ctx, inventory.RefOf(obj), objects.DeleteOptions{Propagation: metav1.DeletePropagationForeground})
+	return env.Objects.Delete(ctx, inventory.RefOf(obj), Deletion)
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -132,7 +131,7 @@ func (kudoOperator) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Res
 	if err != nil {
 		return Result{}, &FatalError{Err: err}
 	}
-	ov, err := childOperatorVersion(ctx, env, spec)
+	ov, err := ChildOperatorVersion(ctx, env.Client, env.Instance, spec, nil)
 	if err != nil {
 		return Result{}, err
 	}
@@ -281,29 +280,40 @@ func checkCycle(ctx context.Context, env *Env, pkg string) error {
 	return nil
 }
 
-// childOperatorVersion finds the child's OperatorVersion: the one named by
+// ChildOperatorVersion finds the child's OperatorVersion: the one named by
 // the task's versions, or the newest of the package, in the namespace of the
 // parent's OperatorVersion, where the package's dependencies were installed.
-func childOperatorVersion(ctx context.Context, env *Env, spec *kudov1beta1.KudoOperatorTaskSpec) (*kudov1beta1.OperatorVersion, error) {
-	ns := env.Instance.OperatorVersionNamespace()
-	if spec.OperatorVersion != "" {
-		ov := &kudov1beta1.OperatorVersion{}
-		name := kudov1beta1.OperatorVersionName(spec.Package, spec.AppVersion, spec.OperatorVersion)
-		err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, ov)
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("OperatorVersion %s of package %s is not installed in namespace %s: "+
-				"install it with kubectl kudo install %s --operator-version %s --skip-instance -n %s",
-				name, spec.Package, ns, spec.Package, spec.OperatorVersion, ns)
-		}
-		return ov, err
-	}
+// installing are OperatorVersions a change is about to install there (a
+// preview's), found as if they were.
+func ChildOperatorVersion(ctx context.Context, r client.Reader, parent *kudov1beta1.Instance, spec *kudov1beta1.KudoOperatorTaskSpec,
+	installing []*kudov1beta1.OperatorVersion) (*kudov1beta1.OperatorVersion, error) {
+	ns := parent.OperatorVersionNamespace()
 	list := &kudov1beta1.OperatorVersionList{}
-	if err := env.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+	if err := r.List(ctx, list, client.InNamespace(ns)); err != nil {
 		return nil, err
 	}
-	var newest *kudov1beta1.OperatorVersion
+	candidates := make([]*kudov1beta1.OperatorVersion, 0, len(list.Items)+len(installing))
 	for i := range list.Items {
-		ov := &list.Items[i]
+		candidates = append(candidates, &list.Items[i])
+	}
+	for _, ov := range installing {
+		if ov.Namespace == ns {
+			candidates = append(candidates, ov)
+		}
+	}
+	if spec.OperatorVersion != "" {
+		name := kudov1beta1.OperatorVersionName(spec.Package, spec.AppVersion, spec.OperatorVersion)
+		for _, ov := range candidates {
+			if ov.Name == name {
+				return ov, nil
+			}
+		}
+		return nil, fmt.Errorf("OperatorVersion %s of package %s is not installed in namespace %s: "+
+			"install it with kubectl kudo install %s --operator-version %s --skip-instance -n %s",
+			name, spec.Package, ns, spec.Package, spec.OperatorVersion, ns)
+	}
+	var newest *kudov1beta1.OperatorVersion
+	for _, ov := range candidates {
 		if ov.Spec.Operator.Name != spec.Package || (spec.AppVersion != "" && ov.Spec.AppVersion != spec.AppVersion) {
 			continue
 		}

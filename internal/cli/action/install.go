@@ -13,6 +13,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/packages"
 	"github.com/kudo-ng/kudo/internal/params"
+	"github.com/kudo-ng/kudo/internal/preview"
 )
 
 // Install is `kubectl kudo install`: a package's Operator and
@@ -42,6 +43,55 @@ func (a *Install) Run(ctx context.Context, cfg Config) (*kudov1beta1.Instance, e
 	if a.InCluster {
 		return a.runInCluster(ctx, cfg)
 	}
+	in, err := a.prepare(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := ensureNamespace(ctx, cfg, a.CreateNamespace); err != nil {
+		return nil, err
+	}
+	if err := writeVersions(ctx, cfg, in.versions); err != nil {
+		return nil, err
+	}
+	if a.SkipInstance {
+		return nil, nil
+	}
+	return createInstance(ctx, cfg, in.ov, in.name, in.assigned)
+}
+
+// Preview says what the install would do (previewer), writing nothing: the
+// OperatorVersions' writes are dry runs, which admission checks.
+func (a *Install) Preview(ctx context.Context, cfg Config) (*preview.Report, error) {
+	if a.InCluster || a.SkipInstance {
+		return nil, fmt.Errorf("a preview shows what an Instance's plan would do: --in-cluster and --skip-instance install none")
+	}
+	in, err := a.prepare(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := newPreviewer(cfg, in.versions)
+	i := newInstance(in.ov, in.name, in.assigned)
+	r := &preview.Report{Instance: i.Name, Namespace: i.Namespace, OperatorVersion: in.ov.Name, Action: "install"}
+	if err := ensureNamespace(ctx, Config{Client: p.dryRun, Namespace: cfg.Namespace}, a.CreateNamespace); err != nil {
+		return refused(r, err)
+	}
+	if err := p.writeVersions(ctx, in.versions); err != nil {
+		return refused(r, err)
+	}
+	return p.report(ctx, "install", nil, i, in.ov, 0)
+}
+
+// installing is an install checked and ready to write.
+type installing struct {
+	versions []*Version
+	ov       *kudov1beta1.OperatorVersion
+	name     string
+	assigned params.Assigned
+}
+
+// prepare resolves and checks the package, its dependencies and the
+// Instance's values: a bad parameter or package changes nothing.
+func (a *Install) prepare(ctx context.Context, cfg Config) (*installing, error) {
 	p, deps, err := a.Resolve(ctx, a.Package, nil)
 	if err != nil {
 		return nil, err
@@ -62,16 +112,7 @@ func (a *Install) Run(ctx context.Context, cfg Config) (*kudov1beta1.Instance, e
 			return nil, err
 		}
 	}
-	if err := ensureNamespace(ctx, cfg, a.CreateNamespace); err != nil {
-		return nil, err
-	}
-	if err := writeVersions(ctx, cfg, versions); err != nil {
-		return nil, err
-	}
-	if a.SkipInstance {
-		return nil, nil
-	}
-	return createInstance(ctx, cfg, ov, name, assigned)
+	return &installing{versions: versions, ov: ov, name: name, assigned: assigned}, nil
 }
 
 // runInCluster is KUDO's install --in-cluster: an Instance of an
@@ -132,16 +173,22 @@ func refuseExisting(ctx context.Context, cfg Config, name string) error {
 // createInstance creates the Instance of ov.
 func createInstance(ctx context.Context, cfg Config, ov *kudov1beta1.OperatorVersion, name string, assigned params.Assigned,
 ) (*kudov1beta1.Instance, error) {
+	i := newInstance(ov, name, assigned)
+	if err := cfg.Client.Create(ctx, i); err != nil {
+		return nil, fmt.Errorf("creating Instance %s: %w", name, err)
+	}
+	return i, nil
+}
+
+// newInstance is the Instance of ov that install creates.
+func newInstance(ov *kudov1beta1.OperatorVersion, name string, assigned params.Assigned) *kudov1beta1.Instance {
 	i := &kudov1beta1.Instance{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ov.Namespace,
 			Labels: map[string]string{kudov1beta1.OperatorLabel: ov.Spec.Operator.Name}},
 		Spec: kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: ov.Name}},
 	}
 	assigned.ApplyTo(&i.Spec)
-	if err := cfg.Client.Create(ctx, i); err != nil {
-		return nil, fmt.Errorf("creating Instance %s: %w", name, err)
-	}
-	return i, nil
+	return i
 }
 
 func ensureNamespace(ctx context.Context, cfg Config, create bool) error {

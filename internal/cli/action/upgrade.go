@@ -15,6 +15,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/packages"
 	"github.com/kudo-ng/kudo/internal/params"
+	"github.com/kudo-ng/kudo/internal/preview"
 	"github.com/kudo-ng/kudo/internal/typedapi"
 )
 
@@ -35,9 +36,50 @@ type Upgrade struct {
 // be in another namespace than the Instance) and points the Instance at
 // it; it returns the change and the OperatorVersion upgraded to.
 func (a *Upgrade) Run(ctx context.Context, cfg Config) (*Change, *kudov1beta1.OperatorVersion, error) {
-	i, current, err := clientutil.GetInstance(ctx, cfg.Client, cfg.Namespace, a.Instance)
+	u, err := a.prepare(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
+	}
+	clientutil.WarnPlainSensitive(cfg.ErrOut, u.changes, u.ov.Spec.Parameters)
+	if err := writeVersions(ctx, cfg, u.versions); err != nil {
+		return nil, nil, err
+	}
+	change, err := pointInstance(ctx, cfg.Client, u.instance, u.ov, u.changes)
+	return change, u.ov, err
+}
+
+// Preview says what the upgrade would do (previewer), writing nothing: the
+// OperatorVersions' writes are dry runs, which admission checks.
+func (a *Upgrade) Preview(ctx context.Context, cfg Config) (*preview.Report, error) {
+	u, err := a.prepare(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := newPreviewer(cfg, u.versions)
+	after := u.instance.DeepCopy()
+	after.Spec.OperatorVersion.Name = u.ov.Name
+	u.changes.ApplyTo(&after.Spec)
+	if err := p.writeVersions(ctx, u.versions); err != nil {
+		return refused(&preview.Report{Instance: after.Name, Namespace: after.Namespace, OperatorVersion: u.ov.Name, Action: "upgrade"}, err)
+	}
+	return p.report(ctx, "upgrade", u.instance, after, u.ov, 0)
+}
+
+// upgrading is an upgrade checked and ready to write.
+type upgrading struct {
+	instance *kudov1beta1.Instance
+	ov       *kudov1beta1.OperatorVersion
+	versions []*Version
+	changes  params.Assigned
+}
+
+// prepare checks that the package is the Instance's, and newer, and
+// prepares its OperatorVersion and its dependencies' next to the current
+// one (which may be in another namespace than the Instance).
+func (a *Upgrade) prepare(ctx context.Context, cfg Config) (*upgrading, error) {
+	i, current, err := clientutil.GetInstance(ctx, cfg.Client, cfg.Namespace, a.Instance)
+	if err != nil {
+		return nil, err
 	}
 	p, deps, err := a.Resolve(ctx, a.Package, func(p *packages.Package) error {
 		if p.Operator.Name != current.Spec.Operator.Name {
@@ -46,26 +88,20 @@ func (a *Upgrade) Run(ctx context.Context, cfg Config) (*Change, *kudov1beta1.Op
 		return newer(p.Operator.OperatorVersion, current.Spec.Version)
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	changes, kept, err := a.keptParameters(i, p)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	// As KUDO's upgrade: deploy is only needed to install; an upgrade runs
 	// the upgrade plan, or update, or deploy, whichever the package has.
 	verify := packages.VerifyOptions{SkipDeployPlan: true, Values: kept.Parameters}
 	versions, err := a.Prepare(ctx, cfg, i.OperatorVersionNamespace(), append(deps, p), verify, a.Registry)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	ov := versions[len(versions)-1].OperatorVersion()
-	clientutil.WarnPlainSensitive(cfg.ErrOut, changes, ov.Spec.Parameters)
-	if err := writeVersions(ctx, cfg, versions); err != nil {
-		return nil, nil, err
-	}
-	change, err := pointInstance(ctx, cfg.Client, i, ov, changes)
-	return change, ov, err
+	return &upgrading{instance: i, ov: versions[len(versions)-1].OperatorVersion(), versions: versions, changes: changes}, nil
 }
 
 // keptParameters are the parameter changes the flags make and the spec the

@@ -11,12 +11,14 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kudo-ng/kudo/internal/cli/action"
+	"github.com/kudo-ng/kudo/internal/preview"
 )
 
 // Options are the flags of install.
 type Options struct {
 	action.Install
 	action.WaitOptions
+	Preview action.PreviewOptions
 }
 
 // NewCmd returns the install command.
@@ -26,7 +28,8 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 		Use:   "install <name|dir|tgz|url>",
 		Short: "Install an operator package and an Instance of it",
 		Example: `  kubectl kudo install ./zookeeper/operator --instance zk -p NODE_COUNT=5 --wait
-  kubectl kudo install zookeeper --repo http://127.0.0.1:8080`,
+  kubectl kudo install zookeeper --repo http://127.0.0.1:8080
+  kubectl kudo install ./zookeeper/operator --instance zk --dry-run=server`,
 		Args: cobra.ExactArgs(1),
 		RunE: action.RunE(flags, streams, func(ctx context.Context, cfg action.Config, args []string) error {
 			opts.Package = args[0]
@@ -43,12 +46,19 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	opts.AddFlags(f, "Wait until the deploy plan has finished")
 	f.BoolVar(&opts.InCluster, "in-cluster", false, "Install an Instance of an OperatorVersion already in the namespace, "+
 		"named by its operator (the newest, or --operator-version and --app-version), reading no package")
+	opts.Preview.AddFlags(f)
 	return cmd
 }
 
 // Run installs (action.Install), says which Instance it created and, with
 // --wait, waits for its deploy plan.
 func Run(ctx context.Context, cfg action.Config, opts *Options) error {
+	if err := opts.Preview.Check(opts.Wait); err != nil {
+		return err
+	}
+	if opts.Preview.Enabled() {
+		return opts.Preview.Preview(cfg.Out, func() (*preview.Report, error) { return opts.Install.Preview(ctx, cfg) })
+	}
 	i, err := opts.Run(ctx, cfg)
 	if err != nil || i == nil {
 		return err

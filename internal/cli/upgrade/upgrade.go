@@ -12,6 +12,7 @@ import (
 
 	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+	"github.com/kudo-ng/kudo/internal/preview"
 )
 
 // Options are the flags of upgrade.
@@ -23,6 +24,7 @@ type Options struct {
 	// BySelector says it was given ("" matches every one).
 	Selector   string
 	BySelector bool
+	Preview    action.PreviewOptions
 }
 
 // NewCmd returns the upgrade command.
@@ -50,6 +52,7 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	opts.PackageOptions.AddFlags(f, "to upgrade to")
 	opts.WriteOptions.AddFlags(f)
 	opts.AddFlags(f, "Wait until the upgrade's plan has finished")
+	opts.Preview.AddFlags(f)
 	return cmd
 }
 
@@ -57,7 +60,13 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 // selector matches, says what it changed and, with --wait, waits for the
 // plan the upgrade runs.
 func Run(ctx context.Context, cfg action.Config, opts *Options) error {
+	if err := opts.Preview.Check(opts.Wait); err != nil {
+		return err
+	}
 	if !opts.BySelector {
+		if opts.Preview.Enabled() {
+			return opts.Preview.Preview(cfg.Out, func() (*preview.Report, error) { return opts.Upgrade.Preview(ctx, cfg) })
+		}
 		return upgrade(ctx, cfg, opts)
 	}
 	fleet, err := opts.Fleet(ctx, cfg, opts.Selector)
@@ -66,6 +75,9 @@ func Run(ctx context.Context, cfg action.Config, opts *Options) error {
 	}
 	if len(fleet) == 0 {
 		return fmt.Errorf("no Instance or typed object of the package in namespace %s matches %q", cfg.Namespace, opts.Selector)
+	}
+	if opts.Preview.Enabled() {
+		return previewFleet(ctx, cfg, opts, fleet)
 	}
 	for _, name := range fleet {
 		one := *opts
@@ -87,4 +99,20 @@ func upgrade(ctx context.Context, cfg action.Config, opts *Options) error {
 		return nil
 	}
 	return change.Wait(ctx, cfg, opts.WaitTime)
+}
+
+// previewFleet previews the upgrade of each Instance of the fleet, then
+// sums them up, one line each.
+func previewFleet(ctx context.Context, cfg action.Config, opts *Options, fleet []string) error {
+	reports := make([]*preview.Report, 0, len(fleet))
+	for _, name := range fleet {
+		one := opts.Upgrade
+		one.Instance = name
+		r, err := one.Preview(ctx, cfg)
+		if err != nil {
+			return &action.PreviewFailed{Err: fmt.Errorf("%s: %w", name, err)}
+		}
+		reports = append(reports, r)
+	}
+	return opts.Preview.Print(cfg.Out, reports...)
 }

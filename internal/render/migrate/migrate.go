@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -104,4 +105,12 @@ func ServedBy(version string) (Served, error) {
 		r, ok := removed[gvk]
 		return !ok || minor < r.removedIn
 	}, nil
+}
+
+// ServedByMapper is what the cluster mapper maps serves.
+func ServedByMapper(mapper meta.RESTMapper) Served {
+	return func(gvk schema.GroupVersionKind) bool {
+		_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		return err == nil
+	}
 }
