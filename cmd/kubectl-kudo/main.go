@@ -15,6 +15,7 @@ import (
 
 	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/diagnostics"
+	"github.com/kudo-ng/kudo/internal/cli/diff"
 	"github.com/kudo-ng/kudo/internal/cli/explain"
 	"github.com/kudo-ng/kudo/internal/cli/get"
 	"github.com/kudo-ng/kudo/internal/cli/initcmd"
@@ -68,6 +69,7 @@ func newRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	root.AddCommand(
 		initcmd.NewCmd(streams, flags),
 		diagnostics.NewCmd(streams, flags),
+		diff.NewCmd(streams, flags),
 		explain.NewCmd(streams, flags),
 		install.NewCmd(streams, flags),
 		update.NewCmd(streams, flags),

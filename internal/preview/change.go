@@ -188,6 +188,13 @@ func Shown(obj *unstructured.Unstructured) *unstructured.Unstructured {
 
 var secretKind = schema.GroupKind{Kind: "Secret"}
 
+// The masks of a Secret's values, as kubectl diff's.
+const (
+	masked       = "***"
+	maskedBefore = "*** (before)"
+	maskedAfter  = "*** (after)"
+)
+
 // maskSecrets hides the values of a Secret's data and stringData as kubectl
 // diff does: "***" where live and would agree, "*** (before)" and
 // "*** (after)" where they differ, so a diff tells which keys change and
@@ -198,14 +205,14 @@ func maskSecrets(live, would *unstructured.Unstructured) {
 		after := secretValues(would, field)
 		for k, v := range before {
 			if w, ok := after[k]; ok && w == v {
-				before[k], after[k] = "***", "***"
+				before[k], after[k] = masked, masked
 				continue
 			}
-			before[k] = "*** (before)"
+			before[k] = maskedBefore
 		}
 		for k := range after {
-			if after[k] != "***" {
-				after[k] = "*** (after)"
+			if after[k] != masked {
+				after[k] = maskedAfter
 			}
 		}
 		setSecretValues(live, field, before)
@@ -231,8 +238,8 @@ func setSecretValues(obj *unstructured.Unstructured, field string, values map[st
 // now (nil when there is none), would the API server's answer to the dry
 // run of the apply. Secrets' values are masked, and redactor hides the
 // Instance's sensitive values wherever else they show.
-func Compare(task string, live, would *unstructured.Unstructured, redactor *params.Redactor) (Object, error) {
-	out := objectOf(task, would)
+func Compare(taskName string, live, would *unstructured.Unstructured, redactor *params.Redactor) (Object, error) {
+	out := objectOf(taskName, would)
 	before, after := Shown(live), Shown(would)
 	if would.GroupVersionKind().GroupKind() == secretKind {
 		maskSecrets(before, after)
@@ -255,8 +262,8 @@ func Compare(task string, live, would *unstructured.Unstructured, redactor *para
 
 // Removed is the fate of an object a Delete or Toggle task, or pruning,
 // deletes: verb is Delete or Prune. Secrets' values are masked.
-func Removed(task string, verb Verb, live *unstructured.Unstructured, redactor *params.Redactor) (Object, error) {
-	out := objectOf(task, live)
+func Removed(taskName string, verb Verb, live *unstructured.Unstructured, redactor *params.Redactor) (Object, error) {
+	out := objectOf(taskName, live)
 	out.Verb = verb
 	before := Shown(live)
 	if live.GroupVersionKind().GroupKind() == secretKind {
@@ -270,21 +277,21 @@ func Removed(task string, verb Verb, live *unstructured.Unstructured, redactor *
 
 // Refused is an object whose write the API server or the ownership rule
 // refuses, with the refusal.
-func Refused(task string, obj *unstructured.Unstructured, refusal string) Object {
-	out := objectOf(task, obj)
+func Refused(taskName string, obj *unstructured.Unstructured, refusal string) Object {
+	out := objectOf(taskName, obj)
 	out.Verb, out.Note = Refuse, refusal
 	return out
 }
 
 // Kept is an object a delete or prune leaves, with why.
-func Kept(task string, obj *unstructured.Unstructured, why string) Object {
-	out := objectOf(task, obj)
+func Kept(taskName string, obj *unstructured.Unstructured, why string) Object {
+	out := objectOf(taskName, obj)
 	out.Verb, out.Note = Keep, why
 	return out
 }
 
-func objectOf(task string, obj *unstructured.Unstructured) Object {
-	return Object{Task: task, APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
+func objectOf(taskName string, obj *unstructured.Unstructured) Object {
+	return Object{Task: taskName, APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
 }
 
 func equal(a, b *unstructured.Unstructured) bool {
@@ -350,7 +357,8 @@ func yamlLines(obj map[string]any) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return difflib.SplitLines(string(b)), nil
+	lines := strings.SplitAfter(string(b), "\n")
+	return lines[:len(lines)-1], nil
 }
 
 // StaleObject is an object pruning would delete: the inventory holds it

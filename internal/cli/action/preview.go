@@ -30,6 +30,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/render/migrate"
 	"github.com/kudo-ng/kudo/internal/task"
+	"github.com/kudo-ng/kudo/internal/typedapi"
 	"github.com/kudo-ng/kudo/internal/webhook"
 )
 
@@ -103,8 +104,8 @@ func (e *PreviewFailed) ExitCode() int { return 2 }
 
 // Preview runs one preview and prints it: exit 0 when nothing would change,
 // 1 when something would (ErrWouldChange), 2 when the preview failed.
-func (o *PreviewOptions) Preview(w io.Writer, preview func() (*preview.Report, error)) error {
-	r, err := preview()
+func (o *PreviewOptions) Preview(w io.Writer, report func() (*preview.Report, error)) error {
+	r, err := report()
 	if err != nil {
 		return &PreviewFailed{Err: err}
 	}
@@ -236,19 +237,37 @@ func (p *previewer) report(ctx context.Context, action string, before, after *ku
 		return refused(r, err)
 	}
 	r.Steps = preview.StepsOf(tasks)
-	redactor := params.NewRedactor(params.WithDefaults(ov.Spec.Parameters, values), params.Sensitive(ov.Spec.Parameters, after.Spec.SecretParameters))
-	m := objects.NewManager(after, p.dryRun, objects.Options{APIReader: p.cfg.Client})
+	run := &previewRun{
+		previewer: p, report: r, instance: after, depth: depth,
+		objects: objects.NewManager(after, p.dryRun, objects.Options{APIReader: p.cfg.Client}),
+		redactor: params.NewRedactor(params.WithDefaults(ov.Spec.Parameters, values),
+			params.Sensitive(ov.Spec.Parameters, after.Spec.SecretParameters)),
+		applied: map[kudov1beta1.ObjectRef]*unstructured.Unstructured{},
+	}
 	for _, t := range tasks {
-		if err := p.task(ctx, r, m, &t, redactor, after, depth); err != nil {
+		if err := run.task(ctx, &t); err != nil {
 			return nil, err
 		}
 	}
 	for _, s := range preview.Stale(after.Status.Inventory, tasks) {
-		if err := p.prune(ctx, r, m, s, redactor); err != nil {
+		if err := run.remove(ctx, s.Task, preview.Prune, s.Ref, objects.Removal); err != nil {
 			return nil, err
 		}
 	}
 	return r, nil
+}
+
+// previewRun is the preview of one Instance's plan, task after task.
+type previewRun struct {
+	*previewer
+	report   *preview.Report
+	instance *kudov1beta1.Instance
+	depth    int
+	objects  *objects.Manager
+	redactor *params.Redactor
+	// applied are what the plan's earlier tasks would apply, as the dry
+	// runs answered: a later task that deletes one deletes that.
+	applied map[kudov1beta1.ObjectRef]*unstructured.Unstructured
 }
 
 // refused is the report of a change refused: by admission, by the rules of
@@ -283,6 +302,11 @@ func (p *previewer) admit(ctx context.Context, before, after *kudov1beta1.Instan
 	plan := after.Spec.PlanExecution.PlanName
 	if before != nil && after.Spec.PlanExecution == before.Spec.PlanExecution {
 		plan = ""
+	}
+	if typedapi.HolderOf(after) != nil {
+		// The typed objects' controller writes this Instance, not the
+		// caller, whose write of the typed object is checked instead.
+		return plan, nil
 	}
 	installed := &kudov1beta1.OperatorVersion{}
 	switch err := p.cfg.Client.Get(ctx, client.ObjectKeyFromObject(ov), installed); {
@@ -335,14 +359,14 @@ func (p *previewer) dependencies(ctx context.Context) render.Dependencies {
 	}
 }
 
-// task adds what one task would do to r.
-func (p *previewer) task(ctx context.Context, r *preview.Report, m *objects.Manager, t *preview.Task,
-	redactor *params.Redactor, parent *kudov1beta1.Instance, depth int) error {
+// task adds what one task would do to the report.
+func (run *previewRun) task(ctx context.Context, t *preview.Task) error {
+	r := run.report
 	switch t.Action {
 	case task.ActionApply:
 		for _, stage := range objects.Stages(t.Objects) {
 			for _, obj := range stage {
-				o, err := p.apply(ctx, m, t.Name, obj, redactor)
+				o, err := run.apply(ctx, t.Name, obj)
 				if err != nil {
 					return err
 				}
@@ -351,14 +375,14 @@ func (p *previewer) task(ctx context.Context, r *preview.Report, m *objects.Mana
 		}
 	case task.ActionDelete:
 		for _, obj := range t.Objects {
-			if err := p.remove(ctx, r, m, t.Name, preview.Delete, inventory.RefOf(obj), task.Deletion, redactor); err != nil {
+			if err := run.remove(ctx, t.Name, preview.Delete, inventory.RefOf(obj), task.Deletion); err != nil {
 				return err
 			}
 		}
 	case task.ActionRun:
 		r.Runs = append(r.Runs, fmt.Sprintf("task %s (%s): %s", t.Name, t.Kind, t.Note))
 	case task.ActionInstall:
-		child, err := p.child(ctx, t, parent, depth)
+		child, err := run.child(ctx, t, run.instance, run.depth)
 		if err != nil {
 			return err
 		}
@@ -369,49 +393,51 @@ func (p *previewer) task(ctx context.Context, r *preview.Report, m *objects.Mana
 
 // apply is the fate of an object an Apply task applies: the dry run of the
 // manager's own apply, compared with the object as it is.
-func (p *previewer) apply(ctx context.Context, m *objects.Manager, taskName string, obj *unstructured.Unstructured,
-	redactor *params.Redactor) (preview.Object, error) {
-	live, err := m.Get(ctx, inventory.RefOf(obj))
+func (run *previewRun) apply(ctx context.Context, taskName string, obj *unstructured.Unstructured) (preview.Object, error) {
+	ref := inventory.RefOf(obj)
+	live, err := run.objects.Get(ctx, ref)
 	if err != nil {
 		return preview.Refused(taskName, obj, err.Error()), nil
 	}
-	change, err := m.Apply(ctx, obj.DeepCopy())
+	change, err := run.objects.Apply(ctx, obj.DeepCopy())
 	switch {
 	case meta.IsNoMatchError(err):
 		// Its kind comes with the plan (a CRD an earlier step applies):
 		// the server cannot check it before.
-		o, err := preview.Compare(taskName, nil, obj, redactor)
+		run.applied[ref] = obj
+		o, err := preview.Compare(taskName, nil, obj, run.redactor)
 		o.Note = "not checked by the API server: it does not serve the kind yet"
 		return o, err
 	case err != nil:
 		return preview.Refused(taskName, obj, err.Error()), nil
 	case change.Action == objects.Unchanged:
-		return preview.Compare(taskName, live, live, redactor)
+		run.applied[ref] = live
+		return preview.Compare(taskName, live, live, run.redactor)
 	}
-	return preview.Compare(taskName, live, change.Object, redactor)
-}
-
-// prune is the fate of an object pruning would delete.
-func (p *previewer) prune(ctx context.Context, r *preview.Report, m *objects.Manager, s preview.StaleObject,
-	redactor *params.Redactor) error {
-	return p.remove(ctx, r, m, s.Task, preview.Prune, s.Ref, objects.Removal, redactor)
+	run.applied[ref] = change.Object
+	return preview.Compare(taskName, live, change.Object, run.redactor)
 }
 
 // remove adds the fate of an object a delete would remove: the dry run of
-// the manager's own delete, with its guards.
-func (p *previewer) remove(ctx context.Context, r *preview.Report, m *objects.Manager, taskName string, verb preview.Verb,
-	ref kudov1beta1.ObjectRef, opts objects.DeleteOptions, redactor *params.Redactor) error {
+// the manager's own delete, with its guards; what an earlier task of the
+// plan would apply is deleted as it would be then.
+func (run *previewRun) remove(ctx context.Context, taskName string, verb preview.Verb, ref kudov1beta1.ObjectRef,
+	opts objects.DeleteOptions) error {
+	r := run.report
 	named := &unstructured.Unstructured{}
 	named.SetAPIVersion(ref.APIVersion)
 	named.SetKind(ref.Kind)
 	named.SetNamespace(ref.Namespace)
 	named.SetName(ref.Name)
-	change, err := m.Delete(ctx, ref, opts)
+	change, err := run.objects.Delete(ctx, ref, opts)
+	if err == nil && change.Action == objects.Gone && run.applied[ref] != nil {
+		change = objects.Change{Object: run.applied[ref], Action: objects.Deleting}
+	}
 	switch {
 	case err != nil:
 		r.Objects = append(r.Objects, preview.Refused(taskName, named, err.Error()))
 	case change.Action == objects.Deleting:
-		o, err := preview.Removed(taskName, verb, change.Object, redactor)
+		o, err := preview.Removed(taskName, verb, change.Object, run.redactor)
 		if err != nil {
 			return err
 		}

@@ -66,7 +66,17 @@ func (a *Update) Preview(ctx context.Context, cfg Config) (*preview.Report, erro
 	if err != nil {
 		return nil, err
 	}
+	p := newPreviewer(cfg, nil)
+	if typed := typedapi.HolderAt(i, ov); typed != nil {
+		spec, err := clientutil.TypedChanges(changes, ov.Spec.Parameters)
+		if err != nil {
+			return nil, err
+		}
+		if err := clientutil.PatchTyped(ctx, p.dryRun, typed, spec); err != nil {
+			return refused(&preview.Report{Instance: i.Name, Namespace: i.Namespace, OperatorVersion: ov.Name, Action: "update"}, err)
+		}
+	}
 	after := i.DeepCopy()
 	changes.ApplyTo(&after.Spec)
-	return newPreviewer(cfg, nil).report(ctx, "update", i, after, ov, 0)
+	return p.report(ctx, "update", i, after, ov, 0)
 }
