@@ -2,6 +2,7 @@ package preview
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -201,5 +202,24 @@ Instance ns/web-child: install (OperatorVersion child-0.1.0) is refused: no Oper
 `
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("printed (-want +got):\n%s", diff)
+	}
+}
+
+func TestADiffOfAHugeObjectIsNotComputed(t *testing.T) {
+	data := map[string]any{}
+	for n := range MaxDiffLines {
+		data[fmt.Sprintf("k%05d", n)] = "v"
+	}
+	live := object("ConfigMap", "big", map[string]any{"data": data})
+	would := live.DeepCopy()
+	_ = unstructured.SetNestedField(would.Object, "w", "data", "k00000")
+	got, err := Compare("app", live, would, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("--- live/v1.ConfigMap.ns.big (%d lines)\n+++ would/v1.ConfigMap.ns.big (%d lines)\n"+
+		"(no diff: an object of more than %d lines; -o yaml shows both)\n", MaxDiffLines+6, MaxDiffLines+6, MaxDiffLines)
+	if got.Verb != Configure || got.Diff != want {
+		t.Errorf("verb %s, diff %q", got.Verb, got.Diff)
 	}
 }
