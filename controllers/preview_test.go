@@ -53,6 +53,23 @@ func previewOperator(ns string) *kudov1beta1.OperatorVersion {
 	}
 }
 
+// userWith is a client of the user, who may do what rules allow in ns,
+// and nothing else.
+func userWith(ctx context.Context, ns, user string, rules ...rbacv1.PolicyRule) client.Client {
+	GinkgoHelper()
+	Expect(k8sClient.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user}, Rules: rules})).To(Succeed())
+	Expect(k8sClient.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	})).To(Succeed())
+	cfg := rest.CopyConfig(testEnv.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	Expect(err).NotTo(HaveOccurred())
+	return c
+}
+
 // previewed finds the object of the report by kind and name.
 func previewed(r *preview.Report, kind, name string) preview.Object {
 	GinkgoHelper()
@@ -91,23 +108,10 @@ var _ = Describe("A preview of a change", func() {
 	}
 
 	It("is made as the user: what they may not read shows as refused, and nothing changes", func() {
-		Expect(k8sClient.Create(ctx, &rbacv1.Role{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-secrets"},
-			Rules: []rbacv1.PolicyRule{
-				{APIGroups: []string{kudov1beta1.GroupVersion.Group}, Resources: []string{"instances", "operatorversions"},
-					Verbs: []string{"get", "list", "watch", "patch"}},
-				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "patch", "delete"}},
-			},
-		})).To(Succeed())
-		Expect(k8sClient.Create(ctx, &rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bob"},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "no-secrets"},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "bob"}},
-		})).To(Succeed())
-		cfg := rest.CopyConfig(testEnv.Config)
-		cfg.Impersonate = rest.ImpersonationConfig{UserName: "bob"}
-		bob, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
-		Expect(err).NotTo(HaveOccurred())
+		bob := userWith(ctx, ns, "bob",
+			rbacv1.PolicyRule{APIGroups: []string{kudov1beta1.GroupVersion.Group}, Resources: []string{"instances", "operatorversions"},
+				Verbs: []string{"get", "list", "watch", "patch"}},
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "patch", "delete"}})
 
 		r, err := update().Preview(ctx, config(bob))
 		Expect(err).NotTo(HaveOccurred())

@@ -15,8 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -555,21 +553,10 @@ var _ = Describe("Typed APIs", func() {
 	It("refuses a user a Secret or an identity they may not use themselves", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
 		_, names := typedOperator(ctx, ns)
-		Expect(k8sClient.Create(ctx, &rbacv1.Role{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "typed-editor"},
-			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{names.Group}, Resources: []string{names.Plural}, Verbs: []string{"*"}}},
-		})).To(Succeed())
-		Expect(k8sClient.Create(ctx, &rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "alice"},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "typed-editor"},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "alice"}},
-		})).To(Succeed())
-		cfg := rest.CopyConfig(testEnv.Config)
-		cfg.Impersonate = rest.ImpersonationConfig{UserName: "alice"}
-		alice, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
-		Expect(err).NotTo(HaveOccurred())
+		alice := userWith(ctx, ns, "alice",
+			rbacv1.PolicyRule{APIGroups: []string{names.Group}, Resources: []string{names.Plural}, Verbs: []string{"*"}})
 
-		err = alice.Create(ctx, typedtest.Object(names, ns, "t", map[string]any{
+		err := alice.Create(ctx, typedtest.Object(names, ns, "t", map[string]any{
 			"secretParameters": map[string]any{"GREETING": map[string]any{"name": "db", "key": "password"}},
 		}))
 		Expect(err).To(MatchError(ContainSubstring(
