@@ -316,7 +316,6 @@ func (p *previewer) admit(ctx context.Context, before, after *kudov1beta1.Instan
 		return "", err
 	}
 	written := after.DeepCopy()
-	written.Status = kudov1beta1.InstanceStatus{}
 	if before == nil {
 		written.UID = ""
 		return plan, p.dryRun.Create(ctx, written)
