@@ -1,0 +1,195 @@
+// Package rollout decides, as plain functions, how a new OperatorVersion
+// reaches a fleet of Instances: which wave each belongs to (Waves), and what
+// the rollout does next given what the Instances of the current wave and
+// the fleet's readiness say (Next). The rollout controller gathers the
+// Instances, calls them, and acts.
+package rollout
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+)
+
+// Waves splits the fleet's members, in the order given, into waves of the
+// sizes given: a count, or a percentage of the fleet rounded up (at least
+// one). Members past the last size form a last wave; a size past the
+// members left takes what is left.
+func Waves(members []string, sizes []intstr.IntOrString) ([][]string, error) {
+	var waves [][]string
+	rest := members
+	for i, size := range sizes {
+		if len(rest) == 0 {
+			break
+		}
+		n, err := intstr.GetScaledValueFromIntOrPercent(&size, len(members), true)
+		if err != nil {
+			return nil, fmt.Errorf("wave %d: %w", i+1, err)
+		}
+		if n <= 0 {
+			return nil, fmt.Errorf("wave %d: size %s takes no Instance", i+1, size.String())
+		}
+		n = min(n, len(rest))
+		waves = append(waves, rest[:n:n])
+		rest = rest[n:]
+	}
+	if len(rest) > 0 {
+		waves = append(waves, rest)
+	}
+	return waves, nil
+}
+
+// Member is what the rollout reads of one Instance of the current wave.
+type Member struct {
+	Name string
+	// AtTarget: the Instance's spec points at the target OperatorVersion.
+	AtTarget bool
+	// Plan is the status of the plan the upgrade to the target runs, once
+	// the Instance's status says it started; "" before.
+	Plan kudov1beta1.ExecutionStatus
+	// Ready is the Instance's Ready condition, true since ReadySince.
+	Ready      bool
+	ReadySince time.Time
+	// Stalled is the Instance's Stalled condition: a health rule false past
+	// its deadline, a fight over an object. Reason says which.
+	Stalled bool
+	Reason  string
+}
+
+// settled reports whether the member passed the gate: upgraded, its plan
+// complete, and Ready for the bake time.
+func (m *Member) settled(bake time.Duration, now time.Time) bool {
+	return m.AtTarget && m.Plan == kudov1beta1.ExecutionComplete && m.Ready && !now.Before(m.ReadySince.Add(bake))
+}
+
+// failure says why the member stops the rollout, "" when it does not.
+func (m *Member) failure() string {
+	switch {
+	case !m.AtTarget:
+		return ""
+	case m.Plan == kudov1beta1.ExecutionFatalError:
+		return "its upgrade plan failed: " + m.Reason
+	case m.Stalled:
+		return "it is stalled: " + m.Reason
+	}
+	return ""
+}
+
+// Strategy is how the rollout moves through a wave.
+type Strategy struct {
+	// MaxParallel is how many Instances of a wave upgrade at once.
+	MaxParallel int
+	// MaxUnavailable is how many Instances of the fleet may be not Ready
+	// at once before the rollout pauses.
+	MaxUnavailable int
+	// Bake is how long each Instance of a wave must stay Ready.
+	Bake time.Duration
+	// RollbackOnFailure rolls the wave's upgraded Instances back when the
+	// rollout pauses for a failure.
+	RollbackOnFailure bool
+}
+
+// Decision is what the rollout does next.
+type Decision struct {
+	// Upgrade are the members to point at the target now.
+	Upgrade []string
+	// Failed names the member that stops the rollout, and Reason why; with
+	// RollBack, the upgraded members of the wave to roll back.
+	Failed   string
+	Reason   string
+	RollBack []string
+	// WaveDone: every member passed the gate; the next wave may start.
+	WaveDone bool
+	// Waiting says what the wave waits for, and RequeueAfter when the
+	// bake time of the first member still baking ends (0: a change of an
+	// Instance wakes the rollout).
+	Waiting      string
+	RequeueAfter time.Duration
+}
+
+// Next decides the rollout's next move in a wave: pause on the first
+// failure (rolling the wave back if the strategy says so), pause when more
+// of the fleet than MaxUnavailable is not Ready, start the members not yet
+// upgraded up to MaxParallel in flight, and end the wave when every member
+// passed the gate. unavailable is how many Instances of the whole fleet are
+// not Ready now.
+func Next(wave []Member, s Strategy, unavailable int, now time.Time) Decision {
+	for i := range wave {
+		if why := wave[i].failure(); why != "" {
+			d := Decision{Failed: wave[i].Name, Reason: why}
+			if s.RollbackOnFailure {
+				for j := range wave {
+					if wave[j].AtTarget {
+						d.RollBack = append(d.RollBack, wave[j].Name)
+					}
+				}
+			}
+			return d
+		}
+	}
+	if unavailable > s.MaxUnavailable {
+		return Decision{Failed: notReady(wave), Reason: fmt.Sprintf("%d Instances are not Ready, more than maxUnavailable %d",
+			unavailable, s.MaxUnavailable)}
+	}
+	var inFlight int
+	var pending, baking []string
+	wake := time.Duration(math.MaxInt64)
+	for i := range wave {
+		m := &wave[i]
+		switch {
+		case !m.AtTarget:
+			pending = append(pending, m.Name)
+		case !m.settled(s.Bake, now):
+			inFlight++
+			if m.Plan == kudov1beta1.ExecutionComplete && m.Ready {
+				baking = append(baking, m.Name)
+				wake = min(wake, m.ReadySince.Add(s.Bake).Sub(now))
+			}
+		}
+	}
+	if len(pending) == 0 && inFlight == 0 {
+		return Decision{WaveDone: true}
+	}
+	d := Decision{}
+	// An Instance upgrading is not Ready while its plan runs: each started
+	// takes one of the fleet's unavailable places.
+	if room := min(s.MaxParallel-inFlight, s.MaxUnavailable-unavailable); room > 0 {
+		d.Upgrade = pending[:min(room, len(pending))]
+	}
+	if len(baking) > 0 {
+		d.RequeueAfter = wake
+	}
+	d.Waiting = waiting(len(pending)-len(d.Upgrade), inFlight+len(d.Upgrade)-len(baking), baking)
+	return d
+}
+
+// notReady names the first member of the wave that is not Ready, if any.
+func notReady(wave []Member) string {
+	for i := range wave {
+		if !wave[i].Ready {
+			return wave[i].Name
+		}
+	}
+	return ""
+}
+
+// waiting says what a wave waits for, as its status shows it.
+func waiting(pending, upgrading int, baking []string) string {
+	var parts []string
+	if upgrading > 0 {
+		parts = append(parts, fmt.Sprintf("%d upgrading", upgrading))
+	}
+	if len(baking) > 0 {
+		parts = append(parts, fmt.Sprintf("%d baking (%s)", len(baking), strings.Join(slices.Sorted(slices.Values(baking)), ", ")))
+	}
+	if pending > 0 {
+		parts = append(parts, fmt.Sprintf("%d waiting for room", pending))
+	}
+	return strings.Join(parts, ", ")
+}
