@@ -42,10 +42,14 @@ type PreviewOptions struct {
 	Output string
 }
 
+// DryRunServer is --dry-run=server, a preview.
+const DryRunServer = "server"
+
 // AddFlags adds --dry-run, --diff and -o.
 func (o *PreviewOptions) AddFlags(f *pflag.FlagSet) {
-	f.StringVar(&o.DryRun, "dry-run", "none", `"server": write nothing, print the plan that would run and what it would do `+
-		"to each object, as the API server answers dry runs made with your credentials (kudo-ng)")
+	f.StringVar(&o.DryRun, "dry-run", "none", `"server" (or --dry-run alone): write nothing, print the plan that would run and `+
+		"what it would do to each object, as the API server answers dry runs made with your credentials (kudo-ng)")
+	f.Lookup("dry-run").NoOptDefVal = DryRunServer
 	f.BoolVar(&o.Diff, "diff", false, "Write nothing, and print the plan that would run and the diff of each object it would "+
 		"change, create or delete, as kubectl diff does; exit 1 when anything would change, 0 when nothing would (kudo-ng)")
 	f.StringVarP(&o.Output, "output", "o", "", "With --dry-run=server or --diff: print the preview as json or yaml")
@@ -64,12 +68,12 @@ func (o *PreviewOptions) Check(wait bool) error {
 }
 
 // Enabled reports whether the verb previews rather than changes.
-func (o *PreviewOptions) Enabled() bool { return o.DryRun == "server" || o.Diff }
+func (o *PreviewOptions) Enabled() bool { return o.DryRun == DryRunServer || o.Diff }
 
 // Validate refuses values the flags do not take.
 func (o *PreviewOptions) Validate() error {
 	switch o.DryRun {
-	case "", "none", "server":
+	case "", "none", DryRunServer:
 	case "client":
 		return errors.New(`--dry-run=client: what a package renders offline is kubectl kudo package render; ` +
 			`--dry-run=server previews against the cluster`)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/kudo-ng/kudo/internal/preview"
 )
 
@@ -83,5 +85,19 @@ func TestDiffReadsABoundedManifest(t *testing.T) {
 	big := write("big.yaml", "kind: Hello\nmetadata: {name: a}\ndata: "+strings.Repeat("x", MaxManifestBytes)+"\n")
 	if _, err := (&Diff{File: big}).read("team"); err == nil || !strings.Contains(err.Error(), "more than 4 MiB") {
 		t.Errorf("a manifest past the bound: %v", err)
+	}
+}
+
+func TestDryRunAloneIsServer(t *testing.T) {
+	for args, want := range map[string]string{"": "none", "--dry-run": "server", "--dry-run=server": "server", "--dry-run=none": "none"} {
+		opts := &PreviewOptions{}
+		f := pflag.NewFlagSet("install", pflag.ContinueOnError)
+		opts.AddFlags(f)
+		if err := f.Parse(strings.Fields(args)); err != nil {
+			t.Fatal(err)
+		}
+		if opts.DryRun != want {
+			t.Errorf("%q: --dry-run is %q, want %q", args, opts.DryRun, want)
+		}
 	}
 }
