@@ -167,6 +167,12 @@ type Rollout struct {
 	Status RolloutStatus `json:"status,omitempty"`
 }
 
+// GetConditions returns the Rollout's conditions.
+func (r *Rollout) GetConditions() []metav1.Condition { return r.Status.Conditions }
+
+// SetConditions sets the Rollout's conditions.
+func (r *Rollout) SetConditions(c []metav1.Condition) { r.Status.Conditions = c }
+
 // RolloutList is a list of Rollouts.
 // +kubebuilder:object:root=true
 type RolloutList struct {

@@ -7,6 +7,7 @@ package manager
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -113,6 +114,10 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *Config, trim o
 	trustPolicies := &controllers.TrustPolicyReconciler{Client: mgr.GetClient()}
 	if err := trustPolicies.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("the TrustPolicy controller: %w", err)
+	}
+	rollouts := &controllers.RolloutReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("kudo-ng"), Clock: time.Now}
+	if err := rollouts.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("the Rollout controller: %w", err)
 	}
 	instances := &cfg.Instances
 	instances.Client, instances.Scheme, instances.APIReader = mgr.GetClient(), mgr.GetScheme(), mgr.GetAPIReader()

@@ -1,0 +1,276 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/engine"
+	"github.com/kudo-ng/kudo/internal/rollout"
+	"github.com/kudo-ng/kudo/internal/typedapi"
+)
+
+// RolloutReconciler moves the Instances a Rollout selects to its
+// OperatorVersion, wave after wave (internal/rollout decides; this
+// gathers the Instances and acts).
+type RolloutReconciler struct {
+	client.Client
+	Recorder record.EventRecorder
+	Clock    func() time.Time
+}
+
+// +kubebuilder:rbac:groups=kudo.dev,resources=rollouts,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kudo.dev,resources=rollouts/status,verbs=get;update;patch
+
+// Reconcile plans the waves once, then takes the current wave one step.
+func (r *RolloutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	ro := &kudov1alpha1.Rollout{}
+	if err := r.Get(ctx, req.NamespacedName, ro); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := ro.DeepCopy()
+	ro.Status.ObservedGeneration = ro.Generation
+	result, err := r.step(ctx, ro)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return result, patchStatus(ctx, r.Client, before, ro)
+}
+
+// fleet are the Instances of the Rollout's namespace that run its package
+// and match its selector, by name, and the target OperatorVersion of each.
+func (r *RolloutReconciler) fleet(ctx context.Context, ro *kudov1alpha1.Rollout) (
+	map[string]*kudov1beta1.Instance, map[string]*kudov1beta1.OperatorVersion, error) {
+	selector := labels.Everything()
+	if ro.Spec.Selector != nil {
+		var err error
+		if selector, err = metav1.LabelSelectorAsSelector(ro.Spec.Selector); err != nil {
+			return nil, nil, fmt.Errorf("spec.selector: %w", err)
+		}
+	}
+	list := &kudov1beta1.InstanceList{}
+	if err := r.List(ctx, list, client.InNamespace(ro.Namespace)); err != nil {
+		return nil, nil, err
+	}
+	versions := &kudov1beta1.OperatorVersionList{}
+	if err := r.List(ctx, versions); err != nil {
+		return nil, nil, err
+	}
+	instances := map[string]*kudov1beta1.Instance{}
+	targets := map[string]*kudov1beta1.OperatorVersion{}
+	for k := range list.Items {
+		i := &list.Items[k]
+		current, target := versionsOf(versions.Items, i, ro)
+		if current == nil || current.Spec.Operator.Name != ro.Spec.Operator || !selector.Matches(labels.Set(i.Labels)) {
+			continue
+		}
+		instances[i.Name], targets[i.Name] = i, target
+	}
+	return instances, targets, nil
+}
+
+// versionsOf are the OperatorVersion the Instance runs and the one of the
+// Rollout's version beside it, nil when there is none.
+func versionsOf(versions []kudov1beta1.OperatorVersion, i *kudov1beta1.Instance, ro *kudov1alpha1.Rollout) (
+	current, target *kudov1beta1.OperatorVersion) {
+	key := i.OperatorVersionKey()
+	for k := range versions {
+		ov := &versions[k]
+		if ov.Namespace != key.Namespace {
+			continue
+		}
+		if ov.Name == key.Name {
+			current = ov
+		}
+		if ov.Spec.Operator.Name == ro.Spec.Operator && ov.Spec.Version == ro.Spec.OperatorVersion &&
+			(ro.Spec.AppVersion == "" || ov.Spec.AppVersion == ro.Spec.AppVersion) {
+			target = ov
+		}
+	}
+	return current, target
+}
+
+// step takes the rollout one step: it plans the waves, then upgrades,
+// waits, pauses or ends the current wave as rollout.Next decides.
+func (r *RolloutReconciler) step(ctx context.Context, ro *kudov1alpha1.Rollout) (ctrl.Result, error) {
+	instances, targets, err := r.fleet(ctx, ro)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(ro.Status.Waves) == 0 {
+		if err := r.plan(ro, instances, targets); err != nil {
+			setReadiness(ro, engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.InvalidReason, Message: err.Error()})
+			return ctrl.Result{}, nil
+		}
+	}
+	ro.Status.Updated = 0
+	unavailable := 0
+	for name, i := range instances {
+		if target := targets[name]; target != nil && i.Spec.OperatorVersion.Name == target.Name {
+			ro.Status.Updated++
+		}
+		if !apimeta.IsStatusConditionTrue(i.Status.Conditions, kudov1beta1.ReadyCondition) {
+			unavailable++
+		}
+	}
+	switch {
+	case ro.Status.Failure != nil:
+		return ctrl.Result{}, nil
+	case int(ro.Status.Current) >= len(ro.Status.Waves):
+		setReadiness(ro, engine.Readiness{Ready: metav1.ConditionTrue, Reason: kudov1beta1.SucceededReason,
+			Message: fmt.Sprintf("%d Instances run %s", ro.Status.Total, ro.Spec.OperatorVersion)})
+		return ctrl.Result{}, nil
+	}
+	now := r.Clock()
+	wave := &ro.Status.Waves[ro.Status.Current]
+	if wave.StartedAt == nil {
+		wave.StartedAt = &metav1.Time{Time: now}
+		wave.Phase = kudov1alpha1.WaveProgressing
+		r.Recorder.Eventf(ro, corev1.EventTypeNormal, "WaveStarted", "Wave %d started: %d Instances", ro.Status.Current+1, len(wave.Instances))
+	}
+	members := make([]rollout.Member, 0, len(wave.Instances))
+	for _, name := range wave.Instances {
+		if i, ok := instances[name]; ok {
+			members = append(members, memberOf(i, targets[name]))
+		}
+	}
+	d := rollout.Next(members, strategyOf(ro), unavailable, now)
+	switch {
+	case d.Failed != "":
+		wave.Phase = kudov1alpha1.WaveFailed
+		ro.Status.Failure = &kudov1alpha1.RolloutFailure{Instance: d.Failed, Reason: d.Reason}
+		message := fmt.Sprintf("Paused at wave %d: Instance %s: %s", ro.Status.Current+1, d.Failed, d.Reason)
+		r.Recorder.Event(ro, corev1.EventTypeWarning, "RolloutPaused", message)
+		setReadiness(ro, engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: "RolloutPaused", Message: message})
+		return ctrl.Result{}, nil
+	case d.WaveDone:
+		wave.Phase, wave.CompletedAt = kudov1alpha1.WaveComplete, &metav1.Time{Time: now}
+		r.Recorder.Eventf(ro, corev1.EventTypeNormal, "WaveComplete", "Wave %d complete in %s", ro.Status.Current+1,
+			now.Sub(wave.StartedAt.Time).Round(time.Second))
+		ro.Status.Current++
+		return ctrl.Result{Requeue: true}, nil
+	}
+	if !ro.Spec.Paused {
+		for _, name := range d.Upgrade {
+			if err := r.upgrade(ctx, instances[name], targets[name]); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+	}
+	ro.Status.Message = d.Waiting
+	setReadiness(ro, engine.Readiness{Ready: metav1.ConditionFalse, Reason: kudov1beta1.PlanInProgressReason,
+		Message: fmt.Sprintf("Wave %d of %d: %s", ro.Status.Current+1, len(ro.Status.Waves), d.Waiting)})
+	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
+}
+
+// plan splits the fleet into the waves, by name, and records what each
+// Instance runs before the rollout moves it.
+func (r *RolloutReconciler) plan(ro *kudov1alpha1.Rollout, instances map[string]*kudov1beta1.Instance,
+	targets map[string]*kudov1beta1.OperatorVersion) error {
+	names := make([]string, 0, len(instances))
+	for name := range instances {
+		if targets[name] == nil {
+			return fmt.Errorf("no OperatorVersion %s of %s is installed beside Instance %s's", ro.Spec.OperatorVersion, ro.Spec.Operator, name)
+		}
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("no Instance of %s in namespace %s matches", ro.Spec.Operator, ro.Namespace)
+	}
+	slices.Sort(names)
+	waves, err := rollout.Waves(names, ro.Spec.Strategy.Waves)
+	if err != nil {
+		return fmt.Errorf("spec.strategy.waves: %w", err)
+	}
+	ro.Status.Previous = map[string]string{}
+	for _, name := range names {
+		ro.Status.Previous[name] = instances[name].Spec.OperatorVersion.Name
+	}
+	for _, w := range waves {
+		ro.Status.Waves = append(ro.Status.Waves, kudov1alpha1.WaveStatus{Instances: w, Phase: kudov1alpha1.WavePending})
+	}
+	ro.Status.Total = int32(len(names))
+	return nil
+}
+
+// memberOf is what the rollout reads of an Instance.
+func memberOf(i *kudov1beta1.Instance, target *kudov1beta1.OperatorVersion) rollout.Member {
+	m := rollout.Member{Name: i.Name, AtTarget: target != nil && i.Spec.OperatorVersion.Name == target.Name}
+	if _, run, ok := engine.AwaitedRun(i); ok && m.AtTarget {
+		m.Plan, m.Reason = run.Status, run.Message
+	}
+	if ready := apimeta.FindStatusCondition(i.Status.Conditions, kudov1beta1.ReadyCondition); ready != nil &&
+		ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == i.Generation {
+		m.Ready, m.ReadySince = true, ready.LastTransitionTime.Time
+	}
+	if stalled := apimeta.FindStatusCondition(i.Status.Conditions, kudov1beta1.StalledCondition); stalled != nil &&
+		stalled.Status == metav1.ConditionTrue {
+		m.Stalled, m.Reason = true, stalled.Message
+	}
+	return m
+}
+
+func strategyOf(ro *kudov1alpha1.Rollout) rollout.Strategy {
+	s := ro.Spec.Strategy
+	return rollout.Strategy{
+		MaxParallel: int(max(s.MaxParallel, 1)), MaxUnavailable: int(max(s.MaxUnavailable, 1)), Bake: s.BakeTime.Duration,
+		RollbackOnFailure: s.OnFailure == kudov1alpha1.Rollback,
+	}
+}
+
+// upgrade points the Instance at target: through the typed object that
+// makes it, if there is one, else in its own spec.
+func (r *RolloutReconciler) upgrade(ctx context.Context, i *kudov1beta1.Instance, target *kudov1beta1.OperatorVersion) error {
+	var obj client.Object = i
+	patch := map[string]any{"spec": map[string]any{"operatorVersion": map[string]any{"name": target.Name}}}
+	if typed := typedapi.HolderAt(i, target); typed != nil {
+		obj = typed
+		patch = map[string]any{"spec": map[string]any{typedapi.OperatorVersionField: target.Name}}
+	}
+	raw, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	if err := r.Patch(ctx, obj, client.RawPatch(types.MergePatchType, raw)); err != nil {
+		return fmt.Errorf("upgrading Instance %s to %s: %w", i.Name, target.Name, err)
+	}
+	return nil
+}
+
+// SetupWithManager registers the controller: a change of an Instance wakes
+// the Rollouts of its namespace.
+func (r *RolloutReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&kudov1alpha1.Rollout{}).
+		Watches(&kudov1beta1.Instance{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOf)).
+		Named("rollout").
+		Complete(r)
+}
+
+// rolloutsOf are the Rollouts of the object's namespace.
+func (r *RolloutReconciler) rolloutsOf(ctx context.Context, o client.Object) []reconcile.Request {
+	list := &kudov1alpha1.RolloutList{}
+	if err := r.List(ctx, list, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(list.Items))
+	for k := range list.Items {
+		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[k])})
+	}
+	return requests
+}

@@ -1,0 +1,99 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+)
+
+// versionOf is configMapsOperator at another version; broken versions
+// have an upgrade plan that fails.
+func versionOf(ns, version string, broken bool) *kudov1beta1.OperatorVersion {
+	ov := configMapsOperator(ns, "fleet")
+	ov.Name, ov.Spec.Version = "fleet-"+version, version
+	if broken {
+		ov.Spec.Tasks = append(ov.Spec.Tasks, kudov1beta1.Task{Name: "break", Kind: kudov1beta1.DummyTaskKind,
+			Spec: kudov1beta1.TaskSpec{DummyTaskSpec: kudov1beta1.DummyTaskSpec{WantErr: true, Fatal: true}}})
+		ov.Spec.Plans["upgrade"] = plan(kudov1beta1.Serial, phase("main", kudov1beta1.Serial, step("break", "break")))
+	}
+	return ov
+}
+
+func rolloutTo(ns, name, version string) *kudov1alpha1.Rollout {
+	return &kudov1alpha1.Rollout{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: kudov1alpha1.RolloutSpec{Operator: "fleet", OperatorVersion: version, Strategy: kudov1alpha1.RolloutStrategy{
+			Waves: []intstr.IntOrString{intstr.FromInt32(1)}, MaxParallel: 2, MaxUnavailable: 2}},
+	}
+}
+
+var _ = Describe("A Rollout", func() {
+	var (
+		ctx context.Context
+		ns  string
+	)
+	BeforeEach(func() {
+		ctx = context.Background()
+		ns = newNamespace(ctx)
+		for _, v := range []string{"0.1.0", "0.2.0"} {
+			Expect(k8sClient.Create(ctx, versionOf(ns, v, false))).To(Succeed())
+		}
+		Expect(k8sClient.Create(ctx, versionOf(ns, "0.3.0", true))).To(Succeed())
+		for n := 1; n <= 3; n++ {
+			Expect(k8sClient.Create(ctx, newInstance(ns, fmt.Sprintf("i%d", n), "fleet-0.1.0"))).To(Succeed())
+		}
+		Eventually(func(g Gomega) {
+			for n := 1; n <= 3; n++ {
+				i := getInstance(ctx, g, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("i%d", n)})
+				g.Expect(apimeta.IsStatusConditionTrue(i.Status.Conditions, kudov1beta1.ReadyCondition)).To(BeTrue())
+			}
+		}).Should(Succeed())
+	})
+
+	versions := func(g Gomega) []string {
+		var out []string
+		for n := 1; n <= 3; n++ {
+			out = append(out, getInstance(ctx, g, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("i%d", n)}).Spec.OperatorVersion.Name)
+		}
+		return out
+	}
+
+	It("upgrades a canary, then the rest, and stops at a canary that fails, touching no other", func() {
+		good := rolloutTo(ns, "good", "0.2.0")
+		Expect(k8sClient.Create(ctx, good)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(good), good)).To(Succeed())
+			g.Expect(apimeta.IsStatusConditionTrue(good.Status.Conditions, kudov1beta1.ReadyCondition)).To(BeTrue(), "%+v", good.Status)
+		}, "60s").Should(Succeed())
+		Expect(good.Status.Waves).To(HaveLen(2))
+		Expect(good.Status.Waves[0].Instances).To(Equal([]string{"i1"}))
+		Expect(good.Status.Waves[1].Instances).To(Equal([]string{"i2", "i3"}))
+		for _, w := range good.Status.Waves {
+			Expect(w.Phase).To(Equal(kudov1alpha1.WaveComplete))
+		}
+		Expect(good.Status.Updated).To(BeEquivalentTo(3))
+		Expect(good.Status.Previous).To(Equal(map[string]string{"i1": "fleet-0.1.0", "i2": "fleet-0.1.0", "i3": "fleet-0.1.0"}))
+		Expect(versions(Default)).To(Equal([]string{"fleet-0.2.0", "fleet-0.2.0", "fleet-0.2.0"}))
+
+		bad := rolloutTo(ns, "bad", "0.3.0")
+		Expect(k8sClient.Create(ctx, bad)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(bad), bad)).To(Succeed())
+			g.Expect(bad.Status.Failure).NotTo(BeNil(), "%+v", bad.Status)
+		}, "60s").Should(Succeed())
+		Expect(bad.Status.Failure.Instance).To(Equal("i1"))
+		Expect(bad.Status.Failure.Reason).To(HavePrefix("its upgrade plan failed"))
+		Expect(apimeta.IsStatusConditionTrue(bad.Status.Conditions, kudov1beta1.StalledCondition)).To(BeTrue())
+		Expect(bad.Status.Waves[0].Phase).To(Equal(kudov1alpha1.WaveFailed))
+		Consistently(versions, "3s").Should(Equal([]string{"fleet-0.3.0", "fleet-0.2.0", "fleet-0.2.0"}))
+	})
+})
