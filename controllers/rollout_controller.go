@@ -3,8 +3,11 @@ package controllers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +24,7 @@ import (
 	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/engine"
+	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/rollout"
 	"github.com/kudo-ng/kudo/internal/typedapi"
 )
@@ -156,6 +160,13 @@ func (r *RolloutReconciler) step(ctx context.Context, ro *kudov1alpha1.Rollout) 
 		ro.Status.Failure = &kudov1alpha1.RolloutFailure{Instance: d.Failed, Reason: d.Reason}
 		message := fmt.Sprintf("Paused at wave %d: Instance %s: %s", ro.Status.Current+1, d.Failed, d.Reason)
 		r.Recorder.Event(ro, corev1.EventTypeWarning, "RolloutPaused", message)
+		if len(d.RollBack) > 0 {
+			if err := r.rollBack(ctx, ro, instances, d.RollBack); err != nil {
+				return ctrl.Result{}, err
+			}
+			wave.Phase = kudov1alpha1.WaveRolledBack
+			message += fmt.Sprintf("; rolled back %s", strings.Join(d.RollBack, ", "))
+		}
 		setReadiness(ro, engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: "RolloutPaused", Message: message})
 		return ctrl.Result{}, nil
 	case d.WaveDone:
@@ -248,6 +259,48 @@ func (r *RolloutReconciler) upgrade(ctx context.Context, i *kudov1beta1.Instance
 	}
 	if err := r.Patch(ctx, obj, client.RawPatch(types.MergePatchType, raw)); err != nil {
 		return fmt.Errorf("upgrading Instance %s to %s: %w", i.Name, target.Name, err)
+	}
+	return nil
+}
+
+// rollBack returns each Instance to the revision it ran before the rollout
+// moved it (kubectl kudo rollback's rules: engine.RollbackTarget,
+// RestoredValues, CheckImmutableKept), its history kept.
+func (r *RolloutReconciler) rollBack(ctx context.Context, ro *kudov1alpha1.Rollout, instances map[string]*kudov1beta1.Instance,
+	names []string) error {
+	for _, name := range names {
+		i := instances[name]
+		current := &kudov1beta1.OperatorVersion{}
+		if err := r.Get(ctx, i.OperatorVersionKey(), current); err != nil {
+			return err
+		}
+		sensitive := params.Sensitive(current.Spec.Parameters, i.Spec.SecretParameters)
+		target, err := engine.RollbackTarget(i, 0, sensitive)
+		if err == nil && target.OperatorVersion != ro.Status.Previous[name] {
+			err = fmt.Errorf("its last completed revision ran %s, not %s", target.OperatorVersion, ro.Status.Previous[name])
+		}
+		var values map[string]string
+		if err == nil {
+			values, err = engine.RestoredValues(i, target, sensitive)
+		}
+		if err == nil {
+			err = engine.CheckImmutableKept(current, i, values, target)
+		}
+		if err == nil && typedapi.HolderOf(i) != nil {
+			err = errors.New("a typed object makes it: roll it back with kubectl kudo rollback")
+		}
+		if err != nil {
+			r.Recorder.Eventf(ro, corev1.EventTypeWarning, "RollbackRefused", "Instance %s is not rolled back: %v", name, err)
+			continue
+		}
+		patch := client.MergeFromWithOptions(i.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		i.Spec.OperatorVersion.Name = target.OperatorVersion
+		i.Spec.Parameters, i.Spec.SecretParameters = values, maps.Clone(target.SecretParameters)
+		if err := r.Patch(ctx, i, patch); err != nil {
+			return fmt.Errorf("rolling Instance %s back to revision %d: %w", name, target.Number, err)
+		}
+		r.Recorder.Eventf(ro, corev1.EventTypeNormal, "RolledBack", "Instance %s rolled back to revision %d (%s)", name, target.Number,
+			target.OperatorVersion)
 	}
 	return nil
 }

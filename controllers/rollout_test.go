@@ -96,4 +96,28 @@ var _ = Describe("A Rollout", func() {
 		Expect(bad.Status.Waves[0].Phase).To(Equal(kudov1alpha1.WaveFailed))
 		Consistently(versions, "3s").Should(Equal([]string{"fleet-0.3.0", "fleet-0.2.0", "fleet-0.2.0"}))
 	})
+
+	It("rolls a failed canary back to what it ran, its history kept, when the strategy says so", func() {
+		bad := rolloutTo(ns, "bad", "0.3.0")
+		bad.Spec.Strategy.OnFailure = kudov1alpha1.Rollback
+		Expect(k8sClient.Create(ctx, bad)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(bad), bad)).To(Succeed())
+			g.Expect(bad.Status.Waves).NotTo(BeEmpty())
+			g.Expect(bad.Status.Waves[0].Phase).To(Equal(kudov1alpha1.WaveRolledBack), "%+v", bad.Status)
+		}, "60s").Should(Succeed())
+		Expect(bad.Status.Failure.Instance).To(Equal("i1"))
+		Expect(apimeta.FindStatusCondition(bad.Status.Conditions, kudov1beta1.ReadyCondition).Message).To(HaveSuffix("; rolled back i1"))
+		Eventually(func(g Gomega) {
+			i := getInstance(ctx, g, client.ObjectKey{Namespace: ns, Name: "i1"})
+			g.Expect(i.Spec.OperatorVersion.Name).To(Equal("fleet-0.1.0"))
+			g.Expect(apimeta.IsStatusConditionTrue(i.Status.Conditions, kudov1beta1.ReadyCondition)).To(BeTrue())
+			var ran []string
+			for _, r := range i.Status.Revisions {
+				ran = append(ran, r.OperatorVersion+" "+string(r.Status))
+			}
+			g.Expect(ran).To(ContainElements("fleet-0.3.0 FATAL_ERROR", "fleet-0.1.0 COMPLETE"))
+		}, "60s").Should(Succeed())
+		Consistently(versions, "2s").Should(Equal([]string{"fleet-0.1.0", "fleet-0.1.0", "fleet-0.1.0"}))
+	})
 })

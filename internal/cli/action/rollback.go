@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -45,11 +44,11 @@ func (a *Rollback) Run(ctx context.Context, cfg Config) (*Change, *kudov1beta1.R
 		return nil, nil, fmt.Errorf("revision %d ran OperatorVersion %s, which cannot be read (%w): install it again to roll back to it",
 			target.Number, target.OperatorVersion, err)
 	}
-	values, err := restoredValues(i, target, sensitive)
+	values, err := engine.RestoredValues(i, target, sensitive)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkImmutable(current, i, values, target); err != nil {
+	if err := engine.CheckImmutableKept(current, i, values, target); err != nil {
 		return nil, nil, err
 	}
 	if typed := typedapi.HolderAt(i, ov); typed != nil {
@@ -91,59 +90,3 @@ func rollbackTyped(ctx context.Context, c client.Client, typed *unstructured.Uns
 	})
 }
 
-// restoredValues are the spec.parameters of the revision: its values, but
-// those taken from Secrets, which it names instead. A sensitive value the
-// revision recorded masked is the Instance's own, when that is the one it
-// ran with; kudo-ng keeps no other. Only the manager can make a mask: the
-// mask of the Instance's value is the one the status recorded
-// (engine.RecordedSpec), when it recorded the Instance's spec.
-func restoredValues(i *kudov1beta1.Instance, target *kudov1beta1.Revision, sensitive map[string]bool) (map[string]string, error) {
-	spec, known := engine.RecordedSpec(i, sensitive)
-	values := map[string]string{}
-	for name, v := range target.Parameters {
-		if _, fromSecret := target.SecretParameters[name]; fromSecret {
-			continue
-		}
-		if params.IsMasked(v) {
-			now, set := i.Spec.Parameters[name]
-			if set && !known {
-				return nil, fmt.Errorf("parameter %s is sensitive, and the Instance's status does not tell yet whether "+
-					"revision %d ran with the value it has: the last plan did not start from its spec as it is now "+
-					"(a plan started from an earlier one runs, or the manager has not taken this one yet); "+
-					"roll back once no plan runs, or set it again with kubectl kudo update -p %s=VALUE and roll back then",
-					name, target.Number, name)
-			}
-			if !set || spec[name] != v {
-				return nil, fmt.Errorf("parameter %s is sensitive: revision %d ran with another value than the Instance has, "+
-					"which kudo-ng does not keep; set it again with kubectl kudo update -p %s=VALUE (or keep it in a Secret: "+
-					"-p %s=%sSECRET/KEY) and roll back then", name, target.Number, name, name, params.SecretPrefix)
-			}
-			v = now
-		}
-		values[name] = v
-	}
-	return values, nil
-}
-
-// checkImmutable refuses a rollback that would change an immutable
-// parameter of the current OperatorVersion, as admission would.
-func checkImmutable(current *kudov1beta1.OperatorVersion, i *kudov1beta1.Instance, values map[string]string,
-	target *kudov1beta1.Revision) error {
-	now, then := params.Declared(i.Spec.Parameters, i.Spec.SecretParameters), params.Declared(values, target.SecretParameters)
-	for _, p := range current.Spec.Parameters {
-		if !ptr.Deref(p.Immutable, false) {
-			continue
-		}
-		before, after := now[p.Name], then[p.Name]
-		if before == after {
-			continue
-		}
-		if p.IsSensitive() {
-			return fmt.Errorf("parameter %s is immutable: revision %d ran with another value than the Instance has, "+
-				"and rollback cannot change it", p.Name, target.Number)
-		}
-		return fmt.Errorf("parameter %s is immutable: revision %d ran with %q, the Instance has %q, and rollback cannot change it",
-			p.Name, target.Number, after, before)
-	}
-	return nil
-}

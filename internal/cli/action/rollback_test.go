@@ -274,7 +274,7 @@ func TestRestoredValues(t *testing.T) {
 			i, _ := db()
 			target := i.Status.Revisions[0].DeepCopy()
 			tt.change(i, target)
-			got, err := restoredValues(i, target, sensitive)
+			got, err := engine.RestoredValues(i, target, sensitive)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
