@@ -156,7 +156,7 @@ func (r *RolloutReconciler) step(ctx context.Context, ro *kudov1alpha1.Rollout) 
 	d := rollout.Next(members, strategyOf(ro), unavailable, now)
 	switch {
 	case d.Failed != "":
-		wave.Phase = kudov1alpha1.WaveFailed
+		wave.Phase, wave.CompletedAt = kudov1alpha1.WaveFailed, &metav1.Time{Time: now}
 		ro.Status.Failure = &kudov1alpha1.RolloutFailure{Instance: d.Failed, Reason: d.Reason}
 		message := fmt.Sprintf("Paused at wave %d: Instance %s: %s", ro.Status.Current+1, d.Failed, d.Reason)
 		r.Recorder.Event(ro, corev1.EventTypeWarning, "RolloutPaused", message)

@@ -25,6 +25,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/cli/rbaccmd"
 	"github.com/kudo-ng/kudo/internal/cli/repo"
 	"github.com/kudo-ng/kudo/internal/cli/rollback"
+	"github.com/kudo-ng/kudo/internal/cli/rolloutcmd"
 	"github.com/kudo-ng/kudo/internal/cli/search"
 	"github.com/kudo-ng/kudo/internal/cli/testcmd"
 	"github.com/kudo-ng/kudo/internal/cli/uninstall"
@@ -70,6 +71,7 @@ func newRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
 		initcmd.NewCmd(streams, flags),
 		diagnostics.NewCmd(streams, flags),
 		diff.NewCmd(streams, flags),
+		rolloutcmd.NewCmd(streams, flags),
 		explain.NewCmd(streams, flags),
 		install.NewCmd(streams, flags),
 		update.NewCmd(streams, flags),

@@ -1,0 +1,101 @@
+// Package rolloutcmd is `kubectl kudo rollout` (kudo-ng): a Rollout's waves
+// and where it is, and pausing and resuming it.
+package rolloutcmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+)
+
+// NewCmd returns the rollout command and its verbs.
+func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
+	cmd := &cobra.Command{Use: "rollout", Short: "Show, pause and resume Rollouts of a package's new version (kudo-ng)"}
+	verb := func(use, short string, run func(context.Context, client.Client, string, string) error) *cobra.Command {
+		return &cobra.Command{
+			Use: use + " NAME", Short: short, Args: cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				c, ns, err := clientutil.New(flags)
+				if err != nil {
+					return err
+				}
+				return run(cmd.Context(), c, ns, args[0])
+			},
+		}
+	}
+	status := verb("status", "Show a Rollout's waves, and what the current one waits for",
+		func(ctx context.Context, c client.Client, ns, name string) error {
+			ro := &kudov1alpha1.Rollout{}
+			if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, ro); err != nil {
+				return err
+			}
+			return PrintStatus(streams.Out, ro, time.Now())
+		})
+	pause := verb("pause", "Start no more upgrades; those running go on",
+		func(ctx context.Context, c client.Client, ns, name string) error { return setPaused(ctx, c, ns, name, true, streams.Out) })
+	resume := verb("resume", "Start upgrades again",
+		func(ctx context.Context, c client.Client, ns, name string) error { return setPaused(ctx, c, ns, name, false, streams.Out) })
+	cmd.AddCommand(status, pause, resume)
+	return cmd
+}
+
+func setPaused(ctx context.Context, c client.Client, ns, name string, paused bool, out io.Writer) error {
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"paused": paused}})
+	if err != nil {
+		return err
+	}
+	ro := &kudov1alpha1.Rollout{}
+	ro.Namespace, ro.Name = ns, name
+	if err := c.Patch(ctx, ro, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return err
+	}
+	what := "resumed"
+	if paused {
+		what = "paused"
+	}
+	_, err = fmt.Fprintf(out, "rollout.kudo.dev/%s %s\n", name, what)
+	return err
+}
+
+// PrintStatus prints the Rollout as rollout status does: a line of where it
+// is, the failure that paused it, then a line per wave.
+func PrintStatus(w io.Writer, ro *kudov1alpha1.Rollout, now time.Time) error {
+	ready := apimeta.FindStatusCondition(ro.Status.Conditions, kudov1beta1.ReadyCondition)
+	state := "not started"
+	if ready != nil {
+		state = ready.Message
+	}
+	_, _ = fmt.Fprintf(w, "Rollout %s of %s to %s: %d of %d Instances upgraded. %s\n", ro.Name, ro.Spec.Operator, ro.Spec.OperatorVersion,
+		ro.Status.Updated, ro.Status.Total, state)
+	if f := ro.Status.Failure; f != nil {
+		_, _ = fmt.Fprintf(w, "Failed: Instance %s: %s\n", f.Instance, f.Reason)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	_, _ = fmt.Fprintln(tw, "WAVE\tPHASE\tINSTANCES\tTOOK")
+	for n, wave := range ro.Status.Waves {
+		took := ""
+		switch {
+		case wave.StartedAt != nil && wave.CompletedAt != nil:
+			took = wave.CompletedAt.Sub(wave.StartedAt.Time).Round(time.Second).String()
+		case wave.StartedAt != nil:
+			took = now.Sub(wave.StartedAt.Time).Round(time.Second).String() + " so far"
+		}
+		_, _ = fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", n+1, wave.Phase, strings.Join(wave.Instances, ", "), took)
+	}
+	return tw.Flush()
+}
