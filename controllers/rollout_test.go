@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -119,5 +120,17 @@ var _ = Describe("A Rollout", func() {
 			g.Expect(ran).To(ContainElements("fleet-0.3.0 FATAL_ERROR", "fleet-0.1.0 COMPLETE"))
 		}, "60s").Should(Succeed())
 		Consistently(versions, "2s").Should(Equal([]string{"fleet-0.1.0", "fleet-0.1.0", "fleet-0.1.0"}))
+	})
+
+	It("is admitted only from a user who may patch the Instances it upgrades", func() {
+		writeRollouts := rbacv1.PolicyRule{APIGroups: []string{kudov1alpha1.GroupVersion.Group}, Resources: []string{"rollouts"},
+			Verbs: []string{"create", "update", "get"}}
+		bob := userWith(ctx, ns, "bob", writeRollouts)
+		err := bob.Create(ctx, rolloutTo(ns, "bobs", "0.2.0"))
+		Expect(err).To(MatchError(ContainSubstring(
+			fmt.Sprintf("bob may not patch the Instances of namespace %s, so no Rollout of theirs may upgrade them", ns))))
+		carol := userWith(ctx, ns, "carol", writeRollouts, rbacv1.PolicyRule{APIGroups: []string{kudov1beta1.GroupVersion.Group},
+			Resources: []string{"instances"}, Verbs: []string{"patch"}})
+		Expect(carol.Create(ctx, rolloutTo(ns, "carols", "0.2.0"))).To(Succeed())
 	})
 })

@@ -59,6 +59,10 @@ func SetupWithManager(mgr ctrl.Manager, requireServiceAccount bool, renderLimits
 		WithDefaulter(instances).WithValidator(instances).Complete(); err != nil {
 		return err
 	}
+	if err := ctrl.NewWebhookManagedBy(mgr).For(&kudov1alpha1.Rollout{}).
+		WithValidator(&rollouts{reader: mgr.GetClient(), access: mgr.GetClient()}).Complete(); err != nil {
+		return err
+	}
 	mgr.GetWebhookServer().Register(TypedPath, &webhook.Admission{Handler: &TypedObjects{Instances: instances}})
 	mgr.GetWebhookServer().Register(typedapi.ConvertPath, &Conversions{Client: mgr.GetClient()})
 	return ctrl.NewWebhookManagedBy(mgr).For(&kudov1beta1.OperatorVersion{}).

@@ -8,6 +8,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -69,10 +70,17 @@ func isAccount(user authenticationv1.UserInfo, namespace, name string) bool {
 // with refusal when not.
 func (w *Instances) mayDo(ctx context.Context, user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes,
 	refusal string) error {
+	return mayDo(ctx, w.Access, user, attrs, refusal)
+}
+
+// mayDo asks access, the API server, whether user may do what attrs say,
+// and refuses with refusal when not.
+func mayDo(ctx context.Context, access client.Writer, user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes,
+	refusal string) error {
 	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User: user.Username, Groups: user.Groups, UID: user.UID, Extra: extra(user.Extra), ResourceAttributes: &attrs,
 	}}
-	if err := w.Access.Create(ctx, review); err != nil {
+	if err := access.Create(ctx, review); err != nil {
 		return fmt.Errorf("checking that %s may %s %s %s/%s: %w", user.Username, attrs.Verb, attrs.Resource, attrs.Namespace, attrs.Name, err)
 	}
 	if !review.Status.Allowed {
