@@ -132,12 +132,20 @@ func (r *RolloutReconciler) step(ctx context.Context, ro *kudov1alpha1.Rollout) 
 			unavailable++
 		}
 	}
+	if ro.Spec.Undo {
+		return ctrl.Result{}, r.undo(ctx, ro, instances, targets)
+	}
+	if ro.Spec.Abort && ro.Status.Failure == nil && int(ro.Status.Current) < len(ro.Status.Waves) {
+		return ctrl.Result{}, r.abort(ctx, ro, instances, targets)
+	}
 	switch {
 	case ro.Status.Failure != nil:
 		return ctrl.Result{}, nil
 	case int(ro.Status.Current) >= len(ro.Status.Waves):
-		setReadiness(ro, engine.Readiness{Ready: metav1.ConditionTrue, Reason: kudov1beta1.SucceededReason,
-			Message: fmt.Sprintf("%d Instances run %s", ro.Status.Total, ro.Spec.OperatorVersion)})
+		message := fmt.Sprintf("%d Instances run %s", ro.Status.Total, ro.Spec.OperatorVersion)
+		setReadiness(ro, engine.Readiness{Ready: metav1.ConditionTrue, Reason: kudov1beta1.SucceededReason, Message: message})
+		apimeta.SetStatusCondition(&ro.Status.Conditions, metav1.Condition{Type: kudov1alpha1.RolloutComplete, Status: metav1.ConditionTrue,
+			Reason: kudov1beta1.SucceededReason, Message: message, ObservedGeneration: ro.Generation})
 		return ctrl.Result{}, nil
 	}
 	now := r.Clock()
@@ -260,6 +268,54 @@ func (r *RolloutReconciler) upgrade(ctx context.Context, i *kudov1beta1.Instance
 	if err := r.Patch(ctx, obj, client.RawPatch(types.MergePatchType, raw)); err != nil {
 		return fmt.Errorf("upgrading Instance %s to %s: %w", i.Name, target.Name, err)
 	}
+	return nil
+}
+
+// atTarget are the Instances of names that run the rollout's target.
+func atTarget(names []string, instances map[string]*kudov1beta1.Instance, targets map[string]*kudov1beta1.OperatorVersion) []string {
+	var out []string
+	for _, name := range names {
+		if i, ok := instances[name]; ok && targets[name] != nil && i.Spec.OperatorVersion.Name == targets[name].Name {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// abort stops the rollout for good, rolling the current wave's upgraded
+// Instances back.
+func (r *RolloutReconciler) abort(ctx context.Context, ro *kudov1alpha1.Rollout, instances map[string]*kudov1beta1.Instance,
+	targets map[string]*kudov1beta1.OperatorVersion) error {
+	wave := &ro.Status.Waves[ro.Status.Current]
+	if err := r.rollBack(ctx, ro, instances, atTarget(wave.Instances, instances, targets)); err != nil {
+		return err
+	}
+	wave.Phase = kudov1alpha1.WaveRolledBack
+	ro.Status.Failure = &kudov1alpha1.RolloutFailure{Reason: "aborted"}
+	message := fmt.Sprintf("Aborted at wave %d; its upgraded Instances rolled back", ro.Status.Current+1)
+	r.Recorder.Event(ro, corev1.EventTypeNormal, "RolloutAborted", message)
+	setReadiness(ro, engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: "RolloutAborted", Message: message})
+	return nil
+}
+
+// undo rolls back every Instance the rollout upgraded that still runs its
+// target; once none does, the rollout is undone.
+func (r *RolloutReconciler) undo(ctx context.Context, ro *kudov1alpha1.Rollout, instances map[string]*kudov1beta1.Instance,
+	targets map[string]*kudov1beta1.OperatorVersion) error {
+	for k := range ro.Status.Waves {
+		wave := &ro.Status.Waves[k]
+		moved := atTarget(wave.Instances, instances, targets)
+		if len(moved) == 0 {
+			continue
+		}
+		if err := r.rollBack(ctx, ro, instances, moved); err != nil {
+			return err
+		}
+		wave.Phase = kudov1alpha1.WaveRolledBack
+	}
+	message := "Undone: every Instance it upgraded rolled back to what it ran before"
+	setReadiness(ro, engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: "RolloutUndone", Message: message})
+	apimeta.RemoveStatusCondition(&ro.Status.Conditions, kudov1alpha1.RolloutComplete)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -75,6 +76,7 @@ var _ = Describe("A Rollout", func() {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(good), good)).To(Succeed())
 			g.Expect(apimeta.IsStatusConditionTrue(good.Status.Conditions, kudov1beta1.ReadyCondition)).To(BeTrue(), "%+v", good.Status)
 		}, "60s").Should(Succeed())
+		Expect(apimeta.IsStatusConditionTrue(good.Status.Conditions, kudov1alpha1.RolloutComplete)).To(BeTrue())
 		Expect(good.Status.Waves).To(HaveLen(2))
 		Expect(good.Status.Waves[0].Instances).To(Equal([]string{"i1"}))
 		Expect(good.Status.Waves[1].Instances).To(Equal([]string{"i2", "i3"}))
@@ -132,5 +134,40 @@ var _ = Describe("A Rollout", func() {
 		carol := userWith(ctx, ns, "carol", writeRollouts, rbacv1.PolicyRule{APIGroups: []string{kudov1beta1.GroupVersion.Group},
 			Resources: []string{"instances"}, Verbs: []string{"patch"}})
 		Expect(carol.Create(ctx, rolloutTo(ns, "carols", "0.2.0"))).To(Succeed())
+	})
+
+	It("aborts mid-wave, rolling the wave back, and undoes what it upgraded", func() {
+		slow := rolloutTo(ns, "slow", "0.2.0")
+		slow.Spec.Strategy.BakeTime = metav1.Duration{Duration: time.Hour}
+		Expect(k8sClient.Create(ctx, slow)).To(Succeed())
+		Eventually(versions).Should(Equal([]string{"fleet-0.2.0", "fleet-0.1.0", "fleet-0.1.0"}))
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(slow), slow)).To(Succeed())
+			g.Expect(slow.Status.Message).To(Equal("1 baking (i1)"))
+		}, "60s").Should(Succeed())
+		patch := client.MergeFrom(slow.DeepCopy())
+		slow.Spec.Abort = true
+		Expect(k8sClient.Patch(ctx, slow, patch)).To(Succeed())
+		Eventually(versions, "60s").Should(Equal([]string{"fleet-0.1.0", "fleet-0.1.0", "fleet-0.1.0"}))
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(slow), slow)).To(Succeed())
+		Expect(slow.Status.Failure).To(Equal(&kudov1alpha1.RolloutFailure{Reason: "aborted"}))
+		Expect(slow.Status.Waves[0].Phase).To(Equal(kudov1alpha1.WaveRolledBack))
+		Expect(slow.Status.Waves[1].Phase).To(Equal(kudov1alpha1.WavePending))
+
+		good := rolloutTo(ns, "good", "0.2.0")
+		Expect(k8sClient.Create(ctx, good)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(good), good)).To(Succeed())
+			g.Expect(apimeta.IsStatusConditionTrue(good.Status.Conditions, kudov1alpha1.RolloutComplete)).To(BeTrue())
+		}, "60s").Should(Succeed())
+		patch = client.MergeFrom(good.DeepCopy())
+		good.Spec.Undo = true
+		Expect(k8sClient.Patch(ctx, good, patch)).To(Succeed())
+		Eventually(versions, "60s").Should(Equal([]string{"fleet-0.1.0", "fleet-0.1.0", "fleet-0.1.0"}))
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(good), good)).To(Succeed())
+			g.Expect(apimeta.FindStatusCondition(good.Status.Conditions, kudov1beta1.ReadyCondition).Reason).To(Equal("RolloutUndone"))
+			g.Expect(apimeta.FindStatusCondition(good.Status.Conditions, kudov1alpha1.RolloutComplete)).To(BeNil())
+		}).Should(Succeed())
 	})
 })

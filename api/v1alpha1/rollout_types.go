@@ -51,6 +51,14 @@ type RolloutSpec struct {
 	// Paused starts no upgrade while true; those running go on.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
+	// Abort stops the rollout for good and rolls the current wave's
+	// upgraded Instances back (kubectl kudo rollout abort).
+	// +optional
+	Abort bool `json:"abort,omitempty"`
+	// Undo rolls every Instance the rollout upgraded back to what it ran
+	// before (kubectl kudo rollout undo).
+	// +optional
+	Undo bool `json:"undo,omitempty"`
 }
 
 // RolloutStrategy is how a rollout moves through the fleet.
@@ -83,6 +91,10 @@ type RolloutStrategy struct {
 	// +kubebuilder:default=Pause
 	OnFailure FailurePolicy `json:"onFailure,omitempty"`
 }
+
+// RolloutComplete is the condition of a Rollout whose every wave is
+// complete, as a Job's: kubectl wait --for=condition=Complete.
+const RolloutComplete = "Complete"
 
 // WavePhase is where a wave is.
 // +kubebuilder:validation:Enum=Pending;Progressing;Complete;Failed;RolledBack
@@ -117,8 +129,8 @@ type RolloutFailure struct {
 type RolloutStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// Conditions: Ready once every wave is complete, Reconciling while one
-	// moves, Stalled when a failure paused it.
+	// Conditions: Ready and Complete once every wave is complete,
+	// Reconciling while one moves, Stalled when a failure paused it.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -46,16 +46,22 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 			}
 			return PrintStatus(streams.Out, ro, time.Now())
 		})
-	pause := verb("pause", "Start no more upgrades; those running go on",
-		func(ctx context.Context, c client.Client, ns, name string) error { return setPaused(ctx, c, ns, name, true, streams.Out) })
-	resume := verb("resume", "Start upgrades again",
-		func(ctx context.Context, c client.Client, ns, name string) error { return setPaused(ctx, c, ns, name, false, streams.Out) })
-	cmd.AddCommand(status, pause, resume)
+	set := func(use, short, field string, value bool, done string) *cobra.Command {
+		return verb(use, short, func(ctx context.Context, c client.Client, ns, name string) error {
+			return setSpec(ctx, c, ns, name, field, value, done, streams.Out)
+		})
+	}
+	cmd.AddCommand(status,
+		set("pause", "Start no more upgrades; those running go on", "paused", true, "paused"),
+		set("resume", "Start upgrades again", "paused", false, "resumed"),
+		set("abort", "Stop for good, and roll the current wave's upgraded Instances back", "abort", true, "aborted"),
+		set("undo", "Roll every Instance the rollout upgraded back to what it ran before", "undo", true, "undone"))
 	return cmd
 }
 
-func setPaused(ctx context.Context, c client.Client, ns, name string, paused bool, out io.Writer) error {
-	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"paused": paused}})
+// setSpec sets a field of the Rollout's spec, and says so as kubectl does.
+func setSpec(ctx context.Context, c client.Client, ns, name, field string, value bool, done string, out io.Writer) error {
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{field: value}})
 	if err != nil {
 		return err
 	}
@@ -64,11 +70,7 @@ func setPaused(ctx context.Context, c client.Client, ns, name string, paused boo
 	if err := c.Patch(ctx, ro, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return err
 	}
-	what := "resumed"
-	if paused {
-		what = "paused"
-	}
-	_, err = fmt.Fprintf(out, "rollout.kudo.dev/%s %s\n", name, what)
+	_, err = fmt.Fprintf(out, "rollout.kudo.dev/%s %s\n", name, done)
 	return err
 }
 
@@ -82,7 +84,11 @@ func PrintStatus(w io.Writer, ro *kudov1alpha1.Rollout, now time.Time) error {
 	}
 	_, _ = fmt.Fprintf(w, "Rollout %s of %s to %s: %d of %d Instances upgraded. %s\n", ro.Name, ro.Spec.Operator, ro.Spec.OperatorVersion,
 		ro.Status.Updated, ro.Status.Total, state)
-	if f := ro.Status.Failure; f != nil {
+	switch f := ro.Status.Failure; {
+	case f == nil:
+	case f.Instance == "":
+		_, _ = fmt.Fprintf(w, "Stopped: %s\n", f.Reason)
+	default:
 		_, _ = fmt.Fprintf(w, "Failed: Instance %s: %s\n", f.Instance, f.Reason)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
