@@ -25,6 +25,7 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/params"
+	"github.com/kudo-ng/kudo/internal/planmetrics"
 	"github.com/kudo-ng/kudo/internal/rollout"
 	"github.com/kudo-ng/kudo/internal/typedapi"
 )
@@ -165,6 +166,8 @@ func (r *RolloutReconciler) step(ctx context.Context, ro *kudov1alpha1.Rollout) 
 	switch {
 	case d.Failed != "":
 		wave.Phase, wave.CompletedAt = kudov1alpha1.WaveFailed, &metav1.Time{Time: now}
+		planmetrics.WaveEnded(ro.Spec.Operator, string(kudov1alpha1.WaveFailed), now.Sub(wave.StartedAt.Time))
+		planmetrics.RolloutStopped(ro.Spec.Operator, "RolloutPaused")
 		ro.Status.Failure = &kudov1alpha1.RolloutFailure{Instance: d.Failed, Reason: d.Reason}
 		message := fmt.Sprintf("Paused at wave %d: Instance %s: %s", ro.Status.Current+1, d.Failed, d.Reason)
 		r.Recorder.Event(ro, corev1.EventTypeWarning, "RolloutPaused", message)
@@ -179,6 +182,7 @@ func (r *RolloutReconciler) step(ctx context.Context, ro *kudov1alpha1.Rollout) 
 		return ctrl.Result{}, nil
 	case d.WaveDone:
 		wave.Phase, wave.CompletedAt = kudov1alpha1.WaveComplete, &metav1.Time{Time: now}
+		planmetrics.WaveEnded(ro.Spec.Operator, string(kudov1alpha1.WaveComplete), now.Sub(wave.StartedAt.Time))
 		r.Recorder.Eventf(ro, corev1.EventTypeNormal, "WaveComplete", "Wave %d complete in %s", ro.Status.Current+1,
 			now.Sub(wave.StartedAt.Time).Round(time.Second))
 		ro.Status.Current++
@@ -189,6 +193,7 @@ func (r *RolloutReconciler) step(ctx context.Context, ro *kudov1alpha1.Rollout) 
 			if err := r.upgrade(ctx, instances[name], targets[name]); err != nil {
 				return ctrl.Result{}, err
 			}
+			planmetrics.RolloutUpgraded(ro.Spec.Operator)
 		}
 	}
 	ro.Status.Message = d.Waiting
@@ -294,6 +299,7 @@ func (r *RolloutReconciler) abort(ctx context.Context, ro *kudov1alpha1.Rollout,
 	ro.Status.Failure = &kudov1alpha1.RolloutFailure{Reason: "aborted"}
 	message := fmt.Sprintf("Aborted at wave %d; its upgraded Instances rolled back", ro.Status.Current+1)
 	r.Recorder.Event(ro, corev1.EventTypeNormal, "RolloutAborted", message)
+	planmetrics.RolloutStopped(ro.Spec.Operator, "RolloutAborted")
 	setReadiness(ro, engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: "RolloutAborted", Message: message})
 	return nil
 }
@@ -357,6 +363,7 @@ func (r *RolloutReconciler) rollBack(ctx context.Context, ro *kudov1alpha1.Rollo
 		}
 		r.Recorder.Eventf(ro, corev1.EventTypeNormal, "RolledBack", "Instance %s rolled back to revision %d (%s)", name, target.Number,
 			target.OperatorVersion)
+		planmetrics.RolloutRolledBack(ro.Spec.Operator)
 	}
 	return nil
 }
