@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -57,17 +56,10 @@ func (r *RolloutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	return result, patchStatus(ctx, r.Client, before, ro)
 }
 
-// fleet are the Instances of the Rollout's namespace that run its package
-// and match its selector, by name, and the target OperatorVersion of each.
+// fleet are the Instances of the Rollout's namespace it selects
+// (rollout.Fleet), by name, and the target OperatorVersion of each.
 func (r *RolloutReconciler) fleet(ctx context.Context, ro *kudov1alpha1.Rollout) (
 	map[string]*kudov1beta1.Instance, map[string]*kudov1beta1.OperatorVersion, error) {
-	selector := labels.Everything()
-	if ro.Spec.Selector != nil {
-		var err error
-		if selector, err = metav1.LabelSelectorAsSelector(ro.Spec.Selector); err != nil {
-			return nil, nil, fmt.Errorf("spec.selector: %w", err)
-		}
-	}
 	list := &kudov1beta1.InstanceList{}
 	if err := r.List(ctx, list, client.InNamespace(ro.Namespace)); err != nil {
 		return nil, nil, err
@@ -76,38 +68,16 @@ func (r *RolloutReconciler) fleet(ctx context.Context, ro *kudov1alpha1.Rollout)
 	if err := r.List(ctx, versions); err != nil {
 		return nil, nil, err
 	}
+	fleet, err := rollout.Fleet(list.Items, versions.Items, &ro.Spec)
+	if err != nil {
+		return nil, nil, err
+	}
 	instances := map[string]*kudov1beta1.Instance{}
 	targets := map[string]*kudov1beta1.OperatorVersion{}
-	for k := range list.Items {
-		i := &list.Items[k]
-		current, target := versionsOf(versions.Items, i, ro)
-		if current == nil || current.Spec.Operator.Name != ro.Spec.Operator || !selector.Matches(labels.Set(i.Labels)) {
-			continue
-		}
-		instances[i.Name], targets[i.Name] = i, target
+	for _, c := range fleet {
+		instances[c.Instance.Name], targets[c.Instance.Name] = c.Instance, c.Target
 	}
 	return instances, targets, nil
-}
-
-// versionsOf are the OperatorVersion the Instance runs and the one of the
-// Rollout's version beside it, nil when there is none.
-func versionsOf(versions []kudov1beta1.OperatorVersion, i *kudov1beta1.Instance, ro *kudov1alpha1.Rollout) (
-	current, target *kudov1beta1.OperatorVersion) {
-	key := i.OperatorVersionKey()
-	for k := range versions {
-		ov := &versions[k]
-		if ov.Namespace != key.Namespace {
-			continue
-		}
-		if ov.Name == key.Name {
-			current = ov
-		}
-		if ov.Spec.Operator.Name == ro.Spec.Operator && ov.Spec.Version == ro.Spec.OperatorVersion &&
-			(ro.Spec.AppVersion == "" || ov.Spec.AppVersion == ro.Spec.AppVersion) {
-			target = ov
-		}
-	}
-	return current, target
 }
 
 // step takes the rollout one step: it plans the waves, then upgrades,

@@ -11,10 +11,13 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/controllers"
 )
 
 // versionOf is configMapsOperator at another version; broken versions
@@ -169,5 +172,35 @@ var _ = Describe("A Rollout", func() {
 			g.Expect(apimeta.FindStatusCondition(good.Status.Conditions, kudov1beta1.ReadyCondition).Reason).To(Equal("RolloutUndone"))
 			g.Expect(apimeta.FindStatusCondition(good.Status.Conditions, kudov1alpha1.RolloutComplete)).To(BeNil())
 		}).Should(Succeed())
+	})
+
+	It("goes on from its status after a restart, starting no plan twice", func() {
+		slow := rolloutTo(ns, "slow", "0.2.0")
+		slow.Spec.Strategy.BakeTime = metav1.Duration{Duration: time.Hour}
+		Expect(k8sClient.Create(ctx, slow)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(slow), slow)).To(Succeed())
+			g.Expect(slow.Status.Message).To(Equal("1 baking (i1)"))
+		}, "60s").Should(Succeed())
+		canary := getInstance(ctx, Default, client.ObjectKey{Namespace: ns, Name: "i1"})
+		runs := canary.Status.PlanStatus
+
+		// A manager that starts again reads the same Rollout and Instances.
+		restarted := &controllers.RolloutReconciler{Client: k8sClient, Recorder: record.NewFakeRecorder(100), Clock: time.Now}
+		for range 2 {
+			result, err := restarted.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(slow)})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(result.RequeueAfter).To(BeNumerically(">", 59*time.Minute))
+		}
+		Consistently(func(g Gomega) {
+			i := getInstance(ctx, g, client.ObjectKey{Namespace: ns, Name: "i1"})
+			for plan, run := range runs {
+				g.Expect(i.Status.PlanStatus[plan].UID).To(Equal(run.UID), plan)
+			}
+			g.Expect(versions(g)).To(Equal([]string{"fleet-0.2.0", "fleet-0.1.0", "fleet-0.1.0"}))
+		}, "2s").Should(Succeed())
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(slow), slow)).To(Succeed())
+		Expect(slow.Status.Current).To(BeZero())
+		Expect(slow.Status.Waves[0].Phase).To(Equal(kudov1alpha1.WaveProgressing))
 	})
 })

@@ -12,8 +12,11 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
 
@@ -192,4 +195,55 @@ func waiting(pending, upgrading int, baking []string) string {
 		parts = append(parts, fmt.Sprintf("%d waiting for room", pending))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Candidate is an Instance a rollout selects, and the OperatorVersion of
+// the rollout's version beside the one it runs; nil when none is installed.
+type Candidate struct {
+	Instance *kudov1beta1.Instance
+	Target   *kudov1beta1.OperatorVersion
+}
+
+// Fleet are the Instances that run the spec's package and whose labels
+// match its selector, sorted by name, each with its target; versions are
+// the OperatorVersions their current ones may be among.
+func Fleet(instances []kudov1beta1.Instance, versions []kudov1beta1.OperatorVersion, spec *kudov1alpha1.RolloutSpec) ([]Candidate, error) {
+	selector := labels.Everything()
+	if spec.Selector != nil {
+		var err error
+		if selector, err = metav1.LabelSelectorAsSelector(spec.Selector); err != nil {
+			return nil, fmt.Errorf("spec.selector: %w", err)
+		}
+	}
+	var fleet []Candidate
+	for k := range instances {
+		i := &instances[k]
+		current, target := versionsOf(versions, i, spec)
+		if current != nil && current.Spec.Operator.Name == spec.Operator && selector.Matches(labels.Set(i.Labels)) {
+			fleet = append(fleet, Candidate{Instance: i, Target: target})
+		}
+	}
+	slices.SortFunc(fleet, func(a, b Candidate) int { return strings.Compare(a.Instance.Name, b.Instance.Name) })
+	return fleet, nil
+}
+
+// versionsOf are the OperatorVersion the Instance runs and the one of the
+// spec's version beside it, nil when there is none.
+func versionsOf(versions []kudov1beta1.OperatorVersion, i *kudov1beta1.Instance, spec *kudov1alpha1.RolloutSpec) (
+	current, target *kudov1beta1.OperatorVersion) {
+	key := i.OperatorVersionKey()
+	for k := range versions {
+		ov := &versions[k]
+		if ov.Namespace != key.Namespace {
+			continue
+		}
+		if ov.Name == key.Name {
+			current = ov
+		}
+		if ov.Spec.Operator.Name == spec.Operator && ov.Spec.Version == spec.OperatorVersion &&
+			(spec.AppVersion == "" || ov.Spec.AppVersion == spec.AppVersion) {
+			target = ov
+		}
+	}
+	return current, target
 }

@@ -120,18 +120,9 @@ func (o *PreviewOptions) Preview(w io.Writer, report func() (*preview.Report, er
 // ErrWouldChange when any would change something.
 func (o *PreviewOptions) Print(w io.Writer, reports ...*preview.Report) error {
 	var err error
-	switch o.Output {
-	case "json":
-		var b []byte
-		if b, err = json.MarshalIndent(reports, "", "  "); err == nil {
-			_, err = fmt.Fprintf(w, "%s\n", b)
-		}
-	case "yaml":
-		var b []byte
-		if b, err = yaml.Marshal(reports); err == nil {
-			_, err = w.Write(b)
-		}
-	default:
+	if o.Output != "" {
+		err = o.printData(w, reports)
+	} else {
 		for _, r := range reports {
 			if err = r.Print(w, o.Diff); err != nil {
 				break
@@ -148,6 +139,24 @@ func (o *PreviewOptions) Print(w io.Writer, reports ...*preview.Report) error {
 		return ErrWouldChange
 	}
 	return nil
+}
+
+// printData prints v as -o asks: json or yaml.
+func (o *PreviewOptions) printData(w io.Writer, v any) error {
+	var b []byte
+	var err error
+	if o.Output == "json" {
+		if b, err = json.MarshalIndent(v, "", "  "); err == nil {
+			b = append(b, '\n')
+		}
+	} else {
+		b, err = yaml.Marshal(v)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
 }
 
 // printFleet sums up the reports of a fleet, one line per Instance, its

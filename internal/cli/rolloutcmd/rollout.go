@@ -5,8 +5,10 @@ package rolloutcmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,7 +22,9 @@ import (
 
 	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
+	"github.com/kudo-ng/kudo/internal/yamlbound"
 )
 
 // NewCmd returns the rollout command and its verbs.
@@ -51,7 +55,7 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 			return setSpec(ctx, c, ns, name, field, value, done, streams.Out)
 		})
 	}
-	cmd.AddCommand(status,
+	cmd.AddCommand(status, previewCmd(streams, flags),
 		set("pause", "Start no more upgrades; those running go on", "paused", true, "paused"),
 		set("resume", "Start upgrades again", "paused", false, "resumed"),
 		set("abort", "Stop for good, and roll the current wave's upgraded Instances back", "abort", true, "aborted"),
@@ -104,4 +108,69 @@ func PrintStatus(w io.Writer, ro *kudov1alpha1.Rollout, now time.Time) error {
 		_, _ = fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", n+1, wave.Phase, strings.Join(wave.Instances, ", "), took)
 	}
 	return tw.Flush()
+}
+
+// maxRolloutBytes bounds a Rollout's manifest: one object, small.
+const maxRolloutBytes = 1 << 20
+
+// previewCmd is `rollout preview NAME | -f FILE`: the waves the Rollout
+// would plan now and what each Instance's upgrade would do, as the caller,
+// writing nothing.
+func previewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
+	opts := &action.PreviewOptions{}
+	var file string
+	cmd := &cobra.Command{
+		Use:   "preview NAME | -f FILE",
+		Short: "Show the waves a Rollout would plan now, and what upgrading each Instance would do, writing nothing",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: action.RunE(flags, streams, func(ctx context.Context, cfg action.Config, args []string) error {
+			if err := opts.Validate(); err != nil {
+				return err
+			}
+			ro, err := readRollout(ctx, cfg, args, file, streams.In)
+			if err != nil {
+				return err
+			}
+			waves, err := action.PreviewRollout(ctx, cfg, ro)
+			if err != nil {
+				return &action.PreviewFailed{Err: err}
+			}
+			return opts.PrintRollout(cfg.Out, waves)
+		}),
+	}
+	cmd.Flags().StringVarP(&file, "filename", "f", "", `A Rollout's manifest, "-" for standard input, rather than NAME`)
+	cmd.Flags().BoolVar(&opts.Diff, "diff", false, "Print each Instance's plan and the diff of every object it would change")
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "Print the preview as json or yaml")
+	return cmd
+}
+
+// readRollout is the Rollout NAME in the namespace, or the one of a manifest.
+func readRollout(ctx context.Context, cfg action.Config, args []string, file string, in io.Reader) (*kudov1alpha1.Rollout, error) {
+	ro := &kudov1alpha1.Rollout{}
+	switch {
+	case len(args) == 1 && file == "":
+		return ro, cfg.Client.Get(ctx, types.NamespacedName{Namespace: cfg.Namespace, Name: args[0]}, ro)
+	case len(args) == 0 && file != "":
+	default:
+		return nil, errors.New("name a Rollout, or give its manifest with -f FILE")
+	}
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = f.Close() }()
+		in = f
+	}
+	data, err := io.ReadAll(io.LimitReader(in, maxRolloutBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if err := yamlbound.Unmarshal(data, ro, yamlbound.Within(maxRolloutBytes)); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if ro.Namespace == "" {
+		ro.Namespace = cfg.Namespace
+	}
+	return ro, nil
 }
