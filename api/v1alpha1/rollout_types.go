@@ -161,7 +161,8 @@ type RolloutStatus struct {
 
 // Rollout (kudo-ng) moves the Instances of a package to a new version of it,
 // wave after wave, each gated by the package's health rules, and stops by
-// itself when one fails.
+// itself, rolling the failed wave back if asked, when one fails
+// (docs/rollouts.md).
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Operator",type=string,JSONPath=`.spec.operator`
@@ -170,6 +171,9 @@ type RolloutStatus struct {
 // +kubebuilder:printcolumn:name="Total",type=integer,JSONPath=`.status.total`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:resource:categories=kudo
+// +operator-sdk:csv:customresourcedefinitions:displayName="Rollout"
+// +operator-sdk:csv:customresourcedefinitions:resources={{Instance,v1beta1}}
 type Rollout struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -12,8 +12,9 @@ var waveBuckets = prometheus.ExponentialBuckets(5, 3, 10)
 
 var (
 	rolloutWaves = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "kudo_ng_rollout_wave_duration_seconds",
-		Help:    "How long Rollouts' waves took, from their first upgrade to their gate passed or their failure, by operator and result (Complete, Failed).",
+		Name: "kudo_ng_rollout_wave_duration_seconds",
+		Help: "How long Rollouts' waves took, from their first upgrade to their gate passed or their failure, " +
+			"by operator and result (Complete, Failed).",
 		Buckets: waveBuckets,
 	}, []string{"operator", "result"})
 	rolloutUpgrades = prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -105,10 +105,10 @@ func TestNext(t *testing.T) {
 		wave: []Member{readyFor("a", time.Hour), failed("b"), pending("c")}, strategy: strategy,
 		want: Decision{Failed: "b", Reason: "its upgrade plan failed: step migrate: job failed"},
 	}, {
-		name: "a failure rolls the wave's upgraded members back, when the strategy says so",
-		wave: []Member{readyFor("a", time.Hour), stalled("b"), pending("c")},
+		name:     "a failure rolls the wave's upgraded members back, when the strategy says so",
+		wave:     []Member{readyFor("a", time.Hour), stalled("b"), pending("c")},
 		strategy: Strategy{MaxParallel: 2, MaxUnavailable: 2, Bake: time.Minute, RollbackOnFailure: true},
-		want: Decision{Failed: "b", Reason: "it is stalled: health rule replicas-ready false for 5m0s", RollBack: []string{"a", "b"}},
+		want:     Decision{Failed: "b", Reason: "it is stalled: health rule replicas-ready false for 5m0s", RollBack: []string{"a", "b"}},
 	}, {
 		name: "more of the fleet not Ready than maxUnavailable pauses",
 		wave: []Member{running("a"), pending("b")}, strategy: strategy, unavailable: 3,

@@ -89,4 +89,3 @@ func rollbackTyped(ctx context.Context, c client.Client, typed *unstructured.Uns
 		return got.Spec.OperatorVersion.Name == target.OperatorVersion && restored.AppliedTo(got)
 	})
 }
-
