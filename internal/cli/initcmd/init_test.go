@@ -24,8 +24,8 @@ func TestDryRun(t *testing.T) {
 	if err := Run(context.Background(), nil, streams, &Options{DryRun: true, Output: "yaml", CRDOnly: true}); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(out.String(), "kind: CustomResourceDefinition"); n != 4 {
-		t.Errorf("--crd-only printed %d CRDs, want 4", n)
+	if n := strings.Count(out.String(), "kind: CustomResourceDefinition"); n != 5 {
+		t.Errorf("--crd-only printed %d CRDs, want 5", n)
 	}
 	out.Reset()
 	if err := Run(context.Background(), nil, streams, &Options{DryRun: true, Output: "yaml"}); err != nil {

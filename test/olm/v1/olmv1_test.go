@@ -181,6 +181,7 @@ var _ = Describe("kudo-ng installed through OLM v1", Ordered, func() {
 			{"patch", "crd", "operators.kudo.dev", "--type=json", "-p", `[{"op":"remove","path":"/metadata/ownerReferences"}]`},
 			{"patch", "crd", "operatorversions.kudo.dev", "--type=json", "-p", `[{"op":"remove","path":"/metadata/ownerReferences"}]`},
 			{"patch", "crd", "trustpolicies.kudo.dev", "--type=json", "-p", `[{"op":"remove","path":"/metadata/ownerReferences"}]`},
+			{"patch", "crd", "rollouts.kudo.dev", "--type=json", "-p", `[{"op":"remove","path":"/metadata/ownerReferences"}]`},
 			{"patch", "clusterextension", extensionName, "--type=json", "-p", `[{"op":"remove","path":"/metadata/finalizers"}]`},
 		} {
 			out, err := cluster.Kubectl(args...)
