@@ -37,8 +37,8 @@ func TestBundleValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bundle.CSV == nil || len(bundle.V1CRDs) != 4 {
-		t.Fatalf("bundle: want a CSV and the 4 kudo.dev CRDs, got CSV %v and %d CRDs", bundle.CSV != nil, len(bundle.V1CRDs))
+	if bundle.CSV == nil || len(bundle.V1CRDs) != 5 {
+		t.Fatalf("bundle: want a CSV and the 5 kudo.dev CRDs, got CSV %v and %d CRDs", bundle.CSV != nil, len(bundle.V1CRDs))
 	}
 	crds := make([]any, 0, len(bundle.V1CRDs))
 	for _, crd := range bundle.V1CRDs {
