@@ -134,12 +134,15 @@ func (r *RolloutReconciler) step(ctx context.Context, ro *kudov1alpha1.Rollout) 
 	}
 	d := rollout.Next(members, strategyOf(ro), unavailable, now)
 	switch {
-	case d.Failed != "":
+	case d.Stop:
 		wave.Phase, wave.CompletedAt = kudov1alpha1.WaveFailed, &metav1.Time{Time: now}
 		planmetrics.WaveEnded(ro.Spec.Operator, string(kudov1alpha1.WaveFailed), now.Sub(wave.StartedAt.Time))
 		planmetrics.RolloutStopped(ro.Spec.Operator, "RolloutPaused")
 		ro.Status.Failure = &kudov1alpha1.RolloutFailure{Instance: d.Failed, Reason: d.Reason}
-		message := fmt.Sprintf("Paused at wave %d: Instance %s: %s", ro.Status.Current+1, d.Failed, d.Reason)
+		message := fmt.Sprintf("Paused at wave %d: %s", ro.Status.Current+1, d.Reason)
+		if d.Failed != "" {
+			message = fmt.Sprintf("Paused at wave %d: Instance %s: %s", ro.Status.Current+1, d.Failed, d.Reason)
+		}
 		r.Recorder.Event(ro, corev1.EventTypeWarning, "RolloutPaused", message)
 		if len(d.RollBack) > 0 {
 			if err := r.rollBack(ctx, ro, instances, d.RollBack); err != nil {
@@ -167,8 +170,11 @@ func (r *RolloutReconciler) step(ctx context.Context, ro *kudov1alpha1.Rollout) 
 		}
 	}
 	ro.Status.Message = d.Waiting
+	if ro.Spec.Paused {
+		ro.Status.Message = "paused (spec.paused), starting no upgrade; " + d.Waiting
+	}
 	setReadiness(ro, engine.Readiness{Ready: metav1.ConditionFalse, Reason: kudov1beta1.PlanInProgressReason,
-		Message: fmt.Sprintf("Wave %d of %d: %s", ro.Status.Current+1, len(ro.Status.Waves), d.Waiting)})
+		Message: fmt.Sprintf("Wave %d of %d: %s", ro.Status.Current+1, len(ro.Status.Waves), ro.Status.Message)})
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
 }
 

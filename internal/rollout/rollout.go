@@ -102,8 +102,10 @@ type Strategy struct {
 type Decision struct {
 	// Upgrade are the members to point at the target now.
 	Upgrade []string
-	// Failed names the member that stops the rollout, and Reason why; with
-	// RollBack, the upgraded members of the wave to roll back.
+	// Stop says the rollout stops; Failed names the member that stops it,
+	// if one does, Reason why, and RollBack the upgraded members of the
+	// wave to roll back.
+	Stop     bool
 	Failed   string
 	Reason   string
 	RollBack []string
@@ -125,7 +127,7 @@ type Decision struct {
 func Next(wave []Member, s Strategy, unavailable int, now time.Time) Decision {
 	for i := range wave {
 		if why := wave[i].failure(); why != "" {
-			d := Decision{Failed: wave[i].Name, Reason: why}
+			d := Decision{Stop: true, Failed: wave[i].Name, Reason: why}
 			if s.RollbackOnFailure {
 				for j := range wave {
 					if wave[j].AtTarget {
@@ -137,7 +139,7 @@ func Next(wave []Member, s Strategy, unavailable int, now time.Time) Decision {
 		}
 	}
 	if unavailable > s.MaxUnavailable {
-		return Decision{Failed: notReady(wave), Reason: fmt.Sprintf("%d Instances are not Ready, more than maxUnavailable %d",
+		return Decision{Stop: true, Failed: notReady(wave), Reason: fmt.Sprintf("%d Instances are not Ready, more than maxUnavailable %d",
 			unavailable, s.MaxUnavailable)}
 	}
 	var inFlight int
@@ -172,10 +174,11 @@ func Next(wave []Member, s Strategy, unavailable int, now time.Time) Decision {
 	return d
 }
 
-// notReady names the first member of the wave that is not Ready, if any.
+// notReady names the first upgraded member of the wave that is not Ready;
+// "" when those not Ready are all outside it, or not upgraded yet.
 func notReady(wave []Member) string {
 	for i := range wave {
-		if !wave[i].Ready {
+		if wave[i].AtTarget && !wave[i].Ready {
 			return wave[i].Name
 		}
 	}

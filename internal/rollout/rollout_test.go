@@ -103,16 +103,20 @@ func TestNext(t *testing.T) {
 	}, {
 		name: "a failed plan pauses, naming the Instance and the step",
 		wave: []Member{readyFor("a", time.Hour), failed("b"), pending("c")}, strategy: strategy,
-		want: Decision{Failed: "b", Reason: "its upgrade plan failed: step migrate: job failed"},
+		want: Decision{Stop: true, Failed: "b", Reason: "its upgrade plan failed: step migrate: job failed"},
 	}, {
 		name:     "a failure rolls the wave's upgraded members back, when the strategy says so",
 		wave:     []Member{readyFor("a", time.Hour), stalled("b"), pending("c")},
 		strategy: Strategy{MaxParallel: 2, MaxUnavailable: 2, Bake: time.Minute, RollbackOnFailure: true},
-		want:     Decision{Failed: "b", Reason: "it is stalled: health rule replicas-ready false for 5m0s", RollBack: []string{"a", "b"}},
+		want:     Decision{Stop: true, Failed: "b", Reason: "it is stalled: health rule replicas-ready false for 5m0s", RollBack: []string{"a", "b"}},
 	}, {
 		name: "more of the fleet not Ready than maxUnavailable pauses",
 		wave: []Member{running("a"), pending("b")}, strategy: strategy, unavailable: 3,
-		want: Decision{Failed: "a", Reason: "3 Instances are not Ready, more than maxUnavailable 2"},
+		want: Decision{Stop: true, Failed: "a", Reason: "3 Instances are not Ready, more than maxUnavailable 2"},
+	}, {
+		name: "the fleet's Instances not Ready, outside the wave, stop it too",
+		wave: []Member{readyFor("a", time.Hour), pending("b")}, strategy: strategy, unavailable: 3,
+		want: Decision{Stop: true, Reason: "3 Instances are not Ready, more than maxUnavailable 2"},
 	}, {
 		name: "a member not yet pointed at the target cannot fail",
 		wave: []Member{{Name: "a", Plan: kudov1beta1.ExecutionFatalError}}, strategy: strategy,
