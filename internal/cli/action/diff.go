@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -59,18 +58,9 @@ func (a *Diff) Preview(ctx context.Context, cfg Config) ([]*preview.Report, erro
 // read reads the manifest's objects, within MaxManifestBytes; an object
 // without a namespace is of the namespace the verb acts in.
 func (a *Diff) read(ns string) ([]*unstructured.Unstructured, error) {
-	in := a.In
-	if a.File != "-" {
-		f, err := os.Open(a.File)
-		if err != nil {
-			return nil, err
-		}
-		defer func() { _ = f.Close() }()
-		in = f
-	}
-	data, err := io.ReadAll(io.LimitReader(in, MaxManifestBytes+1))
+	data, err := clientutil.ReadFile(a.File, a.In, MaxManifestBytes)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", a.File, err)
+		return nil, err
 	}
 	if err := yamlbound.Check(data, yamlbound.Within(MaxManifestBytes)); err != nil {
 		return nil, fmt.Errorf("%s: %w", a.File, err)

@@ -6,6 +6,7 @@ package clientutil
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -77,4 +78,23 @@ func notFound(err error, format string, args ...any) error {
 		return fmt.Errorf(format, args...)
 	}
 	return err
+}
+
+// ReadFile reads file, or in when file is "-", and at most limit bytes and
+// one more: the caller's bound (yamlbound) refuses what passes it, naming
+// the limit.
+func ReadFile(file string, in io.Reader, limit int) ([]byte, error) {
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = f.Close() }()
+		in = f
+	}
+	data, err := io.ReadAll(io.LimitReader(in, int64(limit)+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", file, err)
+	}
+	return data, nil
 }

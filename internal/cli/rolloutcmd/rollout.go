@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -154,15 +153,7 @@ func readRollout(ctx context.Context, cfg action.Config, args []string, file str
 	default:
 		return nil, errors.New("name a Rollout, or give its manifest with -f FILE")
 	}
-	if file != "-" {
-		f, err := os.Open(file)
-		if err != nil {
-			return nil, err
-		}
-		defer func() { _ = f.Close() }()
-		in = f
-	}
-	data, err := io.ReadAll(io.LimitReader(in, maxRolloutBytes+1))
+	data, err := clientutil.ReadFile(file, in, maxRolloutBytes)
 	if err != nil {
 		return nil, err
 	}
