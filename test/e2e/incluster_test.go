@@ -418,8 +418,8 @@ var _ = Describe("make deploy", Ordered, func() {
 		for _, w := range validating.Webhooks {
 			configs = append(configs, w.ClientConfig)
 		}
-		// Instances (mutating and validating), OperatorVersions, typed objects.
-		Expect(configs).To(HaveLen(4))
+		// Instances (mutating and validating), OperatorVersions, typed objects, Rollouts.
+		Expect(configs).To(HaveLen(5))
 		for _, c := range configs {
 			Expect(c.Service).NotTo(BeNil())
 			Expect(c.Service.Namespace + "/" + c.Service.Name).To(Equal("kudo-system/kudo-webhook-service"))
