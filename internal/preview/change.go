@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
@@ -295,9 +296,7 @@ func objectOf(taskName string, obj *unstructured.Unstructured) Object {
 }
 
 func equal(a, b *unstructured.Unstructured) bool {
-	x, errA := yaml.Marshal(a.Object)
-	y, errB := yaml.Marshal(b.Object)
-	return errA == nil && errB == nil && string(x) == string(y)
+	return apiequality.Semantic.DeepEqual(a.Object, b.Object)
 }
 
 func redacted(obj *unstructured.Unstructured, redactor *params.Redactor) map[string]any {
@@ -307,15 +306,29 @@ func redacted(obj *unstructured.Unstructured, redactor *params.Redactor) map[str
 	if redactor == nil {
 		return obj.Object
 	}
-	b, err := yaml.Marshal(obj.Object)
-	if err != nil {
-		return obj.Object
+	return redactValue(obj.Object, redactor).(map[string]any)
+}
+
+// redactValue is v with the sensitive values hidden in each string of it,
+// keys and values alike.
+func redactValue(v any, redactor *params.Redactor) any {
+	switch v := v.(type) {
+	case string:
+		return redactor.String(v)
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[redactor.String(k)] = redactValue(e, redactor)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = redactValue(e, redactor)
+		}
+		return out
 	}
-	var out map[string]any
-	if err := yaml.Unmarshal([]byte(redactor.String(string(b))), &out); err != nil {
-		return obj.Object
-	}
-	return out
+	return v
 }
 
 // pathOf names an object's side of a diff as kubectl diff names its files:

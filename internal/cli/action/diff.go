@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
@@ -76,7 +75,7 @@ func (a *Diff) read(ns string) ([]*unstructured.Unstructured, error) {
 			return nil, fmt.Errorf("%s: %w", a.File, err)
 		}
 		obj := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(doc, &obj.Object); err != nil {
+		if err := yamlbound.Unmarshal(doc, &obj.Object, yamlbound.Within(MaxManifestBytes)); err != nil {
 			return nil, fmt.Errorf("%s, document %d: %w", a.File, n, err)
 		}
 		if len(obj.Object) == 0 {
