@@ -90,7 +90,7 @@ test-bundle: bundle ## The OLM bundle is in sync with config/ and passes operato
 	go test ./test/bundle/... -count=1
 
 .PHONY: test-e2e
-test-e2e: cluster-tools cosign ## End to end on a local control plane of its own: the conformance packages, plans, failures.
+test-e2e: cluster-tools cosign chromium ## End to end on a local control plane of its own: the conformance packages, plans, failures.
 	ENVTEST_ASSETS="$(ENVTEST_ASSETS)" go test ./test/e2e/... -count=1 -timeout 30m -v -ginkgo.v
 
 .PHONY: test-olm
@@ -392,6 +392,10 @@ golangci-lint:
 .PHONY: helm
 helm: ## helm, for the benchmarks' comparison (make bench builds it).
 	hack/tools/gobuild.sh helm $(HELM_VERSION) helm.sh/helm/v3 helm.sh/helm/v3/cmd/helm
+
+.PHONY: chromium
+chromium: ## Debian's Chromium, which the end-to-end suite drives headless to test kubectl kudo dashboard (apt-get install, as root).
+	./hack/chromium.sh
 
 .PHONY: cosign
 cosign: ## cosign, which the end-to-end suite checks kudo-ng's package signatures against, both ways.

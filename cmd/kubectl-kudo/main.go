@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kudo-ng/kudo/internal/cli/action"
+	"github.com/kudo-ng/kudo/internal/cli/dashboardcmd"
 	"github.com/kudo-ng/kudo/internal/cli/diagnostics"
 	"github.com/kudo-ng/kudo/internal/cli/diff"
 	"github.com/kudo-ng/kudo/internal/cli/explain"
@@ -70,6 +71,7 @@ func newRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	root.AddCommand(
 		initcmd.NewCmd(streams, flags),
 		diagnostics.NewCmd(streams, flags),
+		dashboardcmd.NewCmd(streams, flags),
 		diff.NewCmd(streams, flags),
 		rolloutcmd.NewCmd(streams, flags),
 		explain.NewCmd(streams, flags),
