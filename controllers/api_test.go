@@ -130,7 +130,9 @@ var _ = Describe("The kudo.dev/v1beta1 API", func() {
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(in), got)).To(Succeed())
 		Expect(got.Object).NotTo(HaveKey("status"), "create must ignore status")
 
-		// The Instance controller writes conditions meanwhile: retry on conflict.
+		// The Instance controller writes the status meanwhile: retry on
+		// conflict, and read what was stored from the update's answer, as a
+		// later read may see the controller's next write.
 		Eventually(func() error {
 			if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(in), got); err != nil {
 				return err
@@ -138,9 +140,9 @@ var _ = Describe("The kudo.dev/v1beta1 API", func() {
 			Expect(unstructured.SetNestedMap(got.Object, wantStatus, "status")).To(Succeed())
 			return k8sClient.Status().Update(ctx, got)
 		}).Should(Succeed())
-		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(in), got)).To(Succeed())
 		planStatus, _, _ := unstructured.NestedMap(got.Object, "status", "planStatus")
 		Expect(planStatus).To(Equal(wantStatus["planStatus"]), "the KUDO status tree must round-trip")
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(in), got)).To(Succeed())
 		// The webhook filled the immutable parameter's default at create; the
 		// controller clears planExecution when its plan ends.
 		Expect(unstructured.SetNestedField(wantSpec, "fast", "parameters", "MODE")).To(Succeed())
