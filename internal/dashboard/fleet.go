@@ -24,6 +24,7 @@ import (
 	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/trust"
+	"github.com/kudo-ng/kudo/internal/typedapi"
 )
 
 // Snapshot is what the watches hold when a page is asked for: the objects
@@ -63,7 +64,7 @@ const MaxActivity = 100
 
 // Filter is what the fleet page shows of the Instances and the timeline.
 type Filter struct {
-	// State is one of states, "attention", or "" for all.
+	// State is one of states, NeedsAttention, or "" for all.
 	State string
 	// Query is a substring of an Instance's namespace/name, Operator or
 	// OperatorVersion, or of an event's object, reason or message.
@@ -75,7 +76,7 @@ type Filter struct {
 // Fleet is the fleet page.
 type Fleet struct {
 	Namespace string
-	// Health is healthy, progressing or attention: the banner's colour.
+	// Health is Healthy, Progressing or NeedsAttention: the banner's colour.
 	Health    string
 	Headline  string
 	Total     int
@@ -88,6 +89,13 @@ type Fleet struct {
 	Activity  []EventRow
 	Filter    Filter
 }
+
+// The fleet's health, and the filter of what needs attention.
+const (
+	Healthy        = "healthy"
+	Progressing    = "progressing"
+	NeedsAttention = "attention"
+)
 
 // Count is the number of Instances in one State.
 type Count struct {
@@ -228,15 +236,15 @@ func FleetOf(s *Snapshot, f Filter) *Fleet {
 func headline(counts map[State]int, total, attention int) (string, string) {
 	switch {
 	case total == 0:
-		return "healthy", "No Instances yet"
+		return Healthy, "No Instances yet"
 	case attention > 0:
-		return "attention", fmt.Sprintf("%d of %s Ready · %d need attention", counts[StateReady], Plural(total, "Instance"), attention)
+		return NeedsAttention, fmt.Sprintf("%d of %s Ready · %d need attention", counts[StateReady], Plural(total, "Instance"), attention)
 	case counts[StateReady] == total && total == 1:
-		return "healthy", "The Instance is Ready"
+		return Healthy, "The Instance is Ready"
 	case counts[StateReady] == total:
-		return "healthy", fmt.Sprintf("All %d Instances Ready", total)
+		return Healthy, fmt.Sprintf("All %d Instances Ready", total)
 	default:
-		return "progressing", fmt.Sprintf("%d of %s Ready · %d running a plan", counts[StateReady], Plural(total, "Instance"),
+		return Progressing, fmt.Sprintf("%d of %s Ready · %d running a plan", counts[StateReady], Plural(total, "Instance"),
 			counts[StateRunning]+counts[StatePending])
 	}
 }
@@ -252,7 +260,7 @@ func Plural(n int, noun string) string {
 func (f Filter) matches(row *InstanceRow, attention bool) bool {
 	switch f.State {
 	case "":
-	case "attention":
+	case NeedsAttention:
 		if !attention {
 			return false
 		}
@@ -332,8 +340,8 @@ func instanceRow(i *kudov1beta1.Instance) InstanceRow {
 		OperatorVersion: Link{Text: i.Spec.OperatorVersion.Name,
 			Href: OperatorVersionHref(cmp.Or(i.Spec.OperatorVersion.Namespace, i.Namespace), i.Spec.OperatorVersion.Name)},
 	}
-	if ref := metav1.GetControllerOf(i); ref != nil && ref.Name == i.Name && !strings.HasPrefix(ref.APIVersion, kudov1beta1.GroupVersion.Group+"/") {
-		row.Typed = ref.Kind
+	if holder := typedapi.HolderOf(i); holder != nil {
+		row.Typed = holder.GetKind()
 	}
 	name, ps := LastPlan(i)
 	row.Plan = name
@@ -442,9 +450,10 @@ func versionText(ov *kudov1beta1.OperatorVersion) string {
 
 func rolloutRow(r *kudov1alpha1.Rollout) RolloutRow {
 	row := RolloutRow{Namespace: r.Namespace, Name: r.Name, Link: RolloutHref(r.Namespace, r.Name), Operator: r.Spec.Operator,
-		Target:   r.Spec.OperatorVersion,
-		Progress: fmt.Sprintf("%d/%d updated, wave %d of %d", r.Status.Updated, r.Status.Total, min(int(r.Status.Current)+1, len(r.Status.Waves)), len(r.Status.Waves)),
-		Message:  r.Status.Message, State: "Progressing"}
+		Target: r.Spec.OperatorVersion,
+		Progress: fmt.Sprintf("%d/%d updated, wave %d of %d", r.Status.Updated, r.Status.Total,
+			min(int(r.Status.Current)+1, len(r.Status.Waves)), len(r.Status.Waves)),
+		Message: r.Status.Message, State: "Progressing"}
 	switch {
 	case meta.IsStatusConditionTrue(r.Status.Conditions, kudov1alpha1.RolloutComplete):
 		row.State = "Complete"

@@ -118,7 +118,7 @@ func TestFleetNeedsAttentionSaysWhy(t *testing.T) {
 			t.Errorf("attention[%s] = %q, want %q", k, got[k], v)
 		}
 	}
-	if f.Health != "attention" || f.Headline != "1 of 5 Instances Ready · 5 need attention" {
+	if f.Health != NeedsAttention || f.Headline != "1 of 5 Instances Ready · 5 need attention" {
 		t.Errorf("banner = %s %q", f.Health, f.Headline)
 	}
 	counts := map[State]int{}
@@ -140,7 +140,7 @@ func TestFleetFilter(t *testing.T) {
 		want   []string
 	}{
 		{"all, by namespace then name", Filter{}, []string{"a/broken", "a/drifted", "a/ok", "b/stuck", "b/waiting"}},
-		{"needing attention", Filter{State: "attention"}, []string{"a/broken", "a/drifted", "b/stuck"}},
+		{"needing attention", Filter{State: NeedsAttention}, []string{"a/broken", "a/drifted", "b/stuck"}},
 		{"one state", Filter{State: string(StateRunning)}, []string{"b/stuck", "b/waiting"}},
 		{"search", Filter{Query: "B/ST"}, []string{"b/stuck"}},
 		{"search the OperatorVersion", Filter{Query: "zk-0.1"}, []string{"a/broken", "a/drifted", "a/ok", "b/stuck", "b/waiting"}},

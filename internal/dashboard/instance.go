@@ -98,6 +98,12 @@ type ParameterRow struct {
 	Trigger     string
 }
 
+// The health of an object that is gone, and of one the user may not read.
+const (
+	Missing = "Missing"
+	Unknown = "Unknown"
+)
+
 // ObjectRow is an object the Instance's plans applied, as it is now.
 type ObjectRow struct {
 	Kind, Namespace, Name string
@@ -222,7 +228,8 @@ func planTree(name string, plan kudov1beta1.Plan, ps kudov1beta1.PlanStatus, act
 					if st.Name != step.Name {
 						continue
 					}
-					sn.Status, sn.Message, sn.Attempts, sn.MoreWaiting = cmp.Or(st.Status, kudov1beta1.ExecutionNeverRun), st.Message, st.Attempts, st.MoreWaitingOn
+					sn.Status, sn.Message = cmp.Or(st.Status, kudov1beta1.ExecutionNeverRun), st.Message
+					sn.Attempts, sn.MoreWaiting = st.Attempts, st.MoreWaitingOn
 					end := ps.LastUpdatedTimestamp
 					if node.Strategy == kudov1beta1.Serial && s+1 < len(phaseStatus.Steps) && phaseStatus.Steps[s+1].StartedAt != nil {
 						end = phaseStatus.Steps[s+1].StartedAt
@@ -317,9 +324,9 @@ func objectRow(task string, recorded kudov1beta1.InventoryObject, l *Live) Objec
 	row := ObjectRow{Kind: recorded.Kind, Namespace: recorded.Namespace, Name: recorded.Name, Task: task}
 	switch {
 	case l.Err != "":
-		row.Health, row.Message = "Unknown", l.Err
+		row.Health, row.Message = Unknown, l.Err
 	case l.Object == nil:
-		row.Health, row.Drift = "Missing", "deleted since it was applied"
+		row.Health, row.Drift = Missing, "deleted since it was applied"
 	default:
 		r := health.Check(l.Object)
 		row.Health, row.Message = r.Status, r.Message
@@ -359,17 +366,25 @@ func revisionRows(i *kudov1beta1.Instance) []RevisionRow {
 	return rows
 }
 
+// The styles of the pages' statuses.
+const (
+	good    = "good"
+	bad     = "bad"
+	running = "running"
+	neutral = "neutral"
+)
+
 // ConditionClass is the style of a condition: good, bad or neutral, as
 // kstatus reads Ready, Reconciling and Stalled.
 func ConditionClass(c metav1.Condition) string {
 	positive := c.Type != kudov1beta1.ReconcilingCondition && c.Type != kudov1beta1.StalledCondition
 	switch {
 	case c.Status == metav1.ConditionUnknown:
-		return "neutral"
+		return neutral
 	case (c.Status == metav1.ConditionTrue) == positive:
-		return "good"
+		return good
 	default:
-		return "bad"
+		return bad
 	}
 }
 
@@ -377,13 +392,13 @@ func ConditionClass(c metav1.Condition) string {
 func StatusClass(s kudov1beta1.ExecutionStatus) string {
 	switch s {
 	case kudov1beta1.ExecutionComplete:
-		return "good"
+		return good
 	case kudov1beta1.ExecutionFatalError, kudov1beta1.ExecutionError:
-		return "bad"
+		return bad
 	case kudov1beta1.ExecutionInProgress, kudov1beta1.ExecutionPending, kudov1beta1.ExecutionRetry:
-		return "running"
+		return running
 	default:
-		return "neutral"
+		return neutral
 	}
 }
 
@@ -391,13 +406,13 @@ func StatusClass(s kudov1beta1.ExecutionStatus) string {
 func HealthClass(h string) string {
 	switch h {
 	case health.Current:
-		return "good"
-	case health.Failed, "Missing":
-		return "bad"
-	case "Unknown":
-		return "neutral"
+		return good
+	case health.Failed, Missing:
+		return bad
+	case Unknown:
+		return neutral
 	default:
-		return "running"
+		return running
 	}
 }
 
@@ -405,13 +420,13 @@ func HealthClass(h string) string {
 func StateClass(s State) string {
 	switch s {
 	case StateReady:
-		return "good"
+		return good
 	case StateFailed, StateNotReady, StateDrifted:
-		return "bad"
+		return bad
 	case StateRunning:
-		return "running"
+		return running
 	default:
-		return "neutral"
+		return neutral
 	}
 }
 

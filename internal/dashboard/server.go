@@ -8,6 +8,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -173,6 +174,7 @@ func (s *Server) mux() *http.ServeMux {
 	mux.HandleFunc("GET /operators/{namespace}/{name}", s.operator)
 	mux.HandleFunc("GET /operatorversions/{namespace}/{name}", s.operatorVersion)
 	mux.HandleFunc("GET /rollouts/{namespace}/{name}", s.rollout)
+	mux.HandleFunc("GET /rollouts/{namespace}/{name}/preview", s.rolloutPreview)
 	mux.HandleFunc("GET /live", s.live)
 	mux.HandleFunc("POST /actions/{verb}", s.act)
 	return mux
@@ -195,7 +197,7 @@ func (s *Server) init() {
 	}
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html"))
 	s.pages = map[string]*template.Template{}
-	for _, page := range []string{"fleet", "instance", "operator", "operatorversion", "rollout"} {
+	for _, page := range []string{"fleet", "instance", "operator", "operatorversion", "rollout", "preview"} {
 		s.pages[page] = template.Must(template.Must(layout.Clone()).ParseFS(assets, "templates/"+page+".html"))
 	}
 }
@@ -288,6 +290,43 @@ func (s *Server) rollout(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// PreviewPage is what a change would do, as kubectl kudo prints it.
+type PreviewPage struct {
+	Title string
+	Back  Link
+	Text  string
+	Err   string
+}
+
+// rolloutPreview is kubectl kudo rollout preview NAME --diff: the waves the
+// Rollout would plan now and what each Instance's upgrade would change, as
+// the API server answers the user's dry runs. It is read when asked for, not
+// as the cluster changes.
+func (s *Server) rolloutPreview(w http.ResponseWriter, r *http.Request) {
+	snap := s.snapshot(w, r)
+	if snap == nil {
+		return
+	}
+	ns, name := r.PathValue("namespace"), r.PathValue("name")
+	p := &PreviewPage{Title: "What Rollout " + ns + "/" + name + " would do", Back: Link{Text: "Rollout " + name, Href: RolloutHref(ns, name)}}
+	ro := snap.Rollout(ns, name)
+	if ro == nil {
+		p.Err = "Rollout " + ns + "/" + name + " not found"
+	} else {
+		var out bytes.Buffer
+		cfg := action.Config{Client: s.Client, Namespace: ns, Out: &out, ErrOut: &out}
+		waves, err := action.PreviewRollout(r.Context(), cfg, ro)
+		if err == nil {
+			err = (&action.PreviewOptions{Diff: true}).PrintRollout(&out, waves)
+		}
+		if err != nil && !errors.Is(err, action.ErrWouldChange) {
+			p.Err = err.Error()
+		}
+		p.Text = out.String()
+	}
+	s.render(w, r, "preview", p.Title, p)
+}
+
 // liveObjects reads the objects of i's inventory (at most MaxObjects) as
 // the user, at most once per objectsTTL for the same Instance.
 func (s *Server) liveObjects(ctx context.Context, i *kudov1beta1.Instance) []Live {
@@ -353,8 +392,13 @@ func (s *Server) refusalOf(ctx context.Context, ns string) string {
 // its own and its events; the others what is in their namespace.
 func liveKeys(path string) func(string) bool {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
-	if len(parts) != 3 {
+	switch len(parts) {
+	case 1:
 		return func(string) bool { return true }
+	case 3:
+	default:
+		// A preview is read when asked for.
+		return func(string) bool { return false }
 	}
 	kind, ns, name := parts[0], parts[1], parts[2]
 	if kind == "instances" {

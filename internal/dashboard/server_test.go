@@ -99,7 +99,7 @@ func get(t *testing.T, c *http.Client, target string, header ...string) (int, st
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
+	defer func() { _ = res.Body.Close() }()
 	body, _ := io.ReadAll(res.Body)
 	return res.StatusCode, string(body)
 }
@@ -112,7 +112,7 @@ func signedIn(t *testing.T, srv *httptest.Server) *http.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Body.Close()
+	_ = res.Body.Close()
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/instances/a/zk?x=1" {
 		t.Fatalf("the token's URL answered %d to %q", res.StatusCode, res.Header.Get("Location"))
 	}
@@ -169,7 +169,9 @@ func TestEachPageRenders(t *testing.T) {
 		{"/instances/a/nobody", []string{`data-found="false"`, "does not exist (yet)"}},
 		{"/operators/a/zk", []string{"Operator a/zk", "zk-0.2.0", "Unverified"}},
 		{"/operatorversions/a/zk-0.1.0", []string{"REPLICAS", "how many", "a/zk</a>", "backup", "not covered by a TrustPolicy"}},
-		{"/rollouts/a/zk-next", []string{"Rollout a/zk-next", `data-state="Stalled"`, "canary a/ok failed"}},
+		{"/rollouts/a/zk-next", []string{"Rollout a/zk-next", `data-state="Stalled"`, "canary a/ok failed", `href="/rollouts/a/zk-next/preview"`}},
+		{"/rollouts/a/zk-next/preview", []string{"What Rollout a/zk-next would do", "no OperatorVersion zk-0.2.0 of zk is installed beside Instance"}},
+		{"/rollouts/a/gone/preview", []string{"Rollout a/gone not found"}},
 		{"/static/dashboard.css", []string{"--good"}},
 	} {
 		code, body := get(t, c, srv.URL+tt.target)
@@ -211,7 +213,7 @@ func post(t *testing.T, c *http.Client, target string, form url.Values) (int, ac
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
+	defer func() { _ = res.Body.Close() }()
 	var answer actionResult
 	if err := json.NewDecoder(res.Body).Decode(&answer); err != nil {
 		t.Fatal(err)
@@ -256,7 +258,7 @@ func TestALivePageHearsOfItsChangesOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
+	defer func() { _ = res.Body.Close() }()
 	if res.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("content type %q", res.Header.Get("Content-Type"))
 	}
@@ -294,6 +296,7 @@ func TestLiveKeys(t *testing.T) {
 		{"/instances/a/zk", "OperatorVersion/a/zk", false},
 		{"/rollouts/a/r", "Instance/a/zk", true},
 		{"/rollouts/a/r", "Instance/b/zk", false},
+		{"/rollouts/a/r/preview", "Rollout/a/r", false},
 	} {
 		if got := liveKeys(tt.page)(tt.key); got != tt.want {
 			t.Errorf("liveKeys(%s)(%s) = %v", tt.page, tt.key, got)
@@ -339,5 +342,27 @@ func TestAnInstancePageReadsTheObjectsAPlanAddsAtOnce(t *testing.T) {
 	i.Status.Inventory = inventory
 	if _, body := get(t, c, srv.URL+"/instances/a/zk"); strings.Count(body, "data-object=") != 3 || !strings.Contains(body, `data-object="Deployment/zk"`) {
 		t.Errorf("the object the next task applied is not read:\n%s", body)
+	}
+}
+
+// What a tenant writes — names, messages, parameters, an Operator's URL —
+// is text in the pages, never markup or a script's link.
+func TestWhatATenantWritesIsEscaped(t *testing.T) {
+	_, reader, srv := testServer(t, true)
+	script := `<script>alert(1)</script>`
+	reader.snap.Events[0].Message = script
+	reader.snap.Instances[0].Status.Conditions[0].Message = script
+	last := &reader.snap.Instances[len(reader.snap.Instances)-1]
+	last.Spec.Parameters["REPLICAS"] = script
+	reader.snap.Operators[0].Spec.URL = "javascript:alert(1)"
+	c := signedIn(t, srv)
+	for _, target := range []string{"/", "/instances/a/zk", "/operators/a/zk"} {
+		_, body := get(t, c, srv.URL+target)
+		if strings.Contains(body, script) || strings.Contains(body, `href="javascript:`) {
+			t.Errorf("GET %s renders what a tenant wrote as markup:\n%s", target, body)
+		}
+	}
+	if _, body := get(t, c, srv.URL+"/instances/a/zk"); !strings.Contains(body, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Errorf("the parameter's value is not shown as text")
 	}
 }

@@ -29,13 +29,16 @@ type Source struct {
 	// Namespace is the one namespace watched, "" for all.
 	Namespace string
 	cache     cache.Cache
+	// client asks what the user may watch.
+	client client.Client
 	// watching are the kinds watched: those the user may list and watch.
 	watching map[string]bool
 	hub      *hub
 
 	mu sync.Mutex
 	// typed are the informers of the kinds of typed objects that hold
-	// their Instances' records, started as Instances of them appear.
+	// their Instances' records, started as Instances of them appear; nil
+	// for a kind the user may not watch.
 	typed map[schema.GroupVersionKind]cache.Informer
 }
 
@@ -102,7 +105,7 @@ func NewSource(ctx context.Context, cfg *rest.Config, c client.Client, ns string
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{Namespace: ns, cache: ca, hub: newHub(), watching: map[string]bool{}, typed: map[schema.GroupVersionKind]cache.Informer{}}
+	s := &Source{Namespace: ns, cache: ca, client: c, hub: newHub(), watching: map[string]bool{}, typed: map[schema.GroupVersionKind]cache.Informer{}}
 	var kinds []client.Object
 	for _, w := range watched {
 		if _, err := c.RESTMapper().RESTMapping(schema.GroupKind{Group: w.group, Kind: kindOf(w.obj)}); err != nil {
@@ -205,15 +208,10 @@ func (s *Source) Snapshot(ctx context.Context) (*Snapshot, error) {
 func (s *Source) withRecord(ctx context.Context, i *kudov1beta1.Instance, holder *unstructured.Unstructured) *kudov1beta1.Instance {
 	gvk := holder.GroupVersionKind()
 	s.mu.Lock()
-	informer, started := s.typed[gvk]
-	if !started {
-		var err error
-		informer, err = s.cache.GetInformer(ctx, holder, cache.BlockUntilSynced(false))
-		if err == nil {
-			if _, err := informer.AddEventHandler(s.hub.handler("Instance")); err == nil {
-				s.typed[gvk] = informer
-			}
-		}
+	informer, asked := s.typed[gvk]
+	if !asked {
+		informer = s.watchTyped(ctx, holder)
+		s.typed[gvk] = informer
 	}
 	s.mu.Unlock()
 	if informer == nil || !informer.HasSynced() {
@@ -229,6 +227,28 @@ func (s *Source) withRecord(ctx context.Context, i *kudov1beta1.Instance, holder
 	i = i.DeepCopy()
 	i.Status = record
 	return i
+}
+
+// watchTyped starts the informer of holder's kind, when the user may list
+// and watch it; nil when not (the Instances of that kind show their own
+// status).
+func (s *Source) watchTyped(ctx context.Context, holder *unstructured.Unstructured) cache.Informer {
+	gvk := holder.GroupVersionKind()
+	mapping, err := s.client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil
+	}
+	if may, err := mayWatch(ctx, s.client, gvk.Group, mapping.Resource.Resource, s.Namespace); err != nil || !may {
+		return nil
+	}
+	informer, err := s.cache.GetInformer(ctx, holder, cache.BlockUntilSynced(false))
+	if err != nil {
+		return nil
+	}
+	if _, err := informer.AddEventHandler(s.hub.handler("Instance")); err != nil {
+		return nil
+	}
+	return informer
 }
 
 // Instance is the Instance ns/name and its OperatorVersion from snap; nil
@@ -251,6 +271,16 @@ func (snap *Snapshot) Instance(ns, name string) (*kudov1beta1.Instance, *kudov1b
 		return i, nil
 	}
 	return nil, nil
+}
+
+// Rollout is the Rollout ns/name from snap, nil when it does not exist.
+func (snap *Snapshot) Rollout(ns, name string) *kudov1alpha1.Rollout {
+	for k := range snap.Rollouts {
+		if r := &snap.Rollouts[k]; r.Namespace == ns && r.Name == name {
+			return r
+		}
+	}
+	return nil
 }
 
 // EventsOf are the events of the object kind ns/name in snap.

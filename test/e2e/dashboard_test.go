@@ -114,7 +114,7 @@ var _ = Describe("The dashboard", func() {
 		By("refusing a request without its token")
 		res, err := http.Get(page(&url.URL{Scheme: u.Scheme, Host: u.Host}, "/"))
 		Expect(err).NotTo(HaveOccurred())
-		res.Body.Close()
+		_ = res.Body.Close()
 		Expect(res.StatusCode).To(Equal(http.StatusForbidden))
 
 		tab := browserContext()

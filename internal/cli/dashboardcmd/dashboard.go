@@ -20,6 +20,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/dashboard"
@@ -65,6 +67,8 @@ it. Stop it with Ctrl-C.`,
 func Run(ctx context.Context, streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags, opts *Options) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The watches log through controller-runtime, as klog (-v) says.
+	log.SetLogger(klog.NewKlogr())
 	c, ns, err := clientutil.New(flags)
 	if err != nil {
 		return err
@@ -81,7 +85,7 @@ func Run(ctx context.Context, streams genericiooptions.IOStreams, flags *generic
 	if err != nil {
 		return fmt.Errorf("--address %s --port %d: %w", opts.Address, opts.Port, err)
 	}
-	defer listener.Close()
+	defer func() { _ = listener.Close() }()
 	source, err := dashboard.NewSource(ctx, cfg, c, scope)
 	if err != nil {
 		return err
