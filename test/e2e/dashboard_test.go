@@ -153,6 +153,9 @@ var _ = Describe("The dashboard", func() {
 		Expect(within(tab, time.Minute, chromedp.Navigate(page(u, "/operatorversions/"+ns+"/"+web.Spec.OperatorVersion.Name)),
 			chromedp.WaitVisible(`//td/code[text()="replicas"]`))).To(Succeed())
 		screenshot(tab, "operatorversion")
+		Expect(within(tab, time.Minute, chromedp.Navigate(page(u, "/operators/"+ns+"/hello")),
+			chromedp.WaitVisible(`//td/a[text()="`+web.Spec.OperatorVersion.Name+`"]`))).To(Succeed())
+		screenshot(tab, "operator")
 
 		By("running a plan with a button")
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(&web), &web)).To(Succeed())

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -129,5 +130,18 @@ var _ = Describe("A Rollout of a fleet", func() {
 			Expect(ranVersions(ctx, ns, name)).To(HaveLen(2), name)
 		}
 		_, _ = fmt.Fprintf(GinkgoWriter, "$ kubectl kudo plan history --instance f01\n%s", mustKudo(ns, "plan", "history", "--instance", "f01"))
+
+		By("showing both rollouts and the fleet in the dashboard")
+		u := dashboard(ns)
+		tab := browserContext()
+		Expect(within(tab, time.Minute, chromedp.Navigate(page(u, "/rollouts/"+ns+"/bad")),
+			chromedp.WaitVisible(`[data-state="Stalled"]`), chromedp.WaitVisible(`tr[data-wave="1"][data-phase="RolledBack"]`))).To(Succeed())
+		screenshot(tab, "rollout")
+		Expect(within(tab, time.Minute, chromedp.Navigate(page(u, "/")),
+			chromedp.WaitVisible(`[data-rollout="`+ns+`/good"]`), chromedp.WaitVisible(`tr[data-instance="`+ns+`/f12"]`))).To(Succeed())
+		screenshot(tab, "fleet-rollouts")
+		Expect(within(tab, 2*time.Minute, chromedp.Navigate(page(u, "/rollouts/"+ns+"/bad/preview")),
+			chromedp.WaitVisible(`pre.preview`))).To(Succeed())
+		screenshot(tab, "rollout-preview")
 	})
 })
