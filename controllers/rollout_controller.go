@@ -151,6 +151,7 @@ func (r *RolloutReconciler) step(ctx context.Context, ro *kudov1alpha1.Rollout) 
 			wave.Phase = kudov1alpha1.WaveRolledBack
 			message += fmt.Sprintf("; rolled back %s", strings.Join(d.RollBack, ", "))
 		}
+		ro.Status.Message = message
 		setReadiness(ro, engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: "RolloutPaused", Message: message})
 		return ctrl.Result{}, nil
 	case d.WaveDone:

@@ -100,6 +100,7 @@ var _ = Describe("A Rollout", func() {
 		Expect(bad.Status.Failure.Reason).To(HavePrefix("its upgrade plan failed"))
 		Expect(apimeta.IsStatusConditionTrue(bad.Status.Conditions, kudov1beta1.StalledCondition)).To(BeTrue())
 		Expect(bad.Status.Waves[0].Phase).To(Equal(kudov1alpha1.WaveFailed))
+		Expect(bad.Status.Message).To(HavePrefix("Paused at wave 1: Instance i1: its upgrade plan failed"))
 		Consistently(versions, "3s").Should(Equal([]string{"fleet-0.3.0", "fleet-0.2.0", "fleet-0.2.0"}))
 	})
 

@@ -454,6 +454,11 @@ func rolloutRow(r *kudov1alpha1.Rollout) RolloutRow {
 		Progress: fmt.Sprintf("%d/%d updated, wave %d of %d", r.Status.Updated, r.Status.Total,
 			min(int(r.Status.Current)+1, len(r.Status.Waves)), len(r.Status.Waves)),
 		Message: r.Status.Message, State: "Progressing"}
+	// The Ready condition says what the rollout does and why it stopped, as
+	// kubectl kudo rollout status prints it.
+	if ready := meta.FindStatusCondition(r.Status.Conditions, kudov1beta1.ReadyCondition); ready != nil && ready.Message != "" {
+		row.Message = ready.Message
+	}
 	switch {
 	case meta.IsStatusConditionTrue(r.Status.Conditions, kudov1alpha1.RolloutComplete):
 		row.State = "Complete"

@@ -156,7 +156,6 @@ type RolloutPage struct {
 	Row             RolloutRow
 	Strategy        string
 	Conditions      []metav1.Condition
-	Failure         string
 	Waves           []WaveRow
 }
 
@@ -185,9 +184,6 @@ func RolloutOf(s *Snapshot, ns, name string) *RolloutPage {
 		}
 		p.Strategy = fmt.Sprintf("waves [%s], maxParallel %d, maxUnavailable %d, bake %s, on failure %s",
 			strings.Join(waves, ", "), st.MaxParallel, st.MaxUnavailable, st.BakeTime.Duration, cmp.Or(st.OnFailure, kudov1alpha1.Pause))
-		if f := r.Status.Failure; f != nil {
-			p.Failure = f.Instance + ": " + f.Reason
-		}
 		for n, w := range r.Status.Waves {
 			row := WaveRow{Number: n + 1, Phase: w.Phase, Current: n == int(r.Status.Current)}
 			for _, i := range w.Instances {
