@@ -57,6 +57,7 @@ type Server struct {
 	LiveEvery time.Duration
 
 	pages   map[string]*template.Template
+	routes  *http.ServeMux
 	once    sync.Once
 	mu      sync.Mutex
 	objects map[string]cachedObjects
@@ -144,7 +145,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w)
 		return
 	}
-	s.mux().ServeHTTP(w, r)
+	s.routes.ServeHTTP(w, r)
 }
 
 func (s *Server) knownHost(host string) bool {
@@ -165,7 +166,7 @@ func (s *Server) refuse(w http.ResponseWriter) {
 		http.StatusForbidden)
 }
 
-func (s *Server) mux() *http.ServeMux {
+func (s *Server) newRoutes() *http.ServeMux {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(assets, "static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServer(http.FS(static))))
@@ -185,6 +186,7 @@ func (s *Server) init() {
 		s.LiveEvery = 250 * time.Millisecond
 	}
 	s.objects, s.refusal = map[string]cachedObjects{}, map[string]cachedRefusal{}
+	s.routes = s.newRoutes()
 	funcs := template.FuncMap{
 		"statusClass":    StatusClass,
 		"stateClass":     StateClass,

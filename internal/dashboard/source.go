@@ -105,7 +105,8 @@ func NewSource(ctx context.Context, cfg *rest.Config, c client.Client, ns string
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{Namespace: ns, cache: ca, client: c, hub: newHub(), watching: map[string]bool{}, typed: map[schema.GroupVersionKind]cache.Informer{}}
+	s := &Source{Namespace: ns, cache: ca, client: c, hub: newHub(), watching: map[string]bool{},
+		typed: map[schema.GroupVersionKind]cache.Informer{}}
 	var kinds []client.Object
 	for _, w := range watched {
 		if _, err := c.RESTMapper().RESTMapping(schema.GroupKind{Group: w.group, Kind: kindOf(w.obj)}); err != nil {
