@@ -180,11 +180,9 @@ func (s *Source) Snapshot(ctx context.Context) (*Snapshot, error) {
 	var operators kudov1beta1.OperatorList
 	var versions kudov1beta1.OperatorVersionList
 	var events corev1.EventList
-	lists := map[string]client.ObjectList{"Instance": &instances, "Operator": &operators, "OperatorVersion": &versions, "Event": &events}
 	var rollouts kudov1alpha1.RolloutList
-	if s.watching["Rollout"] {
-		lists["Rollout"] = &rollouts
-	}
+	lists := map[string]client.ObjectList{"Instance": &instances, "Operator": &operators, "OperatorVersion": &versions, "Event": &events,
+		"Rollout": &rollouts}
 	for kind, list := range lists {
 		if !s.watching[kind] {
 			continue
