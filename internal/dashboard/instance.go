@@ -374,14 +374,23 @@ const (
 	neutral = "neutral"
 )
 
-// ConditionClass is the style of a condition: good, bad or neutral, as
-// kstatus reads Ready, Reconciling and Stalled.
+// ConditionClass is the style of a condition, as kstatus reads Ready,
+// Reconciling and Stalled: Reconciling is progress, Stalled is trouble.
 func ConditionClass(c metav1.Condition) string {
-	positive := c.Type != kudov1beta1.ReconcilingCondition && c.Type != kudov1beta1.StalledCondition
 	switch {
 	case c.Status == metav1.ConditionUnknown:
 		return neutral
-	case (c.Status == metav1.ConditionTrue) == positive:
+	case c.Type == kudov1beta1.ReconcilingCondition:
+		if c.Status == metav1.ConditionTrue {
+			return running
+		}
+		return neutral
+	case c.Type == kudov1beta1.StalledCondition:
+		if c.Status == metav1.ConditionTrue {
+			return bad
+		}
+		return neutral
+	case c.Status == metav1.ConditionTrue:
 		return good
 	default:
 		return bad

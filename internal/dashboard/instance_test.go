@@ -162,3 +162,24 @@ func TestAMissingInstanceIsWaitedFor(t *testing.T) {
 		t.Errorf("page = %+v", p)
 	}
 }
+
+func TestConditionClass(t *testing.T) {
+	for _, tt := range []struct {
+		kind   string
+		status metav1.ConditionStatus
+		want   string
+	}{
+		{kudov1beta1.ReadyCondition, metav1.ConditionTrue, "good"},
+		{kudov1beta1.ReadyCondition, metav1.ConditionFalse, "bad"},
+		{kudov1beta1.ReadyCondition, metav1.ConditionUnknown, "neutral"},
+		{kudov1beta1.ReconcilingCondition, metav1.ConditionTrue, "running"},
+		{kudov1beta1.ReconcilingCondition, metav1.ConditionFalse, "neutral"},
+		{kudov1beta1.StalledCondition, metav1.ConditionTrue, "bad"},
+		{kudov1beta1.StalledCondition, metav1.ConditionFalse, "neutral"},
+		{"Verified", metav1.ConditionFalse, "bad"},
+	} {
+		if got := ConditionClass(metav1.Condition{Type: tt.kind, Status: tt.status}); got != tt.want {
+			t.Errorf("%s=%s: %s, want %s", tt.kind, tt.status, got, tt.want)
+		}
+	}
+}

@@ -106,6 +106,10 @@ func evaluate[T any](tab context.Context, expression string, opts ...chromedp.Ev
 	return v
 }
 
+// slowstart is a package whose deploy plan waits 5 seconds for its
+// Deployment to be available: long enough for a page to show it running.
+var slowstart = filepath.Join("testdata", "slowstart", "operator")
+
 var _ = Describe("The dashboard", func() {
 	It("shows an Instance's plan turn from IN_PROGRESS to COMPLETE without a reload, in a real browser", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
@@ -133,8 +137,10 @@ var _ = Describe("The dashboard", func() {
 			true`)
 		Expect(within(tab, time.Minute, chromedp.WaitReady(`body[data-live="on"]`))).To(Succeed())
 
-		By("installing hello while the page is open")
-		mustKudo(ns, "install", hello, "--instance", "web")
+		By("installing a package whose deploy plan runs for seconds while the page is open")
+		mustKudo(ns, "install", slowstart, "--instance", "web")
+		Expect(within(tab, time.Minute, chromedp.WaitVisible(`li.step[data-step="app"][data-status="IN_PROGRESS"] ul.waiting`))).To(Succeed())
+		screenshot(tab, "instance-running")
 		Expect(within(tab, 3*time.Minute, chromedp.WaitVisible(`details[data-plan="deploy"][data-status="COMPLETE"]`))).To(Succeed())
 		Expect(evaluate[string](tab, `window.mark`)).To(Equal("no reload"))
 		seen := evaluate[[]string](tab, `window.seen`)
@@ -153,7 +159,7 @@ var _ = Describe("The dashboard", func() {
 		Expect(within(tab, time.Minute, chromedp.Navigate(page(u, "/operatorversions/"+ns+"/"+web.Spec.OperatorVersion.Name)),
 			chromedp.WaitVisible(`//td/code[text()="replicas"]`))).To(Succeed())
 		screenshot(tab, "operatorversion")
-		Expect(within(tab, time.Minute, chromedp.Navigate(page(u, "/operators/"+ns+"/hello")),
+		Expect(within(tab, time.Minute, chromedp.Navigate(page(u, "/operators/"+ns+"/slowstart")),
 			chromedp.WaitVisible(`//td/a[text()="`+web.Spec.OperatorVersion.Name+`"]`))).To(Succeed())
 		screenshot(tab, "operator")
 
