@@ -192,7 +192,7 @@ func FleetOf(s *Snapshot, f Filter) *Fleet {
 		row := instanceRow(i)
 		counts[row.State]++
 		instancesOf[i.Namespace+"/"+operatorOf(i)]++
-		attention := instanceAttention(i, s.Now)
+		attention := instanceAttention(i, row.State, s.Now)
 		fleet.Attention = append(fleet.Attention, attention...)
 		if !f.matches(&row, len(attention) > 0) {
 			continue
@@ -365,10 +365,10 @@ func reasonAndMessage(reason, message string) string {
 	return reason + ": " + message
 }
 
-// instanceAttention is what of i needs someone: a failed plan, a step
+// instanceAttention is what of i, in state, needs someone: a failed plan, a step
 // waiting on the same object past StuckAfter, not Ready after its plan
 // completed (drift among it).
-func instanceAttention(i *kudov1beta1.Instance, now time.Time) []Attention {
+func instanceAttention(i *kudov1beta1.Instance, state State, now time.Time) []Attention {
 	at := func(problem, reason string) Attention {
 		return Attention{Kind: "Instance", Namespace: i.Namespace, Name: i.Name, Problem: problem, Reason: reason,
 			Link: InstanceHref(i.Namespace, i.Name)}
@@ -387,7 +387,7 @@ func instanceAttention(i *kudov1beta1.Instance, now time.Time) []Attention {
 	if len(out) > 0 {
 		return out
 	}
-	switch StateOf(i) {
+	switch state {
 	case StateDrifted:
 		ready := meta.FindStatusCondition(i.Status.Conditions, kudov1beta1.ReadyCondition)
 		out = append(out, at("drift being corrected", reasonAndMessage(ready.Reason, ready.Message)))

@@ -64,11 +64,7 @@ type ParameterDefinition struct {
 // OperatorOf is the page of the Operator ns/name.
 func OperatorOf(s *Snapshot, ns, name string) *OperatorPage {
 	p := &OperatorPage{Namespace: ns, Name: name}
-	for k := range s.Operators {
-		o := &s.Operators[k]
-		if o.Namespace != ns || o.Name != name {
-			continue
-		}
+	if o := find(s.Operators, ns, name); o != nil {
 		p.Found, p.Description, p.URL, p.KudoVersion = true, o.Spec.Description, o.Spec.URL, o.Spec.KudoVersion
 		for _, m := range o.Spec.Maintainers {
 			if m != nil {
@@ -107,12 +103,7 @@ func angled(email string) string {
 // OperatorVersionOf is the page of the OperatorVersion ns/name.
 func OperatorVersionOf(s *Snapshot, ns, name string) *OperatorVersionPage {
 	p := &OperatorVersionPage{Namespace: ns, Name: name}
-	var ov *kudov1beta1.OperatorVersion
-	for k := range s.OperatorVersions {
-		if s.OperatorVersions[k].Namespace == ns && s.OperatorVersions[k].Name == name {
-			ov = &s.OperatorVersions[k]
-		}
-	}
+	ov := find(s.OperatorVersions, ns, name)
 	if ov == nil {
 		return p
 	}
@@ -171,11 +162,7 @@ type WaveRow struct {
 // RolloutOf is the page of the Rollout ns/name.
 func RolloutOf(s *Snapshot, ns, name string) *RolloutPage {
 	p := &RolloutPage{Namespace: ns, Name: name}
-	for k := range s.Rollouts {
-		r := &s.Rollouts[k]
-		if r.Namespace != ns || r.Name != name {
-			continue
-		}
+	if r := s.Rollout(ns, name); r != nil {
 		p.Found, p.Row, p.Conditions = true, rolloutRow(r), r.Status.Conditions
 		st := r.Spec.Strategy
 		waves := make([]string, 0, len(st.Waves))

@@ -253,30 +253,30 @@ func (s *Source) watchTyped(ctx context.Context, holder *unstructured.Unstructur
 // Instance is the Instance ns/name and its OperatorVersion from snap; nil
 // for what does not exist.
 func (snap *Snapshot) Instance(ns, name string) (*kudov1beta1.Instance, *kudov1beta1.OperatorVersion) {
-	for k := range snap.Instances {
-		i := &snap.Instances[k]
-		if i.Namespace != ns || i.Name != name {
-			continue
-		}
-		ovns := i.Spec.OperatorVersion.Namespace
-		if ovns == "" {
-			ovns = ns
-		}
-		for v := range snap.OperatorVersions {
-			if ov := &snap.OperatorVersions[v]; ov.Namespace == ovns && ov.Name == i.Spec.OperatorVersion.Name {
-				return i, ov
-			}
-		}
-		return i, nil
+	i := find(snap.Instances, ns, name)
+	if i == nil {
+		return nil, nil
 	}
-	return nil, nil
+	ovns := i.Spec.OperatorVersion.Namespace
+	if ovns == "" {
+		ovns = ns
+	}
+	return i, find(snap.OperatorVersions, ovns, i.Spec.OperatorVersion.Name)
 }
 
 // Rollout is the Rollout ns/name from snap, nil when it does not exist.
 func (snap *Snapshot) Rollout(ns, name string) *kudov1alpha1.Rollout {
-	for k := range snap.Rollouts {
-		if r := &snap.Rollouts[k]; r.Namespace == ns && r.Name == name {
-			return r
+	return find(snap.Rollouts, ns, name)
+}
+
+// find is the object ns/name of items, nil when none is.
+func find[T any, P interface {
+	*T
+	client.Object
+}](items []T, ns, name string) *T {
+	for k := range items {
+		if o := P(&items[k]); o.GetNamespace() == ns && o.GetName() == name {
+			return &items[k]
 		}
 	}
 	return nil
