@@ -113,7 +113,8 @@ test-update-golden: ## Rewrite the renderer's golden files and the bad-package c
 	go test ./internal/render/ -run Golden -update
 	go test ./internal/packages/ -run TestBadPackages -update
 
-# Sizes of `make bench` (BENCH_ARGS="-runs 20 -scale 100,300,1000"; a bigger machine can run 10000).
+# Sizes of `make bench` (default BENCH_ARGS="-runs 20 -scale 100,300,1000"); the opt-in sizes:
+# BENCH_ARGS="-scale 100,300,1000,3000,10000" (about two hours on 2 cores; -helm-operator-max 1000 saves half an hour).
 BENCH_ARGS ?=
 .PHONY: bench
 bench: cluster-tools helm helm-operator ## Benchmarks on a fresh local control plane: plan latency vs floor and helm, scale vs floor and the helm-operator, API requests, render; writes docs/benchmarks.md and bin/bench.json.

@@ -24,6 +24,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/maskkey"
 	"github.com/kudo-ng/kudo/internal/render"
@@ -49,6 +50,7 @@ type options struct {
 	requireServiceAccount   bool
 	multiTenant             bool
 	shard                   string
+	sharded                 bool
 	maskKeyNamespace        string
 	registryConfig          string
 	maskKeySecret           string
@@ -100,7 +102,10 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"(plans, drift correction, pruning, cleanup, Pipe pods, reading secret parameters) as a ServiceAccount of its namespace: "+
 		"spec.serviceAccountName, or \"default\" when it names none; never with the manager's own rights (default $KUDO_MULTI_TENANT).")
 	fs.StringVar(&o.shard, "shard", "", "Reconcile only the Instances labelled "+kudov1beta1.ShardLabel+"=SHARD, with a leader "+
-		"election of this shard's own; without it, the Instances without the label (as Flux's sharding).")
+		"election of this shard's own; without it, the Instances without the label (as Flux's sharding). It caches only "+
+		"the objects its Instances applied, which carry the label too.")
+	fs.BoolVar(&o.sharded, "sharded", false, "For the manager without --shard, when shards run beside it: cache only the "+
+		"objects of the Instances without the shard label, as each shard's manager caches its own, not every shard's.")
 	fs.StringVar(&o.registryConfig, "registry-config", "", "Docker configuration file (config.json, as docker login writes it, "+
 		"or a kubernetes.io/dockerconfigjson Secret's .dockerconfigjson, mounted) whose credentials the manager pulls packages with "+
 		"to verify their signatures (TrustPolicies); none: anonymously.")
@@ -174,11 +179,24 @@ func (o *options) managerOptions(s *runtime.Scheme) ctrl.Options {
 		// The process exits once the manager stops, so the lease can go at
 		// once: a rollout's new pod leads without waiting for it to expire.
 		LeaderElectionReleaseOnCancel: true,
-		// Instances of this shard only; how the cache holds objects is
-		// internal/manager's.
-		Cache: cache.Options{SyncPeriod: &o.syncPeriod,
-			ByObject: map[client.Object]cache.ByObject{&kudov1beta1.Instance{}: {Label: o.shardSelector()}}},
+		// Instances of this shard only, and the Rollouts that move them;
+		// with shards, the objects of this shard only. How the cache holds
+		// objects is internal/manager's.
+		Cache: cache.Options{SyncPeriod: &o.syncPeriod, DefaultLabelSelector: o.objectSelector(),
+			ByObject: map[client.Object]cache.ByObject{
+				&kudov1beta1.Instance{}: {Label: o.shardSelector()}, &kudov1alpha1.Rollout{}: {Label: o.shardSelector()},
+			}},
 	}
+}
+
+// objectSelector selects the objects of this shard's Instances, which carry
+// its label (render.Site.Shard): nil, every object, for the manager
+// without --shard unless --sharded says that shards run beside it.
+func (o *options) objectSelector() labels.Selector {
+	if o.shard == "" && !o.sharded {
+		return nil
+	}
+	return o.shardSelector()
 }
 
 // shardSelector selects the Instances of this manager's shard.
@@ -234,6 +252,9 @@ func ownNamespace(namespaceFile string) (string, error) {
 func (o *options) validate() error {
 	if errs := validation.IsValidLabelValue(o.shard); len(errs) > 0 {
 		return fmt.Errorf("--shard %q: %s", o.shard, strings.Join(errs, "; "))
+	}
+	if o.shard != "" && o.sharded {
+		return errors.New("--sharded is for the manager without --shard: a shard's manager caches its own objects already")
 	}
 	if errs := validation.IsDNS1123Subdomain(o.maskKeySecret); len(errs) > 0 {
 		return fmt.Errorf("--mask-key-secret %q: %s", o.maskKeySecret, strings.Join(errs, "; "))

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/render"
 )
@@ -68,11 +69,15 @@ func TestShards(t *testing.T) {
 		leaderID   string
 		wantSelect map[string]string
 		wantSkip   map[string]string
+		// objects is the selector of the objects the cache holds; "" every object.
+		objects string
 	}{
 		{nil, "!sharding.kudo.dev/key", "manager.kudo.dev",
-			map[string]string{"app": "a"}, map[string]string{kudov1beta1.ShardLabel: "one"}},
+			map[string]string{"app": "a"}, map[string]string{kudov1beta1.ShardLabel: "one"}, ""},
+		{[]string{"--sharded"}, "!sharding.kudo.dev/key", "manager.kudo.dev",
+			map[string]string{"app": "a"}, map[string]string{kudov1beta1.ShardLabel: "one"}, "!sharding.kudo.dev/key"},
 		{[]string{"--shard=one"}, "sharding.kudo.dev/key=one", "manager-one.kudo.dev",
-			map[string]string{kudov1beta1.ShardLabel: "one"}, map[string]string{kudov1beta1.ShardLabel: "two"}},
+			map[string]string{kudov1beta1.ShardLabel: "one"}, map[string]string{kudov1beta1.ShardLabel: "two"}, "sharding.kudo.dev/key=one"},
 	}
 	for _, tt := range tests {
 		o := parse(t, tt.args...)
@@ -80,11 +85,17 @@ func TestShards(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := o.managerOptions(scheme)
-		var selector cache.ByObject
+		var selector, rollouts cache.ByObject
 		for obj, by := range got.Cache.ByObject {
-			if _, ok := obj.(*kudov1beta1.Instance); ok {
+			switch obj.(type) {
+			case *kudov1beta1.Instance:
 				selector = by
+			case *kudov1alpha1.Rollout:
+				rollouts = by
 			}
+		}
+		if rollouts.Label == nil || rollouts.Label.String() != tt.selector {
+			t.Errorf("%v: Rollout selector %v, want the Instances' %s: a Rollout moves its shard's Instances", tt.args, rollouts.Label, tt.selector)
 		}
 		if selector.Label == nil || selector.Label.String() != tt.selector {
 			t.Errorf("%v: Instance selector %v, want %s", tt.args, selector.Label, tt.selector)
@@ -96,6 +107,16 @@ func TestShards(t *testing.T) {
 		if got.LeaderElectionID != tt.leaderID {
 			t.Errorf("%v: leader election %q, want %q", tt.args, got.LeaderElectionID, tt.leaderID)
 		}
+		objects := ""
+		if got.Cache.DefaultLabelSelector != nil {
+			objects = got.Cache.DefaultLabelSelector.String()
+		}
+		if objects != tt.objects {
+			t.Errorf("%v: objects cached by %q, want %q", tt.args, objects, tt.objects)
+		}
+	}
+	if err := parse(t, "--shard=one", "--sharded").validate(); err == nil {
+		t.Error("--sharded with --shard is accepted")
 	}
 	if err := parse(t, "--shard=no spaces").validate(); err == nil {
 		t.Error("--shard with a value no label can have is accepted")

@@ -97,6 +97,11 @@ type InstanceReconciler struct {
 	// whose objects hold the records of their Instances (typedapi.ReadRecord);
 	// nil: none.
 	ServesTyped func(context.Context, schema.GroupVersionKind) bool
+	// ShardCache, when set, says that the manager's cache holds only its
+	// shard's objects (objects.Options.ConfirmMisses), and watches what the
+	// shard's Instances read whole: the metadata of the Secrets of secret
+	// parameters, which no shard label marks.
+	ShardCache cache.Cache
 
 	cache cache.Cache
 	// kinds starts the watches of the kinds the Instances' objects are of.
@@ -263,7 +268,8 @@ func (r *InstanceReconciler) prepare(ctx context.Context, run *planRun) (bool, e
 	}
 	run.writer, run.reader, run.files = id.writer, id.reader, id.files
 	run.objects = objects.NewManager(instance, id.writer,
-		objects.Options{APIReader: r.APIReader, Kinds: r.kinds, Writes: run.writes, Trim: r.Trim, Rules: rules})
+		objects.Options{APIReader: r.APIReader, Kinds: r.kinds, Writes: run.writes, Trim: r.Trim, Rules: rules,
+			ConfirmMisses: r.ShardCache != nil})
 	run.params = r.resolveParameters(ctx, instance, ov, id.reader)
 	// Before a plan is chosen: a mask made with another key would read as a
 	// changed value.
@@ -439,7 +445,11 @@ func (r *InstanceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Named("instance").
 		Build(r)
-	r.kinds = newKindWatches(c, r.cache, r.Mapper, r.Client,
+	secrets := r.cache
+	if r.ShardCache != nil {
+		secrets = r.ShardCache
+	}
+	r.kinds = newKindWatches(c, r.cache, secrets, r.Mapper, r.Client,
 		handler.EnqueueRequestsFromMapFunc(r.instancesIndexedBy(secretParametersIndex)))
 	return err
 }

@@ -368,6 +368,7 @@ func (p *planRun) env(plan, phase, step string, uid types.UID, values map[string
 		Site: render.Site{
 			OperatorVersion: p.ov, Instance: p.instance.Name, Namespace: p.instance.Namespace,
 			Plan: plan, Phase: phase, Step: step, PlanUID: uid, Params: values, Owner: &owner, Limits: p.renderLimits,
+			Shard: p.instance.Labels[kudov1beta1.ShardLabel],
 		},
 		Served: p.served, Scope: p.scope, Files: p.files, Admit: p.admit(plan, phase, step, uid),
 		Redactor: p.params.redactor,

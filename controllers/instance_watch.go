@@ -46,15 +46,17 @@ const watchSyncTimeout = time.Minute
 type kindWatches struct {
 	controller controller.Controller
 	cache      cache.Cache
-	mapper     meta.RESTMapper
+	// secretsCache holds the metadata of the Secrets of secret parameters.
+	secretsCache cache.Cache
+	mapper       meta.RESTMapper
 	// client reviews the manager's access and lists Instances.
 	client client.Client
 	// secretReaders maps a Secret to the Instances whose parameters read it.
 	secretReaders handler.EventHandler
 
-	mu      sync.Mutex
-	watched map[schema.GroupVersionKind]bool
-	secrets bool
+	mu             sync.Mutex
+	watched        map[schema.GroupVersionKind]bool
+	secretsWatched bool
 	// judges are the health rules that judge the objects of each kind, by
 	// schema.GroupKind.
 	judges sync.Map
@@ -153,10 +155,10 @@ func (j *kindJudges) changed(old, cur *unstructured.Unstructured) wakeup {
 	return when
 }
 
-func newKindWatches(c controller.Controller, informers cache.Cache, mapper meta.RESTMapper, cl client.Client,
+func newKindWatches(c controller.Controller, informers, secrets cache.Cache, mapper meta.RESTMapper, cl client.Client,
 	secretReaders handler.EventHandler) *kindWatches {
-	return &kindWatches{controller: c, cache: informers, mapper: mapper, client: cl, secretReaders: secretReaders,
-		watched: map[schema.GroupVersionKind]bool{}}
+	return &kindWatches{controller: c, cache: informers, secretsCache: secrets, mapper: mapper, client: cl,
+		secretReaders: secretReaders, watched: map[schema.GroupVersionKind]bool{}}
 }
 
 // Watch makes changes to objects of a kind wake the Instance that owns them,
@@ -303,16 +305,16 @@ func (k *kindWatches) ownerHandler(ctx context.Context, queue workqueue.TypedRat
 func (k *kindWatches) WatchSecrets() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.secrets {
+	if k.secretsWatched {
 		return nil
 	}
 	secrets := &metav1.PartialObjectMetadata{}
 	secrets.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	if err := k.controller.Watch(source.Kind[client.Object](k.cache, secrets, k.secretReaders,
+	if err := k.controller.Watch(source.Kind[client.Object](k.secretsCache, secrets, k.secretReaders,
 		predicate.ResourceVersionChangedPredicate{})); err != nil {
 		return err
 	}
-	k.secrets = true
+	k.secretsWatched = true
 	return nil
 }
 

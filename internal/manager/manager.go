@@ -7,18 +7,26 @@ package manager
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"oras.land/oras-go/v2/registry/remote/auth"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/controllers"
+	"github.com/kudo-ng/kudo/internal/crd"
 	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/planmetrics"
@@ -68,9 +76,18 @@ func New(ctx context.Context, cfg *Config) (ctrl.Manager, *controllers.InstanceR
 	opts.Client.Cache = &client.CacheOptions{Unstructured: true}
 	opts.NewCache = objects.NewCache
 	opts.Cache.DefaultTransform = trim.ForCache
+	sharded := opts.Cache.DefaultLabelSelector != nil
+	if sharded {
+		opts.Cache.ByObject = withShared(opts.Cache.ByObject)
+	}
 	mgr, err := ctrl.NewManager(cfg.Rest, opts)
 	if err != nil {
 		return nil, nil, err
+	}
+	if sharded {
+		if cfg.Instances.ShardCache, err = secretsCache(mgr); err != nil {
+			return nil, nil, err
+		}
 	}
 	typedAPIs := controllers.NewTypedAPIs(mgr, cfg.Instances.MaxConcurrentReconciles)
 	instances, err := setupControllers(ctx, mgr, cfg, trim, typedAPIs)
@@ -95,6 +112,37 @@ func New(ctx context.Context, cfg *Config) (ctrl.Manager, *controllers.InstanceR
 		ready = mgr.GetWebhookServer().StartedChecker()
 	}
 	return mgr, instances, mgr.AddReadyzCheck("readyz", ready)
+}
+
+// withShared adds to what a shard's cache holds whole: the kinds no shard
+// label marks, which every shard's manager reads. Operators, their versions
+// and TrustPolicies are shared by all shards, as are the
+// CustomResourceDefinitions and webhooks of typed APIs; the pods of every
+// Instance's workloads are those KUDO labels, whose templates get no shard
+// label: changing it would restart them. (A Rollout is its shard's, as the
+// Instances it moves: main.go selects both.)
+func withShared(byObject map[client.Object]cache.ByObject) map[client.Object]cache.ByObject {
+	out := maps.Clone(byObject)
+	crds := &unstructured.Unstructured{}
+	crds.SetGroupVersionKind(crd.V1.GroupVersion().WithKind("CustomResourceDefinition"))
+	for _, obj := range []client.Object{&kudov1beta1.Operator{}, &kudov1beta1.OperatorVersion{}, &kudov1alpha1.TrustPolicy{},
+		crds, &admissionregistrationv1.ValidatingWebhookConfiguration{}} {
+		out[obj] = cache.ByObject{Label: labels.Everything()}
+	}
+	out[&corev1.Pod{}] = cache.ByObject{Label: labels.SelectorFromSet(labels.Set{kudov1beta1.HeritageLabel: "kudo"})}
+	return out
+}
+
+// secretsCache is a cache of its own for the metadata of the Secrets that
+// secret parameters read, which no shard label marks: a shard's cache holds
+// only its own Secrets.
+func secretsCache(mgr ctrl.Manager) (cache.Cache, error) {
+	c, err := cache.New(mgr.GetConfig(), cache.Options{HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(),
+		Mapper: mgr.GetRESTMapper(), DefaultTransform: cache.TransformStripManagedFields()})
+	if err != nil {
+		return nil, fmt.Errorf("the cache of secret parameters: %w", err)
+	}
+	return c, mgr.Add(c)
 }
 
 // setupControllers registers the four controllers; the typed objects'

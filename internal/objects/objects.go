@@ -83,6 +83,8 @@ type Manager struct {
 	writes    *Writes
 	trim      Trim
 	rules     *healthrule.Set
+	// confirmMisses: the cache holds only the objects of a shard.
+	confirmMisses bool
 }
 
 // Options are what a Manager shares with the rest of the manager.
@@ -98,12 +100,17 @@ type Options struct {
 	Trim Trim
 	// Rules are the health rules of the OperatorVersion, if any.
 	Rules *healthrule.Set
+	// ConfirmMisses says that the cache holds only the objects of the
+	// manager's shard (their sharding.kudo.dev/key label): an object it does
+	// not hold may still exist, unlabelled or another shard's, and is read
+	// from the API server (APIReader) before it counts as missing.
+	ConfirmMisses bool
 }
 
 // NewManager makes the Manager of owner's objects, read and written with c.
 func NewManager(owner *kudov1beta1.Instance, c client.Client, opts Options) *Manager {
 	return &Manager{owner: owner, client: c, apiReader: opts.APIReader, kinds: opts.Kinds, writes: opts.Writes, trim: opts.Trim,
-		rules: opts.Rules}
+		rules: opts.Rules, confirmMisses: opts.ConfirmMisses}
 }
 
 // Observe is what the inventory notes of obj (Trim.Observe).
@@ -159,13 +166,28 @@ func (m *Manager) Get(ctx context.Context, ref kudov1beta1.ObjectRef) (*unstruct
 	}
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(gvk)
-	switch err := m.client.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, live); {
+	switch err := m.Read(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, live); {
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("reading %s: %w", inventory.Describe(ref), err)
 	}
 	return live, nil
+}
+
+// Read reads an object from the cache; one a shard's cache does not hold,
+// from the API server (Options.ConfirmMisses), trimmed as the cache would
+// hold it: whoever made it, it is neither applied over nor forgotten unseen.
+func (m *Manager) Read(ctx context.Context, key client.ObjectKey, obj *unstructured.Unstructured) error {
+	err := m.client.Get(ctx, key, obj)
+	if !m.confirmMisses || !apierrors.IsNotFound(err) {
+		return err
+	}
+	if err := m.apiReader.Get(ctx, key, obj); err != nil {
+		return err
+	}
+	_, err = m.trim.ForCache(obj)
+	return err
 }
 
 func (m *Manager) watch(ctx context.Context, gvk schema.GroupVersionKind) error {
@@ -205,7 +227,7 @@ func (m *Manager) ours(ctx context.Context, obj *unstructured.Unstructured) (*un
 	}
 	current := &unstructured.Unstructured{}
 	current.SetGroupVersionKind(obj.GroupVersionKind())
-	switch err := m.client.Get(ctx, client.ObjectKeyFromObject(obj), current); {
+	switch err := m.Read(ctx, client.ObjectKeyFromObject(obj), current); {
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:

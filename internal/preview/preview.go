@@ -41,6 +41,8 @@ type Input struct {
 	// rendered for, as the controller renders them; none offline.
 	Owner   *metav1.OwnerReference
 	PlanUID types.UID
+	// Shard is the Instance's shard, which labels its objects.
+	Shard string
 	// Dependencies reads the ConfigMaps and Secrets pods mount from the
 	// cluster; nil offline.
 	Dependencies render.Dependencies
@@ -94,7 +96,7 @@ func Plan(in *Input) ([]Task, error) {
 					Site: render.Site{
 						OperatorVersion: ov, Instance: in.InstanceName, Namespace: in.Namespace,
 						Plan: in.PlanName, Phase: at.Phase.Name, Step: step.Name, Params: values,
-						Owner: in.Owner, PlanUID: in.PlanUID,
+						Owner: in.Owner, PlanUID: in.PlanUID, Shard: in.Shard,
 					},
 					Served: in.Served, Scope: in.Scope, Redactor: redactor, Dependencies: in.Dependencies,
 				})

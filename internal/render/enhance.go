@@ -24,6 +24,9 @@ type Metadata struct {
 	PhaseName       string
 	StepName        string
 	PlanUID         types.UID
+	// Shard, when set, labels every object and pod template with the
+	// Instance's shard (Site.Shard).
+	Shard string
 	// Owner, the Instance, becomes the controller owner of namespaced objects;
 	// nil leaves owner references alone (an offline preview).
 	Owner *metav1.OwnerReference
@@ -61,7 +64,8 @@ var podTemplatePaths = map[schema.GroupKind][][]string{
 // Enhance adds KUDO's metadata to objects rendered by one task: the
 // namespace and owner on namespaced objects (kudo.dev/owner on those no
 // owner reference can name it on), labels and the plan annotations on every
-// object, the labels on pod templates and volumeClaimTemplates, and
+// object (and the Instance's shard), the labels on pod templates and
+// volumeClaimTemplates, and
 // the operator version and dependency hash on pod templates, as KUDO's
 // enhancer did.
 //
@@ -73,6 +77,12 @@ func Enhance(objs []*unstructured.Unstructured, md *Metadata, scope Scope, deps 
 		kudov1beta1.HeritageLabel: "kudo",
 		kudov1beta1.OperatorLabel: md.OperatorName,
 		kudov1beta1.InstanceLabel: md.InstanceName,
+	}
+	// The shard marks the objects only: on a pod template a new shard would
+	// restart the pods, and volumeClaimTemplates cannot change.
+	objectLabels := labels
+	if md.Shard != "" {
+		objectLabels = merge(labels, map[string]string{kudov1beta1.ShardLabel: md.Shard})
 	}
 	annotations := map[string]string{
 		kudov1beta1.PlanAnnotation:    md.PlanName,
@@ -96,7 +106,7 @@ func Enhance(objs []*unstructured.Unstructured, md *Metadata, scope Scope, deps 
 				setController(obj, *md.Owner)
 			}
 		}
-		obj.SetLabels(merge(obj.GetLabels(), labels))
+		obj.SetLabels(merge(obj.GetLabels(), objectLabels))
 		obj.SetAnnotations(merge(obj.GetAnnotations(), annotations))
 		if !home {
 			obj.SetAnnotations(merge(obj.GetAnnotations(), map[string]string{kudov1beta1.OwnerAnnotation: md.Namespace + "/" + md.InstanceName}))

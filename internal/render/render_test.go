@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
 
 func mustObjects(t *testing.T, text string) []*unstructured.Unstructured {
@@ -214,6 +216,42 @@ spec:
 			exp, _ := yaml.Marshal(wantObjs[i].Object)
 			t.Errorf("object %d:\n%s\nwant:\n%s", i, got, exp)
 		}
+	}
+}
+
+// TestEnhanceMarksTheShardOnTheObjectsOnly: an Instance's shard labels
+// each object it applies, which its shard's manager caches by it, but no pod
+// template (a new shard would restart the pods) nor volumeClaimTemplate
+// (which cannot change).
+func TestEnhanceMarksTheShardOnTheObjectsOnly(t *testing.T) {
+	objs := mustObjects(t, `
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  template:
+    spec:
+      containers: [{name: db, image: postgres}]
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce]}
+`)
+	md := &Metadata{InstanceName: "i", Namespace: "ns", OperatorName: "op", OperatorVersion: "1.0.0", Shard: "b"}
+	if err := Enhance(objs, md, BuiltinScope, nil); err != nil {
+		t.Fatal(err)
+	}
+	sts := objs[0]
+	if got := sts.GetLabels()[kudov1beta1.ShardLabel]; got != "b" {
+		t.Errorf("the StatefulSet's shard label is %q, want b", got)
+	}
+	podLabels, _, _ := unstructured.NestedStringMap(sts.Object, "spec", "template", "metadata", "labels")
+	if _, found := podLabels[kudov1beta1.ShardLabel]; found || podLabels[kudov1beta1.InstanceLabel] != "i" {
+		t.Errorf("pod template labels %v: want KUDO's, without the shard", podLabels)
+	}
+	claims, _, _ := unstructured.NestedSlice(sts.Object, "spec", "volumeClaimTemplates")
+	claimLabels, _, _ := unstructured.NestedStringMap(claims[0].(map[string]any), "metadata", "labels")
+	if _, found := claimLabels[kudov1beta1.ShardLabel]; found {
+		t.Errorf("volumeClaimTemplate labels %v carry the shard", claimLabels)
 	}
 }
 

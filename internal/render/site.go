@@ -24,6 +24,10 @@ type Site struct {
 	PlanUID         types.UID
 	// Params are the parameter values as templates see them (params.Values).
 	Params map[string]any
+	// Shard is the manager shard of the Instance (its sharding.kudo.dev/key
+	// label), which its objects carry so that only that shard's manager
+	// caches them; "" for an Instance of the unsharded manager.
+	Shard string
 	// Owner, the Instance, becomes the controller owner of namespaced
 	// objects; nil offline.
 	Owner *metav1.OwnerReference
@@ -48,7 +52,7 @@ func (s *Site) Metadata() Metadata {
 	ov := s.OperatorVersion
 	return Metadata{
 		InstanceName: s.Instance, Namespace: s.Namespace, OperatorName: ov.Spec.Operator.Name, OperatorVersion: ov.Spec.Version,
-		PlanName: s.Plan, PhaseName: s.Phase, StepName: s.Step, PlanUID: s.PlanUID, Owner: s.Owner,
+		PlanName: s.Plan, PhaseName: s.Phase, StepName: s.Step, PlanUID: s.PlanUID, Shard: s.Shard, Owner: s.Owner,
 	}
 }
 

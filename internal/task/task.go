@@ -191,11 +191,17 @@ func (env *Env) build(ctx context.Context, kind Kind, t *kudov1beta1.Task) (*Int
 	in.Dependencies = func(kind, namespace, name string) (*unstructured.Unstructured, bool, error) {
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: kind})
-		var reader client.Reader = env.Client
-		if kind == secretKind && env.SecretReader != nil {
-			reader = env.SecretReader
+		key := client.ObjectKey{Namespace: namespace, Name: name}
+		var err error
+		switch {
+		case kind == secretKind && env.SecretReader != nil:
+			err = env.SecretReader.Get(ctx, key, obj)
+		case env.Objects != nil:
+			// A ConfigMap of the user's is not in a shard's cache.
+			err = env.Objects.Read(ctx, key, obj)
+		default:
+			err = env.Client.Get(ctx, key, obj)
 		}
-		err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj)
 		if client.IgnoreNotFound(err) != nil {
 			lookupErr = err
 			return nil, false, err

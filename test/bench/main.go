@@ -31,6 +31,7 @@ func main() {
 	flag.StringVar(&cfg.helm, "helm", "bin/helm", "The helm binary (make helm builds it).")
 	flag.StringVar(&cfg.helmOperator, "helm-operator", "bin/helm-operator",
 		"operator-sdk's helm-operator binary (make helm-operator builds it).")
+	flag.IntVar(&cfg.helmOperatorMax, "helm-operator-max", 3000, "The largest scale size the helm-operator runs too.")
 	flag.StringVar(&cfg.renderBench, "render", "bin/bench-render.txt", "Output of the render Go benchmarks.")
 	flag.StringVar(&cfg.jsonOut, "json", "bin/bench.json", "Where to write the JSON report.")
 	flag.StringVar(&cfg.markdownOut, "markdown", "docs/benchmarks.md", "Where to write the Markdown report.")
@@ -62,7 +63,7 @@ func main() {
 }
 
 type config struct {
-	runs, scaleRuns                   int
+	runs, scaleRuns, helmOperatorMax  int
 	sizes                             []int
 	syncPeriod                        time.Duration
 	helm, helmOperator                string
@@ -112,16 +113,28 @@ func run(ctx context.Context, cfg *config) error {
 	if report.Scale, err = measureScale(ctx, cluster, m, cfg); err != nil {
 		return fmt.Errorf("scale: %w", err)
 	}
-	if report.Sharded, err = measureSharded(ctx, cluster, m, cfg.sizes); err != nil {
-		return fmt.Errorf("sharded: %w", err)
-	}
-	// With the scale runs' Instances still there, as a manager in use has
+	largest := cfg.sizes[len(cfg.sizes)-1]
+	lastRun := scaleRuns(largest, cfg.scaleRuns) - 1
+	// With the largest run's Instances still there, as a manager in use has
 	// them; its own are gone again before idle counts the manager's writes.
 	if report.Drift, err = measureRecreate(ctx, cluster, m); err != nil {
 		return fmt.Errorf("drift: %w", err)
 	}
-	if report.Idle, err = idleRun(ctx, m, cfg.sizes[len(cfg.sizes)-1], cfg.syncPeriod); err != nil {
+	// The runs before leave the manager's resync period at its default
+	// (hours), as in production, rather than let resyncs land in them; the
+	// restart sets the idle measurement's.
+	if report.Restart, err = restartRun(ctx, m, largest, "--sync-period="+cfg.syncPeriod.String()); err != nil {
+		return err
+	}
+	if report.Idle, err = idleRun(ctx, m, largest, cfg.syncPeriod); err != nil {
 		return fmt.Errorf("idle: %w", err)
+	}
+	// The sharded run, and the floors, alone in the cluster.
+	if err := deleteNamespace(ctx, cluster, scaleNamespace(largest, lastRun)); err != nil {
+		return err
+	}
+	if report.Sharded, err = measureSharded(ctx, cluster, m, largest); err != nil {
+		return fmt.Errorf("sharded: %w", err)
 	}
 	// The floors go last, so that their objects are not in the manager's
 	// cache during its runs.
@@ -130,12 +143,8 @@ func run(ctx context.Context, cfg *config) error {
 	}
 	// The helm-operator last, alone in the cluster: its caches, like the
 	// manager's, hold every object of the kinds it watches.
-	largest := cfg.sizes[len(cfg.sizes)-1]
-	lastRun := scaleRuns(largest, cfg.scaleRuns) - 1
-	for _, ns := range []string{scaleNamespace(largest, lastRun), floorNamespace(largest, lastRun)} {
-		if err := deleteNamespace(ctx, cluster, ns); err != nil {
-			return err
-		}
+	if err := deleteNamespace(ctx, cluster, floorNamespace(largest, lastRun)); err != nil {
+		return err
 	}
 	if report.HelmOperatorIdle, err = measureHelmOperatorScale(ctx, cluster, cfg, report.Scale); err != nil {
 		return fmt.Errorf("helm-operator: %w", err)

@@ -174,6 +174,47 @@ func (m *manager) reconciled(ctx context.Context, n float64, timeout time.Durati
 	}
 }
 
+// instanceQueueDepth is the depth of the Instance controller's work queue
+// in a scrape of the manager's metrics.
+func instanceQueueDepth(samples map[string]float64) float64 {
+	depth := 0.0
+	for sample, v := range samples {
+		if strings.HasPrefix(sample, "workqueue_depth{") && strings.Contains(sample, `name="instance"`) {
+			depth += v
+		}
+	}
+	return depth
+}
+
+// sampleQueueDepth scrapes the depth of the manager's Instance queue every
+// interval until the function it returns is called, which returns the
+// samples, one an interval; a scrape that fails counts as the last depth.
+func (m *manager) sampleQueueDepth(interval time.Duration) (stop func() []float64) {
+	done, samples := make(chan struct{}), make(chan []float64, 1)
+	go func() {
+		var depths []float64
+		last := 0.0
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				samples <- depths
+				return
+			case <-tick.C:
+				if metrics, err := m.metrics(); err == nil {
+					last = instanceQueueDepth(metrics)
+				}
+				depths = append(depths, last)
+			}
+		}
+	}()
+	return func() []float64 {
+		close(done)
+		return <-samples
+	}
+}
+
 // process is what the kernel says of the manager: CPU seconds so far, peak
 // resident memory, and what is resident now: the Go runtime's memory
 // (anonymous) and the pages of its binary it has touched (file).

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
@@ -26,6 +27,7 @@ type Report struct {
 	// ScaleRuns is the most runs of one scale size (-scale-runs).
 	ScaleRuns int
 	Sharded   *Sharded
+	Restart   *Restart `json:",omitempty"`
 	Idle      *Idle
 	// HelmOperatorIdle is the helm-operator's through one reconcile period
 	// with the largest size's releases in place.
@@ -162,7 +164,7 @@ func rewrite(jsonPath, markdownPath string) error {
 	if err := json.Unmarshal(data, r); err != nil {
 		return fmt.Errorf("%s: %w", jsonPath, err)
 	}
-	return os.WriteFile(markdownPath, []byte(r.markdown()), 0o644)
+	return r.writeMarkdown(markdownPath)
 }
 
 func (r *Report) write(jsonPath, markdownPath string) error {
@@ -171,6 +173,22 @@ func (r *Report) write(jsonPath, markdownPath string) error {
 		return err
 	}
 	if err := os.WriteFile(jsonPath, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return r.writeMarkdown(markdownPath)
+}
+
+// plotPath is where the picture of the scale runs goes, relative to the
+// Markdown report.
+const plotPath = "images/bench-scale.svg"
+
+// writeMarkdown writes the Markdown report and its picture.
+func (r *Report) writeMarkdown(markdownPath string) error {
+	svg := filepath.Join(filepath.Dir(markdownPath), plotPath)
+	if err := os.MkdirAll(filepath.Dir(svg), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(svg, scalePlot(r.Scale), 0o644); err != nil {
 		return err
 	}
 	return os.WriteFile(markdownPath, []byte(r.markdown()), 0o644)
@@ -257,8 +275,9 @@ func (r *Report) markdown() string {
 	p("## 2. Scale")
 	p("")
 	p("Instances of a 5-object package (two ConfigMaps, a Secret and a headless Service, then a Deployment) created at once")
-	p("(32 at a time) in a new namespace; the time until every deploy plan is COMPLETE. Each size runs as often as fits")
-	p("in 1,000 Instances, at most %d times (`-scale-runs`); each run's namespace is deleted before the next run, that of", r.ScaleRuns)
+	p("(32 at a time) in a new namespace; the time until every deploy plan is COMPLETE. Each size up to 1,000 runs as often")
+	p("as fits in 1,000 Instances but at least 3 times, at most %d (`-scale-runs`), a larger one once (3,000 and 10,000 are", r.ScaleRuns)
+	p("opt-in: `make bench BENCH_ARGS=\"-scale 100,300,1000,3000,10000\"`); each run's namespace is deleted before the next run, that of")
 	p("a size's last run before the next size, so each run is alone with its Instances (and the latency runs'); the")
 	p("largest size's last run stays for what follows. The table shows the median run, as benchstat")
 	p("does (of an even number, the slower middle one), and the range of all runs. CPU is the manager's from the creates")
@@ -266,18 +285,27 @@ func (r *Report) markdown() string {
 	p("the size's multi-tenant run, below), then.")
 	p("Floor: the same objects of as many Instances applied by a Go program with server-side apply, 32 Instances at a")
 	p("time, each Instance's steps in order, until every Deployment is Current — what the control plane itself can do")
-	p("on this machine (run as often, after the idle measurement, with the Instances above still in the cluster).")
+	p("on this machine (run as often, after the sharded run, alone in the cluster). The work queue is the manager's")
+	p("Instance queue, its depth read each second of the run (`workqueue_depth`).")
 	p("")
 	columns := []string{"Instances", "runs", "all COMPLETE", "range", "floor", "floor range", "/ floor",
-		"Service create, run / floor", "Instances/s", "manager CPU", "peak RSS"}
+		"per Instance", "Service create, run / floor", "manager CPU", "API server CPU", "peak RSS", "queue depth, peak"}
 	p("| %s |", strings.Join(columns, " | "))
 	p("|%s", strings.Repeat("---|", len(columns)))
 	for _, s := range r.Scale {
-		p("| %d | %d | %.2f s | %s | %.2f s | %s | %.2f× | %.0f / %.0f ms | %.0f | %.1f s | %.0f MiB |", s.Instances, len(s.Runs),
-			s.Seconds, span(s.Runs), s.FloorSeconds, span(s.FloorRuns), s.Seconds/s.FloorSeconds, s.ServiceCreateMs, s.FloorServiceCreateMs,
-			float64(s.Instances)/s.Seconds, s.CPUSeconds, s.PeakRSSMiB)
+		peak := 0.0
+		if len(s.QueueDepths) > 0 {
+			peak = slices.Max(s.QueueDepths)
+		}
+		p("| %d | %d | %.2f s | %s | %.2f s | %s | %.2f× | %.1f ms | %.0f / %.0f ms | %.1f s | %.1f s | %.0f MiB | %.0f |", s.Instances,
+			len(s.Runs), s.Seconds, span(s.Runs), s.FloorSeconds, span(s.FloorRuns), s.Seconds/s.FloorSeconds,
+			1000*s.Seconds/float64(s.Instances), s.ServiceCreateMs, s.FloorServiceCreateMs, s.CPUSeconds,
+			s.ControlPlaneCPU["kube-apiserver"], s.PeakRSSMiB, peak)
 	}
 	p("")
+	p("![Time to all COMPLETE and the manager's peak RSS against the number of Instances, log-log](%s)", plotPath)
+	p("")
+	writeGrowth(p, r)
 	p("CPU seconds the control plane's processes used from the first create until all were done, in the median run of")
 	p("each size and of its floor (%d cores give %d CPU seconds a second):", r.Machine.Cores, r.Machine.Cores)
 	p("")
@@ -338,31 +366,38 @@ func (r *Report) markdown() string {
 	writeInstanceBytes(p, r.Scale)
 	writeMultiTenant(p, r.Scale)
 	writeTyped(p, r.Scale)
-	if s := r.Sharded; s != nil && len(r.Scale) > 0 {
-		one := r.Scale[len(r.Scale)-1]
-		p("Sharded: %d Instances over one manager (the run above) and over two — the unsharded manager and one started",
-			s.Instances)
-		p("with `--shard=%s`, each with half the Instances (`%s`), in one run after the scale runs, beside their",
-			benchShard, kudov1beta1.ShardLabel)
-		p("Instances:")
+	if s := r.Sharded; s != nil {
+		one, found := sizeOf(r.Scale, s.Instances)
+		p("Sharded: %d Instances over one manager (the run above) and over two — the unsharded manager, started with", s.Instances)
+		p("`--sharded`, and one started with `--shard=%s`, each with half the Instances (`%s`), in one run alone in", benchShard,
+			kudov1beta1.ShardLabel)
+		p("the cluster, each manager started for it. Each caches the objects of its own Instances only, which carry its label:")
 		p("")
 		p("| managers | all COMPLETE | managers' CPU | peak RSS |")
 		p("|---|---|---|---|")
-		p("| 1 | %.2f s | %.1f s | %.0f MiB |", one.Seconds, one.CPUSeconds, one.PeakRSSMiB)
+		if found {
+			p("| 1 | %.2f s | %.1f s | %.0f MiB |", one.Seconds, one.CPUSeconds, one.PeakRSSMiB)
+		}
 		p("| 2 | %.2f s | %.1f s + %.1f s | %.0f MiB + %.0f MiB |", s.Seconds, s.CPUSeconds[0], s.CPUSeconds[1],
 			s.PeakRSSMiB[0], s.PeakRSSMiB[1])
 		p("")
-		p("A shard splits the reconciles, not the cache: each manager watches the kinds packages apply in the whole")
-		p("cluster, so it holds every Instance's objects (their labels do not say the shard). And where the control plane")
-		p("already fills the machine's cores, a second manager adds work that competes with it for them.")
+		if found {
+			p("Goal: each of two shards' managers takes about half the memory of one (at most 60%%) — %s (%.0f%% and %.0f%%).",
+				verdict(max(s.PeakRSSMiB[0], s.PeakRSSMiB[1]) <= 0.6*one.PeakRSSMiB),
+				100*s.PeakRSSMiB[0]/one.PeakRSSMiB, 100*s.PeakRSSMiB[1]/one.PeakRSSMiB)
+		}
+		p("Where the control plane already fills the machine's cores, a second manager adds work that competes with it for")
+		p("them: shards split memory and the manager's CPU, not the API server's (docs/installing.md says how to choose them).")
 		p("")
 	}
-	if i := r.Idle; i != nil {
-		p("Idle: the scale runs leave the manager's resync period at its default (10 hours). Then it is restarted with")
-		p("`--sync-period=%s` and, with %d Instances and nothing changing, it resynced (%.0f Instance reconciles in %.0f s) and made",
-			i.SyncPeriod, i.Instances, i.Reconciles, i.Seconds)
-		p("%.0f writes and %.0f requests in all (%s). Goal: no writes while idle — %s.",
-			writes(i.Requests), sum(i.Requests), verbs(i.Requests), verdict(writes(i.Requests) == 0))
+	if rs := r.Restart; rs != nil {
+		p("Restart: with the %d Instances of the largest run COMPLETE and unchanged, the manager was killed (SIGKILL) and", rs.Instances)
+		p("started again. It had reconciled each Instance once %.1f s after its start, its caches' sync included, made %.0f",
+			rs.Seconds, writes(rs.Requests))
+		p("writes and %.0f requests in all until quiet (%s), and its memory peaked at %.0f MiB (%.1f CPU s).",
+			sum(rs.Requests), verbs(rs.Requests), rs.PeakRSSMiB, rs.CPUSeconds)
+		p("Goals: no writes — %s; every Instance reconciled within 60 s — %s.", verdict(writes(rs.Requests) == 0),
+			verdict(rs.Seconds <= 60))
 		p("")
 	}
 	if len(r.Scale) > 0 {
@@ -398,13 +433,15 @@ func (r *Report) markdown() string {
 	p("")
 	p("%d Instances of the scale package with `%s: \"true\"`, in a namespace of their own, after the scale runs",
 		d.Instances, kudov1beta1.DriftCorrectionAnnotation)
-	p("(their Instances still there). Once all were COMPLETE and the manager quiet, one object of each, which nothing")
+	p("(the %d Instances of the largest run still there, steady). Once all were COMPLETE and the manager quiet, one object of each, which nothing", largestSize(r.Scale))
 	p("refers to, was deleted, %d at a time; the time from the delete call's return until a watch of the namespace saw", driftDeletes)
 	p("the object again with a new UID, as the manager applied it again:")
 	p("")
 	p("| deleted | n | median | p95 |")
 	p("|---|---|---|---|")
 	p("| %s `%s` | %d | %.3f s | %.3f s |", d.Kind, d.Name, len(d.Recreate.Samples), d.Recreate.Median, d.Recreate.P95)
+	p("")
+	p("Goal: p95 ≤ 2 s beside %d Instances — %s.", largestSize(r.Scale), verdict(d.Recreate.P95 <= 2))
 	p("")
 
 	p("## 5. Efficiency")
@@ -482,6 +519,46 @@ func (r *Report) markdown() string {
 	return b.String()
 }
 
+// sizeOf is the scale size of n Instances.
+func sizeOf(sizes []Scale, n int) (Scale, bool) {
+	for _, s := range sizes {
+		if s.Instances == n {
+			return s, true
+		}
+	}
+	return Scale{}, false
+}
+
+// largestSize is the number of Instances of the largest scale size.
+func largestSize(sizes []Scale) int {
+	if len(sizes) == 0 {
+		return 0
+	}
+	return sizes[len(sizes)-1].Instances
+}
+
+// writeGrowth states the goals of growing from 1,000 Instances to the largest
+// size: cost per Instance flat, memory bounded, requests per resource alike.
+func writeGrowth(p func(string, ...any), r *Report) {
+	at1000, found := sizeOf(r.Scale, 1000)
+	largest := r.Scale[len(r.Scale)-1]
+	if !found || largest.Instances <= 1000 {
+		return
+	}
+	perInstance := func(s Scale) float64 { return s.Seconds / float64(s.Instances) }
+	perResource := func(s Scale) float64 { return sum(s.Requests) / float64(s.Instances) / scaleResources }
+	ratio := perResource(largest) / perResource(at1000)
+	p("Growth to %d: time per Instance %.1f ms against %.1f ms at 1,000 (%.2f×), goal ≤ 1.2× — %s; requests per resource",
+		largest.Instances, 1000*perInstance(largest), 1000*perInstance(at1000), perInstance(largest)/perInstance(at1000),
+		verdict(perInstance(largest) <= 1.2*perInstance(at1000)))
+	p("%.2f against %.2f (%+.1f%%), goal within 5%% — %s.", perResource(largest), perResource(at1000), 100*(ratio-1),
+		verdict(ratio >= 0.95 && ratio <= 1.05))
+	if s, ok := sizeOf(r.Scale, 10000); ok {
+		p("Manager peak RSS at 10,000 ≤ 500 MiB — %s (%.0f MiB).", verdict(s.PeakRSSMiB <= 500), s.PeakRSSMiB)
+	}
+	p("")
+}
+
 // writeInstanceBytes tells how large an Instance is at the end of a run:
 // what each of its writes and watch events carries.
 func writeInstanceBytes(p func(string, ...any), runs []Scale) {
@@ -513,12 +590,15 @@ func writeMultiTenant(p func(string, ...any), runs []Scale) {
 	worst := 0.0
 	for _, s := range runs {
 		t := s.MultiTenant
+		if t == nil {
+			continue
+		}
 		worst = max(worst, t.Seconds/s.Seconds)
 		p("| %d | %.2f s | %.2f s | %s | %.2f× | %.1f / %.1f s | %.0f / %.0f |", s.Instances, s.Seconds, t.Seconds, span(t.Runs),
 			t.Seconds/s.Seconds, s.CPUSeconds, t.CPUSeconds, sum(s.Requests), sum(t.Requests))
 	}
 	p("")
-	p("Goal: the multi-tenant run ≤ 1.15× the plain run at every size — %s.", verdict(worst <= 1.15))
+	p("Goal: the multi-tenant run ≤ 1.15× the plain run at every size up to 1,000 — %s.", verdict(worst <= 1.15))
 	p("")
 }
 
@@ -538,13 +618,16 @@ func writeTyped(p func(string, ...any), runs []Scale) {
 	worstTime, worstRequests := 0.0, 0.0
 	for _, s := range runs {
 		t := s.Typed
+		if t == nil {
+			continue
+		}
 		worstTime, worstRequests = max(worstTime, t.Seconds/s.Seconds), max(worstRequests, sum(t.Requests)/sum(s.Requests))
 		p("| %d | %.2f s | %.2f s | %s | %.2f× | %.1f / %.1f s | %.0f / %.0f | %.2f× |", s.Instances, s.Seconds, t.Seconds,
 			span(t.Runs), t.Seconds/s.Seconds, s.CPUSeconds, t.CPUSeconds, sum(s.Requests), sum(t.Requests),
 			sum(t.Requests)/sum(s.Requests))
 	}
 	p("")
-	p("Goal: typed objects take at most 1.15× the time and the requests of Instances at every size — time %s, requests %s.",
+	p("Goal: typed objects take at most 1.15× the time and the requests of Instances at every size up to 1,000 — time %s, requests %s.",
 		verdict(worstTime <= 1.15), verdict(worstRequests <= 1.15))
 	p("")
 }
@@ -560,7 +643,7 @@ func writeHelmOperator(p func(string, ...any), r *Report) {
 	p("operator-sdk's module at the toolchain's version and run as the manager is, a process beside the cluster, with its")
 	p("defaults: as many concurrent reconciles as cores, a reconcile period of a minute. It installs the scale package as a")
 	p("chart of the same five objects (`test/bench/testdata/helm-operator`), a release per ScaleApp, created 32 at a")
-	p("time. Each size runs as often as kudo-ng's, each run alone in the cluster, after all of kudo-ng's and the floors'")
+	p("time. Each size up to `-helm-operator-max` (3,000) runs as often as fits in 1,000 releases, each run alone in the cluster, after all of kudo-ng's and the floors'")
 	p("(their namespaces deleted); the time is until every release is deployed (its `Deployed` condition) and every")
 	p("Deployment is Current, which is what kudo-ng's COMPLETE says. Its CPU and peak RSS are read as the manager's; its")
 	p("API requests are counted by a proxy in front of the API server, by verb and resource as the manager's own metric")
@@ -570,7 +653,13 @@ func writeHelmOperator(p func(string, ...any), r *Report) {
 		"requests per resource, kudo-ng / helm-operator", "CPU, kudo-ng / helm-operator", "peak RSS, kudo-ng / helm-operator"}
 	p("| %s |", strings.Join(columns, " | "))
 	p("|%s", strings.Repeat("---|", len(columns)))
+	var measured []Scale
 	for _, s := range r.Scale {
+		if s.HelmOperator != nil {
+			measured = append(measured, s)
+		}
+	}
+	for _, s := range measured {
 		h := s.HelmOperator
 		perResource := float64(s.Instances * scaleResources)
 		p("| %d | %.2f s | %.2f s | %s | %.2f× | %.2f / %.2f = %.2f× | %.1f / %.1f s | %.0f / %.0f MiB = %.2f× |",
@@ -579,17 +668,17 @@ func writeHelmOperator(p func(string, ...any), r *Report) {
 			s.CPUSeconds, h.CPUSeconds, s.PeakRSSMiB, h.PeakRSSMiB, s.PeakRSSMiB/h.PeakRSSMiB)
 	}
 	p("")
-	for _, s := range r.Scale {
+	for _, s := range measured {
 		p("The helm-operator's requests at %d: %s.", s.Instances, verbs(s.HelmOperator.Requests))
 	}
 	p("")
-	if last := r.Scale[len(r.Scale)-1]; last.Calls != nil && last.HelmOperator.Calls != nil {
+	if last := measured[len(measured)-1]; last.Calls != nil && last.HelmOperator.Calls != nil {
 		p("By verb and resource at %d, per release or Instance. The helm-operator: %s.", last.Instances,
 			byCall(last.HelmOperator.Calls, last.Instances))
 		p("kudo-ng: %s.", byCall(last.Calls, last.Instances))
 		p("")
 	}
-	for _, s := range r.Scale {
+	for _, s := range measured {
 		h := s.HelmOperator
 		switch s.Instances {
 		case 100:
@@ -681,14 +770,21 @@ func writeAPIServerWork(p func(string, ...any), s Scale) {
 	p("| work | kudo-ng | floor | kudo-ng − floor | helm-operator |")
 	p("|---|---|---|---|---|")
 	var run, floor, helmOperator, customResources float64
+	// The helm-operator runs the sizes up to -helm-operator-max only.
+	helmCell := func(seconds float64) string {
+		if s.HelmOperator == nil {
+			return "—"
+		}
+		return fmt.Sprintf("%.2f s", seconds)
+	}
 	for i, w := range s.APIServerWork {
-		p("| %s | %.2f s | %.2f s | %+.2f s | %.2f s |", w.Work, w.Seconds, w.FloorSeconds, w.Seconds-w.FloorSeconds, w.HelmOperatorSeconds)
+		p("| %s | %.2f s | %.2f s | %+.2f s | %s |", w.Work, w.Seconds, w.FloorSeconds, w.Seconds-w.FloorSeconds, helmCell(w.HelmOperatorSeconds))
 		run, floor, helmOperator = run+w.Seconds, floor+w.FloorSeconds, helmOperator+w.HelmOperatorSeconds
 		if i < customResourceWork {
 			customResources += w.Seconds - w.FloorSeconds
 		}
 	}
-	p("| all | %.2f s | %.2f s | %+.2f s | %.2f s |", run, floor, run-floor, helmOperator)
+	p("| all | %.2f s | %.2f s | %+.2f s | %s |", run, floor, run-floor, helmCell(helmOperator))
 	p("")
 	p("The first %d rows are the Instances themselves — each one's create, its status writes and the clearing of", customResourceWork)
 	p("spec.planExecution, their admission and their watches — and make %.2f s of the %.2f s kudo-ng added (%.0f%%); the", customResources,

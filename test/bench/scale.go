@@ -66,6 +66,9 @@ type Scale struct {
 	// peak resident memory since it started.
 	CPUSeconds float64
 	PeakRSSMiB float64
+	// QueueDepths is the depth of the manager's Instance work queue, each
+	// second of the run.
+	QueueDepths []float64 `json:",omitempty"`
 	// Requests are the manager's API requests during the run, by verb, and
 	// Calls by verb and resource; ObjectWrites how many of them wrote the
 	// package's objects.
@@ -123,13 +126,17 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 				return nil, err
 			}
 		}
-		tenants, err := multiTenantRuns(ctx, c, m, pkg, n, len(runs))
-		if err != nil {
-			return nil, err
-		}
-		typed, err := typedRuns(ctx, c, m, pkg, n, len(runs))
-		if err != nil {
-			return nil, err
+		// The multi-tenant and typed runs compare with the plain ones at the
+		// sizes up to 1,000: past it, each would cost as long as the plain run.
+		var tenants, typed *SideRun
+		if n <= maxSideRunSize {
+			var err error
+			if tenants, err = multiTenantRuns(ctx, c, m, pkg, n, sideRuns(n, cfg.scaleRuns)); err != nil {
+				return nil, err
+			}
+			if typed, err = typedRuns(ctx, c, m, pkg, n, sideRuns(n, cfg.scaleRuns)); err != nil {
+				return nil, err
+			}
 		}
 		for k := range runs {
 			if k > 0 {
@@ -200,10 +207,30 @@ func measureScaleFloors(ctx context.Context, c *localcluster.Cluster, cfg *confi
 	return err
 }
 
-// scaleRuns is how many times a size of n Instances runs: as often as fits
-// in 1,000 Instances, at least once and at most maxRuns times.
+// scaleRuns is how many times a size of n Instances runs, and its floor: up
+// to 1,000 as often as fits in 1,000 Instances, but at least 3 times (single
+// runs vary by half), and at most maxRuns times; past 1,000, once.
 func scaleRuns(n, maxRuns int) int {
+	if n > maxSideRunSize {
+		return 1
+	}
+	return min(maxRuns, max(3, 1000/n))
+}
+
+// sideRuns is how many times the multi-tenant, typed and helm-operator runs
+// of a size run: as often as fits in 1,000 Instances, at least once and at
+// most maxRuns times.
+func sideRuns(n, maxRuns int) int {
 	return max(1, min(maxRuns, 1000/n))
+}
+
+// maxSideRunSize is the largest size with multi-tenant and typed runs.
+const maxSideRunSize = 1000
+
+// runTimeout bounds the wait for n Instances, or the floor's objects, to be
+// done: at least 10 minutes, and 100 ms an Instance at the opt-in sizes.
+func runTimeout(n int) time.Duration {
+	return max(10*time.Minute, time.Duration(n)*100*time.Millisecond)
 }
 
 // medianRun is the run of median time, as benchstat reports a series; of an
@@ -228,7 +255,7 @@ func deleteNamespace(ctx context.Context, c *localcluster.Cluster, name string) 
 	if err := c.Client.Delete(ctx, ns); err != nil {
 		return fmt.Errorf("deleting namespace %s: %w", name, err)
 	}
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Minute, true, func(ctx context.Context) (bool, error) {
 		err := c.Client.Get(ctx, client.ObjectKeyFromObject(ns), ns)
 		if apierrors.IsNotFound(err) {
 			return true, nil
@@ -372,11 +399,13 @@ func scaleRun(
 			inBackground(func() error { return apiServerProfile(ctx, c, apiServerProfilePath(c, "", n)) }))
 	}
 
+	depths := m.sampleQueueDepth(time.Second)
 	start := time.Now()
-	if err := create(ctx, w, ns, ov, n); err != nil {
+	err = create(ctx, w, ns, ov, n)
+	s := &Scale{Instances: n, Seconds: time.Since(start).Seconds(), QueueDepths: depths()}
+	if err != nil {
 		return nil, err
 	}
-	s := &Scale{Instances: n, Seconds: time.Since(start).Seconds()}
 	if s.ControlPlaneCPU, s.ServiceCreateMs, err = plane.since(c); err != nil {
 		return nil, err
 	}
@@ -459,7 +488,7 @@ func createInstances(
 	// The watch is read while the Instances are created: the API server
 	// closes a watch that falls behind.
 	complete := make(chan error, 1)
-	go func() { complete <- untilComplete(ctx, w, n, 10*time.Minute) }()
+	go func() { complete <- untilComplete(ctx, w, n, runTimeout(n)) }()
 	create, cctx := errgroup.WithContext(ctx)
 	create.SetLimit(32)
 	for i := range n {
@@ -491,20 +520,10 @@ func listWatch(ctx context.Context, c *localcluster.Cluster, list client.ObjectL
 	})
 }
 
-// idleRun restarts the manager with the given resync period, waits through
-// one resync of its cache, with nothing changing, and counts what the
-// manager did.
+// idleRun waits through one resync of the manager's cache, which restartRun
+// started with the resync period syncPeriod, with nothing changing, and
+// counts what the manager did.
 func idleRun(ctx context.Context, m *manager, instances int, syncPeriod time.Duration) (*Idle, error) {
-	// The runs before leave the manager's resync period at its default
-	// (hours), as in production, rather than let resyncs land in them.
-	m.stop()
-	if err := m.start("--sync-period=" + syncPeriod.String()); err != nil {
-		return nil, err
-	}
-	// A manager that just started reconciles every Instance once first.
-	if err := m.reconciled(ctx, float64(instances), time.Minute); err != nil {
-		return nil, err
-	}
 	before, err := m.settled(ctx, time.Second, 5*time.Minute)
 	if err != nil {
 		return nil, err
@@ -545,7 +564,7 @@ func scaleFloorRun(
 	}
 	defer w.Stop()
 	current := make(chan error, 1)
-	go func() { current <- untilDeploymentsCurrent(ctx, w, n, 10*time.Minute) }()
+	go func() { current <- untilDeploymentsCurrent(ctx, w, n, runTimeout(n)) }()
 	start := time.Now()
 	apply, actx := errgroup.WithContext(ctx)
 	apply.SetLimit(32)

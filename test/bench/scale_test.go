@@ -12,7 +12,8 @@ func TestScaleRuns(t *testing.T) {
 	tests := []struct{ n, maxRuns, want int }{
 		{100, 5, 5},
 		{300, 5, 3},
-		{1000, 5, 1},
+		{1000, 5, 3},
+		{3000, 5, 1},
 		{10000, 5, 1},
 		{100, 1, 1},
 		{10, 20, 20},
@@ -57,5 +58,14 @@ func TestTheLatencyPackageWithARuleVerifies(t *testing.T) {
 	}
 	if r := packages.Verify(pkg, packages.VerifyOptions{}); len(r.Errors) > 0 {
 		t.Errorf("verify: %v", r.Errors)
+	}
+}
+
+func TestSideRuns(t *testing.T) {
+	tests := []struct{ n, maxRuns, want int }{{100, 5, 5}, {300, 5, 3}, {1000, 5, 1}, {3000, 5, 1}}
+	for _, tt := range tests {
+		if got := sideRuns(tt.n, tt.maxRuns); got != tt.want {
+			t.Errorf("sideRuns(%d, %d) = %d, want %d", tt.n, tt.maxRuns, got, tt.want)
+		}
 	}
 }

@@ -17,7 +17,8 @@ const benchShard = "b"
 
 // Sharded is the largest size of the scale runs over two managers: the
 // unsharded one with half the Instances, and the manager of shard
-// benchShard, with the other half.
+// benchShard, with the other half, each started for the run and caching
+// only its own Instances' objects.
 type Sharded struct {
 	Instances int
 	Seconds   float64
@@ -26,19 +27,33 @@ type Sharded struct {
 	PeakRSSMiB [2]float64
 }
 
-// measureSharded runs the largest scale size once over two shards, next to
-// the scale runs' Instances, and deletes its own again.
-func measureSharded(ctx context.Context, c *localcluster.Cluster, m *manager, sizes []int) (*Sharded, error) {
-	n := sizes[len(sizes)-1]
+// measureSharded runs n Instances once over two shards, alone in the
+// cluster, and deletes them again. The unsharded manager runs with
+// --sharded for it, as beside a shard it must to cache only its own
+// objects, and as before afterwards.
+func measureSharded(ctx context.Context, c *localcluster.Cluster, m *manager, n int) (*Sharded, error) {
 	shard := &manager{binary: m.binary, kubeconfig: m.kubeconfig, metricsAddress: shardMetricsAddress, shard: benchShard,
 		log: filepath.Join(c.Root, "bin", "bench-shard-manager.log")}
 	if err := os.WriteFile(shard.log, nil, 0o644); err != nil {
 		return nil, err
 	}
+	m.stop()
+	if err := m.start("--sharded"); err != nil {
+		return nil, err
+	}
 	if err := shard.start(); err != nil {
 		return nil, err
 	}
-	defer shard.stop()
+	s, err := shardedRun(ctx, c, [2]*manager{m, shard}, n)
+	shard.stop()
+	m.stop()
+	if startErr := m.start(); err == nil {
+		err = startErr
+	}
+	return s, err
+}
+
+func shardedRun(ctx context.Context, c *localcluster.Cluster, managers [2]*manager, n int) (*Sharded, error) {
 	pkg, err := packages.Read(filepath.Join(c.Root, scalePackage))
 	if err != nil {
 		return nil, err
@@ -49,7 +64,6 @@ func measureSharded(ctx context.Context, c *localcluster.Cluster, m *manager, si
 		return nil, err
 	}
 	defer w.Stop()
-	managers := [2]*manager{m, shard}
 	var before [2]process
 	for k, mgr := range managers {
 		if _, err := mgr.settled(ctx, runQuiet, time.Minute); err != nil {
@@ -71,7 +85,7 @@ func measureSharded(ctx context.Context, c *localcluster.Cluster, m *manager, si
 	}
 	s := &Sharded{Instances: n, Seconds: time.Since(start).Seconds()}
 	for k, mgr := range managers {
-		if _, err := mgr.settled(ctx, time.Second, 5*time.Minute); err != nil {
+		if _, err := mgr.settled(ctx, time.Second, runTimeout(n)); err != nil {
 			return nil, err
 		}
 		after, err := mgr.process()

@@ -93,6 +93,14 @@ var _ = Describe("Managers sharded by label", Ordered, func() {
 			g.Expect(plansStarted(g, metricsAddress, "admission")).To(Equal(unshardedBefore + 1))
 		}).Should(Succeed())
 		Expect(plansStarted(Default, shardMetricsAddress, "admission")).To(Equal(shardBefore+1), "the shard ran an unsharded plan")
+
+		// Each object carries its Instance's shard, by which only that
+		// shard's manager caches it.
+		for name, shardLabel := range map[string]string{"sharded": shard, "unsharded": ""} {
+			cm := &corev1.ConfigMap{}
+			Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-config"}, cm)).To(Succeed())
+			Expect(cm.Labels[kudov1beta1.ShardLabel]).To(Equal(shardLabel), "the shard label of %s's ConfigMap", name)
+		}
 	})
 
 	It("hands an Instance relabelled mid-plan to the other manager, which finishes the plan without running it again", func() {

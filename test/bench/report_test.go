@@ -1,0 +1,48 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestReportOfTheOptInSizes: a report up to 10,000 Instances, whose largest
+// sizes have no multi-tenant, typed or helm-operator runs, states the
+// growth, restart, shard and drift goals with their figures.
+func TestReportOfTheOptInSizes(t *testing.T) {
+	side := &SideRun{Seconds: 10, PeakRSSMiB: 100, Requests: map[string]float64{"apply": 5000}}
+	size := func(n int, seconds, rss float64) Scale {
+		return Scale{Instances: n, Seconds: seconds, Runs: []float64{seconds}, FloorSeconds: seconds / 1.1,
+			PeakRSSMiB: rss, Requests: map[string]float64{"apply": 5 * float64(n), "patch": 3 * float64(n)},
+			QueueDepths: []float64{0, 40, 3}}
+	}
+	at1000 := size(1000, 40, 140)
+	at1000.MultiTenant, at1000.Typed, at1000.HelmOperator = side, side, side
+	at3000 := size(3000, 130, 260)
+	at3000.HelmOperator = side
+	r := &Report{
+		Latency: &Latency{Kudo: Distribution{Median: 1, P95: 1}, Floor: Distribution{Median: 1, P95: 1}},
+		Scale:   []Scale{at1000, at3000, size(10000, 500, 480)},
+		Sharded: &Sharded{Instances: 10000, Seconds: 520, PeakRSSMiB: [2]float64{250, 260}},
+		Restart: &Restart{Instances: 10000, Seconds: 42, Requests: map[string]float64{"list": 9, "watch": 9}, PeakRSSMiB: 300},
+		Idle:    &Idle{Instances: 10000, Requests: map[string]float64{}},
+		Drift:   &Drift{Instances: 100, Kind: "ConfigMap", Name: "x", Recreate: Distribution{Median: 0.3, P95: 1.5}},
+	}
+	md := r.markdown()
+	for _, want := range []string{
+		"Growth to 10000: time per Instance 50.0 ms against 40.0 ms at 1,000 (1.25×), goal ≤ 1.2× — **not met**",
+		"goal within 5% — met",
+		"Manager peak RSS at 10,000 ≤ 500 MiB — met (480 MiB)",
+		"at most 60%) — met (52% and 54%)",
+		"Goals: no writes — met; every Instance reconciled within 60 s — met.",
+		"Goal: p95 ≤ 2 s beside 10000 Instances — met.",
+		"| 10000 | 1 | 500.00 s |",
+		"![Time to all COMPLETE",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "| 10000 | 500.00 s |") {
+		t.Error("the helm-operator's table has a row for 10,000, which it did not run")
+	}
+}
