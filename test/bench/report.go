@@ -366,40 +366,9 @@ func (r *Report) markdown() string {
 	writeInstanceBytes(p, r.Scale)
 	writeMultiTenant(p, r.Scale)
 	writeTyped(p, r.Scale)
-	if s := r.Sharded; s != nil {
-		one, found := sizeOf(r.Scale, s.Instances)
-		p("Sharded: %d Instances over one manager (the run above) and over two — the unsharded manager, started with", s.Instances)
-		p("`--sharded`, and one started with `--shard=%s`, each with half the Instances (`%s`), in one run alone in", benchShard,
-			kudov1beta1.ShardLabel)
-		p("the cluster, each manager started for it. Each caches the objects of its own Instances only, which carry its label:")
-		p("")
-		p("| managers | all COMPLETE | managers' CPU | peak RSS |")
-		p("|---|---|---|---|")
-		if found {
-			p("| 1 | %.2f s | %.1f s | %.0f MiB |", one.Seconds, one.CPUSeconds, one.PeakRSSMiB)
-		}
-		p("| 2 | %.2f s | %.1f s + %.1f s | %.0f MiB + %.0f MiB |", s.Seconds, s.CPUSeconds[0], s.CPUSeconds[1],
-			s.PeakRSSMiB[0], s.PeakRSSMiB[1])
-		p("")
-		if found {
-			p("Goal: each of two shards' managers takes about half the memory of one (at most 60%%) — %s (%.0f%% and %.0f%%).",
-				verdict(max(s.PeakRSSMiB[0], s.PeakRSSMiB[1]) <= 0.6*one.PeakRSSMiB),
-				100*s.PeakRSSMiB[0]/one.PeakRSSMiB, 100*s.PeakRSSMiB[1]/one.PeakRSSMiB)
-		}
-		p("Where the control plane already fills the machine's cores, a second manager adds work that competes with it for")
-		p("them: shards split memory and the manager's CPU, not the API server's (docs/installing.md says how to choose them).")
-		p("")
-	}
-	if rs := r.Restart; rs != nil {
-		p("Restart: with the %d Instances of the largest run COMPLETE and unchanged, the manager was killed (SIGKILL) and", rs.Instances)
-		p("started again. It had reconciled each Instance once %.1f s after its start, its caches' sync included, made %.0f",
-			rs.Seconds, writes(rs.Requests))
-		p("writes and %.0f requests in all until quiet (%s), and its memory peaked at %.0f MiB (%.1f CPU s).",
-			sum(rs.Requests), verbs(rs.Requests), rs.PeakRSSMiB, rs.CPUSeconds)
-		p("Goals: no writes — %s; every Instance reconciled within 60 s — %s.", verdict(writes(rs.Requests) == 0),
-			verdict(rs.Seconds <= 60))
-		p("")
-	}
+	writeSharded(p, r)
+	writeRestart(p, r.Restart)
+	writeIdle(p, r.Idle)
 	if len(r.Scale) > 0 {
 		last := r.Scale[len(r.Scale)-1]
 		if last.Profile != "" {
@@ -433,7 +402,9 @@ func (r *Report) markdown() string {
 	p("")
 	p("%d Instances of the scale package with `%s: \"true\"`, in a namespace of their own, after the scale runs",
 		d.Instances, kudov1beta1.DriftCorrectionAnnotation)
-	p("(the %d Instances of the largest run still there, steady). Once all were COMPLETE and the manager quiet, one object of each, which nothing", largestSize(r.Scale))
+	p("(the %d Instances of the largest run still there, steady). Once all were COMPLETE and the manager quiet,",
+		largestSize(r.Scale))
+	p("one object of each, which nothing")
 	p("refers to, was deleted, %d at a time; the time from the delete call's return until a watch of the namespace saw", driftDeletes)
 	p("the object again with a new UID, as the manager applied it again:")
 	p("")
@@ -517,6 +488,65 @@ func (r *Report) markdown() string {
 	p("")
 	b.WriteString(levers)
 	return b.String()
+}
+
+// writeSharded sets the run over two shards' managers beside the one
+// manager's of the same size.
+func writeSharded(p func(string, ...any), r *Report) {
+	s := r.Sharded
+	if s == nil {
+		return
+	}
+	one, found := sizeOf(r.Scale, s.Instances)
+	p("Sharded: %d Instances over one manager (the run above) and over two — the unsharded manager, started with", s.Instances)
+	p("`--sharded`, and one started with `--shard=%s`, each with half the Instances (`%s`), in one run alone in", benchShard,
+		kudov1beta1.ShardLabel)
+	p("the cluster, each manager started for it. Each caches the objects of its own Instances only, which carry its label:")
+	p("")
+	p("| managers | all COMPLETE | managers' CPU | peak RSS |")
+	p("|---|---|---|---|")
+	if found {
+		p("| 1 | %.2f s | %.1f s | %.0f MiB |", one.Seconds, one.CPUSeconds, one.PeakRSSMiB)
+	}
+	p("| 2 | %.2f s | %.1f s + %.1f s | %.0f MiB + %.0f MiB |", s.Seconds, s.CPUSeconds[0], s.CPUSeconds[1],
+		s.PeakRSSMiB[0], s.PeakRSSMiB[1])
+	p("")
+	if found {
+		p("Goal: each of two shards' managers takes about half the memory of one (at most 60%%) — %s (%.0f%% and %.0f%%).",
+			verdict(max(s.PeakRSSMiB[0], s.PeakRSSMiB[1]) <= 0.6*one.PeakRSSMiB),
+			100*s.PeakRSSMiB[0]/one.PeakRSSMiB, 100*s.PeakRSSMiB[1]/one.PeakRSSMiB)
+	}
+	p("Where the control plane already fills the machine's cores, a second manager adds work that competes with it for")
+	p("them: shards split memory and the manager's CPU, not the API server's (docs/installing.md says how to choose them).")
+	p("")
+}
+
+// writeRestart tells how a killed manager caught up with the Instances.
+func writeRestart(p func(string, ...any), rs *Restart) {
+	if rs == nil {
+		return
+	}
+	p("Restart: with the %d Instances of the largest run COMPLETE and unchanged, the manager was killed (SIGKILL) and", rs.Instances)
+	p("started again. It had reconciled each Instance once %.1f s after its start, its caches' sync included, made %.0f",
+		rs.Seconds, writes(rs.Requests))
+	p("writes and %.0f requests in all until quiet (%s), and its memory peaked at %.0f MiB (%.1f CPU s).",
+		sum(rs.Requests), verbs(rs.Requests), rs.PeakRSSMiB, rs.CPUSeconds)
+	p("Goals: no writes — %s; every Instance reconciled within 60 s — %s.", verdict(writes(rs.Requests) == 0),
+		verdict(rs.Seconds <= 60))
+	p("")
+}
+
+// writeIdle tells what the manager did through a resync with nothing to do.
+func writeIdle(p func(string, ...any), i *Idle) {
+	if i == nil {
+		return
+	}
+	p("Idle: the scale runs leave the manager's resync period at its default (10 hours); the restart above set")
+	p("`--sync-period=%s` and, with %d Instances and nothing changing, it resynced (%.0f Instance reconciles in %.0f s) and made",
+		i.SyncPeriod, i.Instances, i.Reconciles, i.Seconds)
+	p("%.0f writes and %.0f requests in all (%s). Goal: no writes while idle — %s.",
+		writes(i.Requests), sum(i.Requests), verbs(i.Requests), verdict(writes(i.Requests) == 0))
+	p("")
 }
 
 // sizeOf is the scale size of n Instances.
@@ -643,7 +673,8 @@ func writeHelmOperator(p func(string, ...any), r *Report) {
 	p("operator-sdk's module at the toolchain's version and run as the manager is, a process beside the cluster, with its")
 	p("defaults: as many concurrent reconciles as cores, a reconcile period of a minute. It installs the scale package as a")
 	p("chart of the same five objects (`test/bench/testdata/helm-operator`), a release per ScaleApp, created 32 at a")
-	p("time. Each size up to `-helm-operator-max` (3,000) runs as often as fits in 1,000 releases, each run alone in the cluster, after all of kudo-ng's and the floors'")
+	p("time. Each size up to `-helm-operator-max` (3,000) runs as often as fits in 1,000 releases, each run alone in the")
+	p("cluster, after all of kudo-ng's and the floors'")
 	p("(their namespaces deleted); the time is until every release is deployed (its `Deployed` condition) and every")
 	p("Deployment is Current, which is what kudo-ng's COMPLETE says. Its CPU and peak RSS are read as the manager's; its")
 	p("API requests are counted by a proxy in front of the API server, by verb and resource as the manager's own metric")

@@ -35,6 +35,7 @@ func TestReportOfTheOptInSizes(t *testing.T) {
 		"at most 60%) — met (52% and 54%)",
 		"Goals: no writes — met; every Instance reconciled within 60 s — met.",
 		"Goal: p95 ≤ 2 s beside 10000 Instances — met.",
+		"Goal: no writes while idle — met.",
 		"| 10000 | 1 | 500.00 s |",
 		"![Time to all COMPLETE",
 	} {
