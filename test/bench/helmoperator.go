@@ -261,6 +261,9 @@ func helmOperatorScaleRun(
 	if err != nil {
 		return nil, err
 	}
+	if err := resetPeakRSS(h.cmd.Process.Pid); err != nil {
+		return nil, err
+	}
 	procBefore, err := processOf(h.cmd.Process.Pid)
 	if err != nil {
 		return nil, err

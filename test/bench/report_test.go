@@ -23,7 +23,7 @@ func TestReportOfTheOptInSizes(t *testing.T) {
 		Latency: &Latency{Kudo: Distribution{Median: 1, P95: 1}, Floor: Distribution{Median: 1, P95: 1}},
 		Scale:   []Scale{at1000, at3000, size(10000, 500, 480)},
 		Sharded: &Sharded{Instances: 10000, Seconds: 520, PeakRSSMiB: [2]float64{250, 260}},
-		Restart: &Restart{Instances: 10000, Seconds: 42, Requests: map[string]float64{"list": 9, "watch": 9}, PeakRSSMiB: 300},
+		Restart: &Restart{Instances: 10000, Seconds: 42, Requests: map[string]float64{"create": 10, "list": 9, "watch": 9}, PeakRSSMiB: 300},
 		Idle:    &Idle{Instances: 10000, Requests: map[string]float64{}},
 		Drift:   &Drift{Instances: 100, Kind: "ConfigMap", Name: "x", Recreate: Distribution{Median: 0.3, P95: 1.5}},
 	}

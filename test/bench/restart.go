@@ -16,8 +16,10 @@ type Restart struct {
 	// Seconds is from the new process's start until it has reconciled the
 	// Instances as many times as there are Instances.
 	Seconds float64
-	// Requests are all it made from its start until it was quiet, by verb.
+	// Requests are all it made from its start until it was quiet, by verb;
+	// Writes those that changed what the API server stores (storedWrites).
 	Requests   map[string]float64
+	Writes     float64
 	PeakRSSMiB float64
 	CPUSeconds float64
 }
@@ -47,8 +49,9 @@ func restartRun(ctx context.Context, m *manager, instances int, flags ...string)
 	if err != nil {
 		return nil, err
 	}
-	r.Requests, r.PeakRSSMiB, r.CPUSeconds = requests(after), proc.PeakRSSMiB, proc.CPUSeconds
+	calls := callsOf(after)
+	r.Requests, r.Writes, r.PeakRSSMiB, r.CPUSeconds = calls.byVerb(), calls.storedWrites(), proc.PeakRSSMiB, proc.CPUSeconds
 	logf("restart beside %d Instances: reconciled each in %.2fs, %.0f writes, %.0f requests (%v), peak RSS %.0f MiB",
-		instances, r.Seconds, writes(r.Requests), sum(r.Requests), r.Requests, r.PeakRSSMiB)
+		instances, r.Seconds, r.Writes, sum(r.Requests), r.Requests, r.PeakRSSMiB)
 	return r, nil
 }

@@ -63,7 +63,7 @@ type Scale struct {
 	// its median run.
 	FloorProgramCPU float64
 	// CPUSeconds is the manager's CPU time during the run; PeakRSSMiB its
-	// peak resident memory since it started.
+	// peak resident memory during the run.
 	CPUSeconds float64
 	PeakRSSMiB float64
 	// QueueDepths is the depth of the manager's Instance work queue, each
@@ -382,6 +382,9 @@ func scaleRun(
 	}
 	before, err := m.settled(ctx, runQuiet, time.Minute)
 	if err != nil {
+		return nil, err
+	}
+	if err := resetPeakRSS(m.cmd.Process.Pid); err != nil {
 		return nil, err
 	}
 	procBefore, err := m.process()
