@@ -93,6 +93,12 @@ func (m *manager) start(flags ...string) error {
 	}
 }
 
+// kill ends the manager as a node's failure would: no shutdown of its own.
+func (m *manager) kill() {
+	_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
+	_ = m.cmd.Wait()
+}
+
 func (m *manager) stop() {
 	_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGTERM)
 	_ = m.cmd.Wait()

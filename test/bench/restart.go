@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"time"
 )
 
@@ -28,11 +27,9 @@ type Restart struct {
 // the minute of the goal, to measure it when it is missed.
 const restartTimeout = 10 * time.Minute
 
-// restartRun kills the manager, as a node's failure would, and starts it
-// again with flags.
+// restartRun kills the manager and starts it again with flags.
 func restartRun(ctx context.Context, m *manager, instances int, flags ...string) (*Restart, error) {
-	_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
-	_ = m.cmd.Wait()
+	m.kill()
 	start := time.Now()
 	if err := m.start(flags...); err != nil {
 		return nil, err
