@@ -15,8 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/kudo-ng/kudo/test/localcluster"
 )
 
@@ -31,6 +29,8 @@ func main() {
 	flag.StringVar(&cfg.helm, "helm", "bin/helm", "The helm binary (make helm builds it).")
 	flag.StringVar(&cfg.helmOperator, "helm-operator", "bin/helm-operator",
 		"operator-sdk's helm-operator binary (make helm-operator builds it).")
+	flag.IntVar(&resetSize, "reset-size", resetSize,
+		"The largest run whose namespace is deleted after it; past it, a new control plane takes the cluster's place.")
 	flag.IntVar(&cfg.helmOperatorMax, "helm-operator-max", 3000, "The largest scale size the helm-operator runs too.")
 	flag.StringVar(&cfg.renderBench, "render", "bin/bench-render.txt", "Output of the render Go benchmarks.")
 	flag.StringVar(&cfg.jsonOut, "json", "bin/bench.json", "Where to write the JSON report.")
@@ -95,8 +95,7 @@ func run(ctx context.Context, cfg *config) error {
 	defer func() { _ = cluster.Stop() }()
 	logf("control plane up in %s", time.Since(start).Round(time.Second))
 	// The bench's own requests must not be what is measured: no client-side limit.
-	cluster.Config.QPS, cluster.Config.Burst = -1, 0
-	if cluster.Client, err = client.NewWithWatch(cluster.Config, client.Options{Scheme: cluster.Client.Scheme()}); err != nil {
+	if err := unlimitedClient(cluster); err != nil {
 		return err
 	}
 
@@ -129,22 +128,20 @@ func run(ctx context.Context, cfg *config) error {
 	if report.Idle, err = idleRun(ctx, m, largest, cfg.syncPeriod); err != nil {
 		return fmt.Errorf("idle: %w", err)
 	}
-	// The sharded run, and the floors, alone in the cluster.
-	if err := deleteNamespace(ctx, cluster, scaleNamespace(largest, lastRun)); err != nil {
+	// The floors, the sharded run and the helm-operator each alone in the
+	// cluster: their caches, like the manager's, hold every object of the
+	// kinds they watch.
+	if err := resetCluster(ctx, cluster, m, scaleNamespace(largest, lastRun), largest); err != nil {
+		return err
+	}
+	if err := measureScaleFloors(ctx, cluster, m, cfg, report.Scale); err != nil {
+		return fmt.Errorf("scale floor: %w", err)
+	}
+	if err := resetCluster(ctx, cluster, m, floorNamespace(largest, lastRun), largest); err != nil {
 		return err
 	}
 	if report.Sharded, err = measureSharded(ctx, cluster, m, largest); err != nil {
 		return fmt.Errorf("sharded: %w", err)
-	}
-	// The floors go last, so that their objects are not in the manager's
-	// cache during its runs.
-	if err := measureScaleFloors(ctx, cluster, cfg, report.Scale); err != nil {
-		return fmt.Errorf("scale floor: %w", err)
-	}
-	// The helm-operator last, alone in the cluster: its caches, like the
-	// manager's, hold every object of the kinds it watches.
-	if err := deleteNamespace(ctx, cluster, floorNamespace(largest, lastRun)); err != nil {
-		return err
 	}
 	if report.HelmOperatorIdle, err = measureHelmOperatorScale(ctx, cluster, cfg, report.Scale); err != nil {
 		return fmt.Errorf("helm-operator: %w", err)

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/kudo-ng/kudo/test/localcluster"
 )
 
@@ -32,37 +34,88 @@ type manager struct {
 	metricsAddress, shard        string
 	cmd                          *exec.Cmd
 	log                          string
+	// flags are those the manager last started with, beyond its defaults.
+	flags []string
 }
 
 // startManager builds the manager and runs it with its defaults.
 func startManager(ctx context.Context, c *localcluster.Cluster) (*manager, error) {
-	if err := c.Make("install"); err != nil {
-		return nil, err
-	}
+	// Its files beside the cluster's directory, which resetCluster removes.
+	bin := filepath.Join(c.Root, "bin")
 	m := &manager{
-		binary: filepath.Join(c.Dir, "manager"), webhooks: filepath.Join(c.Dir, "webhook"), kubeconfig: c.Kubeconfig,
-		log: filepath.Join(c.Root, "bin", "bench-manager.log"), metricsAddress: metricsAddress,
+		binary: filepath.Join(bin, "bench-manager"), webhooks: filepath.Join(bin, "bench-webhook"), kubeconfig: c.Kubeconfig,
+		log: filepath.Join(bin, "bench-manager.log"), metricsAddress: metricsAddress,
 	}
 	build := exec.CommandContext(ctx, "go", "build", "-o", m.binary, ".")
 	build.Dir = c.Root
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("go build: %w\n%s", err, out)
 	}
-	setup := exec.CommandContext(ctx, filepath.Join(c.Root, "hack", "webhook-local.sh"))
-	setup.Env = append(c.Env(), "WEBHOOK_DIR="+m.webhooks, "WEBHOOK_PORT="+webhookPort,
-		"KUBECTL="+filepath.Join(os.Getenv("ENVTEST_ASSETS"), "kubectl"))
-	if out, err := setup.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("webhook-local.sh: %w\n%s", err, out)
-	}
 	if err := os.WriteFile(m.log, nil, 0o644); err != nil {
+		return nil, err
+	}
+	if err := m.install(ctx, c); err != nil {
 		return nil, err
 	}
 	return m, m.start()
 }
 
+// install puts in the cluster what the manager needs there: its
+// CustomResourceDefinitions, and its webhooks' configurations pointing at
+// where it serves them.
+func (m *manager) install(ctx context.Context, c *localcluster.Cluster) error {
+	if err := c.Make("install"); err != nil {
+		return err
+	}
+	setup := exec.CommandContext(ctx, filepath.Join(c.Root, "hack", "webhook-local.sh"))
+	setup.Env = append(c.Env(), "WEBHOOK_DIR="+m.webhooks, "WEBHOOK_PORT="+webhookPort,
+		"KUBECTL="+filepath.Join(os.Getenv("ENVTEST_ASSETS"), "kubectl"))
+	if out, err := setup.CombinedOutput(); err != nil {
+		return fmt.Errorf("webhook-local.sh: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// resetCluster gives the next run the cluster to itself again, past
+// resetSize Instances with a new control plane in place of the old one,
+// the manager started again on it as it ran: a control plane comes up in
+// seconds, where the deletion of 3,000 Instances and their objects took
+// over 7 minutes (and an etcd that held them stays larger for the runs
+// after). Up to resetSize, the namespace of the last run is deleted.
+func resetCluster(ctx context.Context, c *localcluster.Cluster, m *manager, namespace string, n int) error {
+	if n <= resetSize {
+		return deleteNamespace(ctx, c, namespace)
+	}
+	m.stop()
+	if err := c.Restart(); err != nil {
+		return err
+	}
+	// The bench's own requests must not be what is measured: no client-side limit.
+	if err := unlimitedClient(c); err != nil {
+		return err
+	}
+	if err := m.install(ctx, c); err != nil {
+		return err
+	}
+	return m.start(m.flags...)
+}
+
+// resetSize is the largest run whose namespace is deleted rather than the
+// control plane made anew (resetCluster); -reset-size sets it.
+var resetSize = 300
+
+// unlimitedClient lifts the client-side rate limit of the cluster's client.
+func unlimitedClient(c *localcluster.Cluster) error {
+	c.Config.QPS, c.Config.Burst = -1, 0
+	var err error
+	c.Client, err = client.NewWithWatch(c.Config, client.Options{Scheme: c.Client.Scheme()})
+	return err
+}
+
 // start runs the manager with its defaults and the given flags, and waits
 // until it serves its metrics.
 func (m *manager) start(flags ...string) error {
+	m.flags = flags
 	logFile, err := os.OpenFile(m.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err

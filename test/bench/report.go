@@ -277,15 +277,16 @@ func (r *Report) markdown() string {
 	p("Instances of a 5-object package (two ConfigMaps, a Secret and a headless Service, then a Deployment) created at once")
 	p("(32 at a time) in a new namespace; the time until every deploy plan is COMPLETE. Each size up to 1,000 runs as often")
 	p("as fits in 1,000 Instances but at least 3 times, at most %d (`-scale-runs`), a larger one once (3,000 and 10,000 are", r.ScaleRuns)
-	p("opt-in: `make bench BENCH_ARGS=\"-scale 100,300,1000,3000,10000\"`); each run's namespace is deleted before the next run, that of")
-	p("a size's last run before the next size, so each run is alone with its Instances (and the latency runs'); the")
+	p("opt-in: `make bench BENCH_ARGS=\"-scale 100,300,1000,3000,10000\"`). Each run is alone with its Instances: after a run of")
+	p("up to %d Instances its namespace is deleted, after a larger one a new control plane takes the cluster's place and", resetSize)
+	p("the manager starts again on it (deleting thousands of Instances takes minutes, a new control plane seconds); the")
 	p("largest size's last run stays for what follows. The table shows the median run, as benchstat")
 	p("does (of an even number, the slower middle one), and the range of all runs. CPU is the manager's from the creates")
 	p("until it is quiet after the last COMPLETE; peak RSS its high-water mark during the run, from its creates until")
 	p("then (reset before it, so that the typed run before a plain one does not count in it).")
 	p("Floor: the same objects of as many Instances applied by a Go program with server-side apply, 32 Instances at a")
 	p("time, each Instance's steps in order, until every Deployment is Current — what the control plane itself can do")
-	p("on this machine (run as often, after the sharded run, alone in the cluster). The work queue is the manager's")
+	p("on this machine (run as often, after kudo-ng's runs, alone in the cluster). The work queue is the manager's")
 	p("Instance queue, its depth read each second of the run (`workqueue_depth`).")
 	p("")
 	columns := []string{"Instances", "runs", "all COMPLETE", "range", "floor", "floor range", "/ floor",
@@ -583,6 +584,13 @@ func writeGrowth(p func(string, ...any), r *Report) {
 		verdict(perInstance(largest) <= 1.2*perInstance(at1000)))
 	p("%.2f against %.2f (%+.1f%%), goal within 5%% — %s.", perResource(largest), perResource(at1000), 100*(ratio-1),
 		verdict(ratio >= 0.95 && ratio <= 1.05))
+	if largest.FloorSeconds > 0 && at1000.FloorSeconds > 0 {
+		floorPerInstance := func(s Scale) float64 { return s.FloorSeconds / float64(s.Instances) }
+		p("The floor's own time per Instance grew %.2f× (%.1f ms against %.1f ms): the control plane's share of the growth;",
+			floorPerInstance(largest)/floorPerInstance(at1000), 1000*floorPerInstance(largest), 1000*floorPerInstance(at1000))
+		p("kudo-ng's time over the floor's went from %.2f× at 1,000 to %.2f× at %d.",
+			at1000.Seconds/at1000.FloorSeconds, largest.Seconds/largest.FloorSeconds, largest.Instances)
+	}
 	if s, ok := sizeOf(r.Scale, 10000); ok {
 		p("Manager peak RSS at 10,000 ≤ 500 MiB — %s (%.0f MiB).", verdict(s.PeakRSSMiB <= 500), s.PeakRSSMiB)
 	}
@@ -674,8 +682,7 @@ func writeHelmOperator(p func(string, ...any), r *Report) {
 	p("defaults: as many concurrent reconciles as cores, a reconcile period of a minute. It installs the scale package as a")
 	p("chart of the same five objects (`test/bench/testdata/helm-operator`), a release per ScaleApp, created 32 at a")
 	p("time. Each size up to `-helm-operator-max` (3,000) runs as often as fits in 1,000 releases, each run alone in the")
-	p("cluster, after all of kudo-ng's and the floors'")
-	p("(their namespaces deleted); the time is until every release is deployed (its `Deployed` condition) and every")
+	p("cluster, after all of kudo-ng's and the floors'; the time is until every release is deployed (its `Deployed` condition) and every")
 	p("Deployment is Current, which is what kudo-ng's COMPLETE says. Its CPU and peak RSS are read as the manager's; its")
 	p("API requests are counted by a proxy in front of the API server, by verb and resource as the manager's own metric")
 	p("counts them (`internal/apimetrics`).")

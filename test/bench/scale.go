@@ -122,7 +122,7 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 		// included: the largest run's memory is that of its own Instances.
 		if i > 0 {
 			before := cfg.sizes[i-1]
-			if err := deleteNamespace(ctx, c, scaleNamespace(before, scaleRuns(before, cfg.scaleRuns)-1)); err != nil {
+			if err := resetCluster(ctx, c, m, scaleNamespace(before, scaleRuns(before, cfg.scaleRuns)-1), before); err != nil {
 				return nil, err
 			}
 		}
@@ -140,7 +140,7 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 		}
 		for k := range runs {
 			if k > 0 {
-				if err := deleteNamespace(ctx, c, scaleNamespace(n, k-1)); err != nil {
+				if err := resetCluster(ctx, c, m, scaleNamespace(n, k-1), n); err != nil {
 					return nil, err
 				}
 			}
@@ -169,25 +169,30 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 }
 
 // measureScaleFloors adds to each size of the scale runs its floor.
-func measureScaleFloors(ctx context.Context, c *localcluster.Cluster, cfg *config, results []Scale) error {
+func measureScaleFloors(ctx context.Context, c *localcluster.Cluster, m *manager, cfg *config, results []Scale) error {
 	pkg, err := packages.Read(filepath.Join(c.Root, scalePackage))
 	if err != nil {
 		return err
 	}
-	dyn, err := dynamic.NewForConfig(c.Config)
-	if err != nil {
-		return err
-	}
+	// Each run alone in the cluster, as kudo-ng's: the previous one's
+	// objects go first, of the size before too.
+	previous, previousSize := "", 0
 	for i := range results {
 		n := results[i].Instances
 		runs := make([]*floorResult, scaleRuns(n, cfg.scaleRuns))
 		for k := range runs {
-			if k > 0 {
-				if err := deleteNamespace(ctx, c, floorNamespace(n, k-1)); err != nil {
+			if previous != "" {
+				if err := resetCluster(ctx, c, m, previous, previousSize); err != nil {
 					return err
 				}
 			}
+			previous, previousSize = floorNamespace(n, k), n
 			profiled := i == len(results)-1 && k == len(runs)-1
+			// Each run's: the cluster may be new (resetCluster).
+			dyn, err := dynamic.NewForConfig(c.Config)
+			if err != nil {
+				return err
+			}
 			f, err := measureScaleFloor(ctx, c, dyn, pkg, n, k, profiled)
 			if err != nil {
 				return err
@@ -228,9 +233,10 @@ func sideRuns(n, maxRuns int) int {
 const maxSideRunSize = 1000
 
 // runTimeout bounds the wait for n Instances, or the floor's objects, to be
-// done: at least 10 minutes, and 100 ms an Instance at the opt-in sizes.
+// done: at least 10 minutes, and 300 ms an Instance at the opt-in sizes
+// (3,000 took 135 ms an Instance here).
 func runTimeout(n int) time.Duration {
-	return max(10*time.Minute, time.Duration(n)*100*time.Millisecond)
+	return max(10*time.Minute, time.Duration(n)*300*time.Millisecond)
 }
 
 // medianRun is the run of median time, as benchstat reports a series; of an

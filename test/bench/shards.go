@@ -28,7 +28,7 @@ type Sharded struct {
 }
 
 // measureSharded runs n Instances once over two shards, alone in the
-// cluster, and deletes them again. The unsharded manager runs with
+// cluster, and leaves it empty again (resetCluster). The unsharded manager runs with
 // --sharded for it, as beside a shard it must to cache only its own
 // objects, and as before afterwards.
 func measureSharded(ctx context.Context, c *localcluster.Cluster, m *manager, n int) (*Sharded, error) {
@@ -50,7 +50,10 @@ func measureSharded(ctx context.Context, c *localcluster.Cluster, m *manager, n 
 	if startErr := m.start(); err == nil {
 		err = startErr
 	}
-	return s, err
+	if err != nil {
+		return nil, err
+	}
+	return s, resetCluster(ctx, c, m, shardedNamespace(n), n)
 }
 
 func shardedRun(ctx context.Context, c *localcluster.Cluster, managers [2]*manager, n int) (*Sharded, error) {
@@ -58,7 +61,7 @@ func shardedRun(ctx context.Context, c *localcluster.Cluster, managers [2]*manag
 	if err != nil {
 		return nil, err
 	}
-	ns := fmt.Sprintf("sharded-%d", n)
+	ns := shardedNamespace(n)
 	ov, w, err := installAndWatch(ctx, c, pkg, ns)
 	if err != nil {
 		return nil, err
@@ -96,5 +99,7 @@ func shardedRun(ctx context.Context, c *localcluster.Cluster, managers [2]*manag
 	}
 	logf("sharded %d over 2 managers: all COMPLETE in %.2fs, CPU %.1fs + %.1fs, peak RSS %.0f + %.0f MiB",
 		n, s.Seconds, s.CPUSeconds[0], s.CPUSeconds[1], s.PeakRSSMiB[0], s.PeakRSSMiB[1])
-	return s, deleteNamespace(ctx, c, ns)
+	return s, nil
 }
+
+func shardedNamespace(n int) string { return fmt.Sprintf("sharded-%d", n) }

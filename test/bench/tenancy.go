@@ -54,7 +54,7 @@ func multiTenantRunsOf(ctx context.Context, c *localcluster.Cluster, m *manager,
 		logf("scale %d, multi-tenant run %d: all COMPLETE in %.2fs, CPU %.1fs, peak RSS %.0f MiB, requests %v",
 			n, k+1, s.Seconds, s.CPUSeconds, s.PeakRSSMiB, s.Requests)
 		runs[k] = &SideRun{Seconds: s.Seconds, CPUSeconds: s.CPUSeconds, PeakRSSMiB: s.PeakRSSMiB, Requests: s.Requests}
-		if err := deleteNamespace(ctx, c, ns); err != nil {
+		if err := resetCluster(ctx, c, m, ns, n); err != nil {
 			return nil, err
 		}
 	}

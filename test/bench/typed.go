@@ -30,12 +30,13 @@ func typedRuns(ctx context.Context, c *localcluster.Cluster, m *manager, pkg *pa
 	if err != nil {
 		return nil, err
 	}
-	dyn, err := dynamic.NewForConfig(c.Config)
-	if err != nil {
-		return nil, err
-	}
 	runs := make([]*SideRun, count)
 	for k := range runs {
+		// Each run's: the cluster may be new (resetCluster).
+		dyn, err := dynamic.NewForConfig(c.Config)
+		if err != nil {
+			return nil, err
+		}
 		ns := typedNamespace(n, k)
 		objects := dyn.Resource(names.GroupVersionResource()).Namespace(ns)
 		// Before the clock starts: the manager serves the kind once the
@@ -53,7 +54,7 @@ func typedRuns(ctx context.Context, c *localcluster.Cluster, m *manager, pkg *pa
 		logf("scale %d, typed run %d: all COMPLETE in %.2fs, CPU %.1fs, peak RSS %.0f MiB, requests %v",
 			n, k+1, s.Seconds, s.CPUSeconds, s.PeakRSSMiB, s.Requests)
 		runs[k] = &SideRun{Seconds: s.Seconds, CPUSeconds: s.CPUSeconds, PeakRSSMiB: s.PeakRSSMiB, Requests: s.Requests}
-		if err := deleteNamespace(ctx, c, ns); err != nil {
+		if err := resetCluster(ctx, c, m, ns, n); err != nil {
 			return nil, err
 		}
 	}

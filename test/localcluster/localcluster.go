@@ -46,27 +46,42 @@ func Start(name string, portBase int, env ...string) (*Cluster, error) {
 	}
 	c := &Cluster{Root: root, Dir: filepath.Join(root, "bin", name), PortBase: portBase, env: env}
 	c.Kubeconfig = filepath.Join(c.Dir, "kubeconfig")
-	if err := c.Make("cluster-up"); err != nil {
-		// What started must not outlive the test: its ports would keep the
-		// next cluster from starting. cluster-up has printed its logs' tail.
-		_ = c.Stop()
-		return nil, err
-	}
 	if err := kudov1beta1.AddToScheme(scheme.Scheme); err != nil {
 		return nil, err
 	}
 	if err := kudov1alpha1.AddToScheme(scheme.Scheme); err != nil {
 		return nil, err
 	}
+	return c, c.up()
+}
+
+// up runs `make cluster-up` and makes the clients of what it started.
+func (c *Cluster) up() error {
+	if err := c.Make("cluster-up"); err != nil {
+		// What started must not outlive the test: its ports would keep the
+		// next cluster from starting. cluster-up has printed its logs' tail.
+		_ = c.Stop()
+		return err
+	}
+	var err error
 	if c.Config, err = clientcmd.BuildConfigFromFlags("", c.Kubeconfig); err != nil {
-		return nil, err
+		return err
 	}
 	c.Client, err = client.NewWithWatch(c.Config, client.Options{Scheme: scheme.Scheme})
-	return c, err
+	return err
 }
 
 // Stop brings the cluster down with `make cluster-down`.
 func (c *Cluster) Stop() error { return c.Make("cluster-down") }
+
+// Restart brings the cluster down, its data removed, and a new one up in
+// its place, on the same ports and with new clients.
+func (c *Cluster) Restart() error {
+	if err := c.Stop(); err != nil {
+		return err
+	}
+	return c.up()
+}
 
 // Env is the environment of commands run against the cluster.
 func (c *Cluster) Env() []string {
