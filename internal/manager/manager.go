@@ -7,6 +7,7 @@ package manager
 import (
 	"context"
 	"fmt"
+	"iter"
 	"maps"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"oras.land/oras-go/v2/registry/remote/auth"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -94,7 +96,7 @@ func New(ctx context.Context, cfg *Config) (ctrl.Manager, *controllers.InstanceR
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := metrics.Registry.Register(planmetrics.RunningSteps{List: runningInstances(mgr.GetClient(), typedAPIs)}); err != nil {
+	if err := metrics.Registry.Register(planmetrics.RunningSteps{Instances: runningInstances(mgr.GetCache(), mgr.GetClient(), typedAPIs)}); err != nil {
 		return nil, nil, err
 	}
 	if cfg.Webhooks {
@@ -185,23 +187,44 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *Config, trim o
 	return instances, nil
 }
 
-// runningInstances lists the Instances, with their records, for the
-// running-steps metric.
-func runningInstances(c client.Client, typedAPIs *controllers.TypedAPIs) func(context.Context) ([]kudov1beta1.Instance, error) {
-	return func(ctx context.Context) ([]kudov1beta1.Instance, error) {
-		list := &kudov1beta1.InstanceList{}
-		// Read only, from the cache: no copy of every Instance at each scrape.
-		if err := c.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-			return nil, err
-		}
-		for k := range list.Items {
-			// The record of an Instance that runs a typed object is in the
-			// object's status; ReadRecord replaces the item's status, and
-			// changes nothing the cache holds.
-			if _, err := typedapi.ReadRecord(ctx, c, &list.Items[k], typedAPIs.Serves); err != nil {
-				return nil, err
+// runningInstances yields the Instances, with their records, for the
+// running-steps metric, from the store of the cache's informer itself: a
+// List would copy each Instance into a new slice at each scrape (10 MB a
+// scrape at 10,000 Instances, most of what the manager allocated in that
+// bench run). What the store holds is read, never changed.
+func runningInstances(informers cache.Informers, c client.Reader, typedAPIs *controllers.TypedAPIs) func(context.Context) iter.Seq2[*kudov1beta1.Instance, error] {
+	return func(ctx context.Context) iter.Seq2[*kudov1beta1.Instance, error] {
+		return func(yield func(*kudov1beta1.Instance, error) bool) {
+			informer, err := informers.GetInformer(ctx, &kudov1beta1.Instance{}, cache.BlockUntilSynced(false))
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			store, ok := informer.(interface{ GetStore() toolscache.Store })
+			if !ok {
+				yield(nil, fmt.Errorf("the Instances' informer, a %T, has no store to read", informer))
+				return
+			}
+			for _, obj := range store.GetStore().List() {
+				i, ok := obj.(*kudov1beta1.Instance)
+				if !ok {
+					continue
+				}
+				if typedapi.HolderOf(i) != nil {
+					// The record of an Instance that runs a typed object is in
+					// the object's status: read into a shallow copy, whose
+					// status ReadRecord replaces.
+					record := *i
+					if _, err := typedapi.ReadRecord(ctx, c, &record, typedAPIs.Serves); err != nil {
+						yield(nil, err)
+						return
+					}
+					i = &record
+				}
+				if !yield(i, nil) {
+					return
+				}
 			}
 		}
-		return list.Items, nil
 	}
 }

@@ -6,6 +6,7 @@ package planmetrics
 
 import (
 	"context"
+	"iter"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -86,9 +87,10 @@ func StepsRecorded(operator string, before, after *kudov1beta1.PlanStatus, now t
 func DriftCorrected(operator string) { driftCorrections.WithLabelValues(operator).Inc() }
 
 // RunningSteps counts, at each scrape, the steps that run now across the
-// Instances list returns (the manager's cache: no request).
+// Instances that Instances yields: the manager's cache, read in place, so
+// that a scrape costs no request and no copy of every Instance.
 type RunningSteps struct {
-	List func(context.Context) ([]kudov1beta1.Instance, error)
+	Instances func(context.Context) iter.Seq2[*kudov1beta1.Instance, error]
 }
 
 // Describe implements prometheus.Collector.
@@ -96,12 +98,12 @@ func (RunningSteps) Describe(ch chan<- *prometheus.Desc) { ch <- stepsRunning }
 
 // Collect implements prometheus.Collector.
 func (r RunningSteps) Collect(ch chan<- prometheus.Metric) {
-	instances, err := r.List(context.Background())
+	counts, err := Running(r.Instances(context.Background()))
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(stepsRunning, err)
 		return
 	}
-	for key, n := range Running(instances) {
+	for key, n := range counts {
 		ch <- prometheus.MustNewConstMetric(stepsRunning, prometheus.GaugeValue, float64(n), key.Operator, string(key.Status))
 	}
 }
@@ -113,11 +115,14 @@ type RunningKey struct {
 }
 
 // Running counts the steps IN_PROGRESS or in ERROR of the Instances' active
-// plans, by the operator label KUDO puts on Instances.
-func Running(instances []kudov1beta1.Instance) map[RunningKey]int {
+// plans, by the operator label KUDO puts on Instances; the first error the
+// Instances yield ends it.
+func Running(instances iter.Seq2[*kudov1beta1.Instance, error]) (map[RunningKey]int, error) {
 	counts := map[RunningKey]int{}
-	for i := range instances {
-		in := &instances[i]
+	for in, err := range instances {
+		if err != nil {
+			return nil, err
+		}
 		if in.Status.ActivePlan == nil || in.Status.ActivePlan.Status.IsTerminal() {
 			continue
 		}
@@ -128,5 +133,5 @@ func Running(instances []kudov1beta1.Instance) map[RunningKey]int {
 			}
 		}
 	}
-	return counts
+	return counts, nil
 }

@@ -1,6 +1,8 @@
 package planmetrics
 
 import (
+	"errors"
+	"iter"
 	"testing"
 	"time"
 
@@ -30,13 +32,16 @@ func TestRunning(t *testing.T) {
 		complete   = kudov1beta1.ExecutionComplete
 		pending    = kudov1beta1.ExecutionPending
 	)
-	got := Running([]kudov1beta1.Instance{
+	got, err := Running(each(
 		instance("zookeeper", inProgress, complete, inProgress, pending),
 		instance("zookeeper", errored, errored, inProgress),
 		instance("redis", inProgress, inProgress),
 		instance("redis", complete, complete),
-		{},
-	})
+		kudov1beta1.Instance{},
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := map[RunningKey]int{
 		{"zookeeper", inProgress}: 2, {"zookeeper", errored}: 1, {"redis", inProgress}: 1,
 	}
@@ -46,6 +51,27 @@ func TestRunning(t *testing.T) {
 	for k, n := range want {
 		if got[k] != n {
 			t.Errorf("Running[%v] = %d, want %d", k, got[k], n)
+		}
+	}
+}
+
+func TestRunningEndsAtTheFirstError(t *testing.T) {
+	failed := errors.New("the record of i-0001 could not be read")
+	instances := func(yield func(*kudov1beta1.Instance, error) bool) {
+		in := instance("redis", kudov1beta1.ExecutionInProgress)
+		_ = yield(&in, nil) && yield(nil, failed) && yield(&in, nil)
+	}
+	if got, err := Running(instances); !errors.Is(err, failed) || got != nil {
+		t.Errorf("Running = %v, %v; want the error %q", got, err, failed)
+	}
+}
+
+func each(instances ...kudov1beta1.Instance) iter.Seq2[*kudov1beta1.Instance, error] {
+	return func(yield func(*kudov1beta1.Instance, error) bool) {
+		for i := range instances {
+			if !yield(&instances[i], nil) {
+				return
+			}
 		}
 	}
 }
