@@ -96,7 +96,8 @@ func New(ctx context.Context, cfg *Config) (ctrl.Manager, *controllers.InstanceR
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := metrics.Registry.Register(planmetrics.RunningSteps{Instances: runningInstances(mgr.GetCache(), mgr.GetClient(), typedAPIs)}); err != nil {
+	running := planmetrics.RunningSteps{Instances: runningInstances(mgr.GetCache(), mgr.GetClient(), typedAPIs)}
+	if err := metrics.Registry.Register(running); err != nil {
 		return nil, nil, err
 	}
 	if cfg.Webhooks {
@@ -192,7 +193,9 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *Config, trim o
 // List would copy each Instance into a new slice at each scrape (10 MB a
 // scrape at 10,000 Instances, most of what the manager allocated in that
 // bench run). What the store holds is read, never changed.
-func runningInstances(informers cache.Informers, c client.Reader, typedAPIs *controllers.TypedAPIs) func(context.Context) iter.Seq2[*kudov1beta1.Instance, error] {
+func runningInstances(
+	informers cache.Informers, c client.Reader, typedAPIs *controllers.TypedAPIs,
+) func(context.Context) iter.Seq2[*kudov1beta1.Instance, error] {
 	return func(ctx context.Context) iter.Seq2[*kudov1beta1.Instance, error] {
 		return func(yield func(*kudov1beta1.Instance, error) bool) {
 			informer, err := informers.GetInformer(ctx, &kudov1beta1.Instance{}, cache.BlockUntilSynced(false))

@@ -28,9 +28,9 @@ type Sharded struct {
 }
 
 // measureSharded runs n Instances once over two shards, alone in the
-// cluster, and leaves it empty again (resetCluster). The unsharded manager runs with
-// --sharded for it, as beside a shard it must to cache only its own
-// objects, and as before afterwards.
+// cluster, and leaves it empty again (resetCluster). The unsharded manager
+// runs with --sharded for it, as beside a shard it must to cache only its
+// own objects, and as before afterwards.
 func measureSharded(ctx context.Context, c *localcluster.Cluster, m *manager, n int) (*Sharded, error) {
 	shard := &manager{binary: m.binary, kubeconfig: m.kubeconfig, metricsAddress: shardMetricsAddress, shard: benchShard,
 		log: filepath.Join(c.Root, "bin", "bench-shard-manager.log")}
