@@ -52,7 +52,10 @@ func Start(name string, portBase int, env ...string) (*Cluster, error) {
 	if err := kudov1alpha1.AddToScheme(scheme.Scheme); err != nil {
 		return nil, err
 	}
-	return c, c.up()
+	if err := c.up(); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // up runs `make cluster-up` and makes the clients of what it started.
