@@ -46,34 +46,36 @@ type Drift struct {
 
 // measureRecreate deletes one object of each of driftInstances Instances
 // with drift correction on, and times its re-creation by the manager. Its
-// namespace is gone again when it returns, so that later measurements do
+// namespaces are gone again when it returns, so that later measurements do
 // not count its Instances.
 func measureRecreate(ctx context.Context, c *localcluster.Cluster, m *manager) (*Drift, error) {
-	d, err := recreateRun(ctx, c, m)
+	run := namespaces{name: driftNamespace, n: driftInstances}
+	d, err := recreateRun(ctx, c, m, run)
 	if err != nil {
 		return nil, err
 	}
 	// The Instances go first: with them still there, drift correction would
 	// apply again what the namespace's deletion deletes.
-	if err := deleteInstances(ctx, c, driftNamespace); err != nil {
-		return nil, err
+	for _, ns := range run.all() {
+		if err := deleteInstances(ctx, c, ns); err != nil {
+			return nil, err
+		}
 	}
-	return d, deleteNamespace(ctx, c, driftNamespace)
+	return d, run.delete(ctx, c)
 }
 
-func recreateRun(ctx context.Context, c *localcluster.Cluster, m *manager) (*Drift, error) {
+func recreateRun(ctx context.Context, c *localcluster.Cluster, m *manager, run namespaces) (*Drift, error) {
 	pkg, err := packages.Read(filepath.Join(c.Root, scalePackage))
 	if err != nil {
 		return nil, err
 	}
-	ns := driftNamespace
-	ov, instances, err := installAndWatch(ctx, c, pkg, ns)
+	ov, instances, err := installAndWatch(ctx, c, pkg, run)
 	if err != nil {
 		return nil, err
 	}
 	defer instances.Stop()
 	annotations := map[string]string{kudov1beta1.DriftCorrectionAnnotation: "true"}
-	if err := createInstances(ctx, c, instances, ns, ov, driftInstances, annotations, nil); err != nil {
+	if err := createInstances(ctx, c, instances, run, ov, annotations, nil); err != nil {
 		return nil, err
 	}
 	// Deleted while the manager still works on the Instances' readiness and
@@ -83,14 +85,17 @@ func recreateRun(ctx context.Context, c *localcluster.Cluster, m *manager) (*Dri
 	}
 
 	configMaps := &corev1.ConfigMapList{}
-	w, err := listWatch(ctx, c, configMaps, ns)
+	all, err := listWatch(ctx, c, configMaps, "")
 	if err != nil {
 		return nil, err
 	}
+	w := run.only(all)
 	defer w.Stop()
 	uids := map[string]types.UID{}
 	for _, cm := range configMaps.Items {
-		uids[cm.Name] = cm.UID
+		if slices.Contains(run.all(), cm.Namespace) {
+			uids[cm.Name] = cm.UID
+		}
 	}
 	objs := make([]recreation, driftInstances)
 	for i := range objs {
@@ -98,7 +103,7 @@ func recreateRun(ctx context.Context, c *localcluster.Cluster, m *manager) (*Dri
 		uid, ok := uids[name]
 		if !ok {
 			return nil, fmt.Errorf("instance %s/%s applied no ConfigMap %s: has the scale package's settings.yaml changed?",
-				ns, scaleInstanceName(i), name)
+				run.of(i), scaleInstanceName(i), name)
 		}
 		objs[i] = recreation{name: name, uid: uid}
 	}
@@ -112,9 +117,9 @@ func recreateRun(ctx context.Context, c *localcluster.Cluster, m *manager) (*Dri
 	del.SetLimit(driftDeletes)
 	for i := range objs {
 		del.Go(func() error {
-			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: objs[i].name}}
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: run.of(i), Name: objs[i].name}}
 			if err := c.Client.Delete(gctx, cm); err != nil {
-				return fmt.Errorf("deleting ConfigMap %s/%s: %w", ns, objs[i].name, err)
+				return fmt.Errorf("deleting ConfigMap %s/%s: %w", cm.Namespace, objs[i].name, err)
 			}
 			objs[i].deleted = time.Now()
 			return nil
@@ -128,8 +133,8 @@ func recreateRun(ctx context.Context, c *localcluster.Cluster, m *manager) (*Dri
 	}
 	seconds, missing := recreateSeconds(objs)
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("%d of %d ConfigMaps deleted in namespace %s were not re-created within %s (%s): see the manager's log, %s",
-			len(missing), len(objs), ns, driftTimeout, strings.Join(missing, ", "), m.log)
+		return nil, fmt.Errorf("%d of %d ConfigMaps deleted in %s were not re-created within %s (%s): see the manager's log, %s",
+			len(missing), len(objs), strings.Join(run.all(), ", "), driftTimeout, strings.Join(missing, ", "), m.log)
 	}
 	d := &Drift{Instances: driftInstances, Kind: "ConfigMap", Name: fmt.Sprintf(driftObject, "<instance>"), Recreate: distribution(seconds)}
 	logf("drift: %d ConfigMaps re-created, median %.3fs, p95 %.3fs", len(seconds), d.Recreate.Median, d.Recreate.P95)

@@ -195,13 +195,13 @@ func measureHelmOperatorScale(ctx context.Context, c *localcluster.Cluster, cfg 
 			measured = append(measured, &results[i])
 		}
 	}
-	previous := ""
+	var previous namespaces
 	for i, result := range measured {
 		n := result.Instances
 		runs := make([]*SideRun, sideRuns(n, cfg.scaleRuns))
 		for k := range runs {
-			if previous != "" {
-				if err := deleteNamespace(ctx, c, previous); err != nil {
+			if previous.n > 0 {
+				if err := previous.delete(ctx, c); err != nil {
 					return nil, err
 				}
 			}
@@ -210,7 +210,7 @@ func measureHelmOperatorScale(ctx context.Context, c *localcluster.Cluster, cfg 
 			if i == len(measured)-1 && k == len(runs)-1 {
 				profile = apiServerProfilePath(c, helmOperatorRunName, n)
 			}
-			if runs[k], err = helmOperatorScaleRun(ctx, c, dyn, h, n, previous, profile); err != nil {
+			if runs[k], err = helmOperatorScaleRun(ctx, c, dyn, h, previous, profile); err != nil {
 				return nil, err
 			}
 			logf("helm-operator %d, run %d: all deployed and Current in %.2fs, CPU %.1fs, peak RSS %.0f MiB, requests %v",
@@ -235,27 +235,32 @@ func measureHelmOperatorScale(ctx context.Context, c *localcluster.Cluster, cfg 
 	return helmOperatorIdle(ctx, h, last.Instances)
 }
 
-func helmOperatorNamespace(n, run int) string { return fmt.Sprintf("helm-operator-%d-%d", n, run+1) }
+func helmOperatorNamespace(n, run int) namespaces {
+	return namespaces{name: fmt.Sprintf("helm-operator-%d-%d", n, run+1), n: n}
+}
 
 // helmOperatorScaleRun creates n ScaleApps, 32 at a time, and times them
 // until every release is deployed and every Deployment Current: what
 // kudo-ng's COMPLETE says. Given a profile path, it profiles the API server
 // as kudo-ng's largest run does.
 func helmOperatorScaleRun(
-	ctx context.Context, c *localcluster.Cluster, dyn dynamic.Interface, h *helmOperator, n int, ns, profile string,
+	ctx context.Context, c *localcluster.Cluster, dyn dynamic.Interface, h *helmOperator, ns namespaces, profile string,
 ) (*SideRun, error) {
-	if err := newNamespace(ctx, c, ns); err != nil {
+	n := ns.n
+	if err := ns.create(ctx, c); err != nil {
 		return nil, err
 	}
-	apps, err := unstructuredWatch(ctx, dyn.Resource(scaleApps.GroupVersionResource).Namespace(ns))
+	allApps, err := unstructuredWatch(ctx, dyn.Resource(scaleApps.GroupVersionResource))
 	if err != nil {
 		return nil, err
 	}
+	apps := ns.only(allApps)
 	defer apps.Stop()
-	deployments, err := unstructuredWatch(ctx, dyn.Resource(deploymentsResource).Namespace(ns))
+	allDeployments, err := unstructuredWatch(ctx, dyn.Resource(deploymentsResource))
 	if err != nil {
 		return nil, err
 	}
+	deployments := ns.only(allDeployments)
 	defer deployments.Stop()
 	before, err := h.settled(ctx, runQuiet, time.Minute)
 	if err != nil {
@@ -281,8 +286,8 @@ func helmOperatorScaleRun(
 	create.SetLimit(32)
 	for i := range n {
 		create.Go(func() error {
-			app := newApp(scaleApps, ns, scaleInstanceName(i))
-			_, err := dyn.Resource(scaleApps.GroupVersionResource).Namespace(ns).Create(cctx, app, metav1.CreateOptions{})
+			app := newApp(scaleApps, ns.of(i), scaleInstanceName(i))
+			_, err := dyn.Resource(scaleApps.GroupVersionResource).Namespace(ns.of(i)).Create(cctx, app, metav1.CreateOptions{})
 			return err
 		})
 	}

@@ -10,9 +10,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/kudo-ng/kudo/test/localcluster"
@@ -31,6 +33,8 @@ func main() {
 		"operator-sdk's helm-operator binary (make helm-operator builds it).")
 	flag.IntVar(&resetSize, "reset-size", resetSize,
 		"The largest run whose namespace is deleted after it; past it, a new control plane takes the cluster's place.")
+	flag.IntVar(&namespaceInstances, "namespace-instances", namespaceInstances,
+		"The most Instances of a run in one namespace; past it, a run spreads them over as many namespaces as it takes.")
 	flag.IntVar(&cfg.helmOperatorMax, "helm-operator-max", 3000, "The largest scale size the helm-operator runs too.")
 	flag.StringVar(&cfg.renderBench, "render", "bin/bench-render.txt", "Output of the render Go benchmarks.")
 	flag.StringVar(&cfg.jsonOut, "json", "bin/bench.json", "Where to write the JSON report.")
@@ -44,6 +48,10 @@ func main() {
 		}
 		return
 	}
+	if namespaceInstances < 1 {
+		fmt.Fprintf(os.Stderr, "bench: -namespace-instances: %d is not a positive count\n", namespaceInstances)
+		os.Exit(2)
+	}
 	if cfg.scaleRuns < 1 {
 		fmt.Fprintf(os.Stderr, "bench: -scale-runs: %d is not a positive count\n", cfg.scaleRuns)
 		os.Exit(2)
@@ -56,7 +64,10 @@ func main() {
 		}
 		cfg.sizes = append(cfg.sizes, n)
 	}
-	if err := run(context.Background(), &cfg); err != nil {
+	// Interrupted, a run still writes the JSON report of what it measured.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, &cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -70,7 +81,7 @@ type config struct {
 	renderBench, jsonOut, markdownOut string
 }
 
-func run(ctx context.Context, cfg *config) error {
+func run(ctx context.Context, cfg *config) (err error) {
 	scaled := 0
 	for _, n := range cfg.sizes {
 		scaled += n
@@ -105,7 +116,17 @@ func run(ctx context.Context, cfg *config) error {
 	}
 	defer m.stop()
 
-	report := &Report{Machine: machine(), Date: time.Now().UTC().Format(time.RFC3339), ScaleRuns: cfg.scaleRuns}
+	report := &Report{Machine: machine(), Date: time.Now().UTC().Format(time.RFC3339), ScaleRuns: cfg.scaleRuns,
+		NamespaceInstances: namespaceInstances}
+	// Hours into the opt-in sizes, what was measured is kept: `-rewrite`
+	// writes the Markdown report of it once the measurements it needs are in.
+	defer func() {
+		if err != nil {
+			if jsonErr := report.writeJSON(cfg.jsonOut); jsonErr == nil {
+				logf("what was measured before the error is in %s", cfg.jsonOut)
+			}
+		}
+	}()
 	if report.Latency, err = measureLatency(ctx, cluster, m, cfg); err != nil {
 		return fmt.Errorf("latency: %w", err)
 	}
@@ -131,13 +152,13 @@ func run(ctx context.Context, cfg *config) error {
 	// The floors, the sharded run and the helm-operator each alone in the
 	// cluster: their caches, like the manager's, hold every object of the
 	// kinds they watch.
-	if err := resetCluster(ctx, cluster, m, scaleNamespace(largest, lastRun), largest); err != nil {
+	if err := resetCluster(ctx, cluster, m, scaleNamespace(largest, lastRun)); err != nil {
 		return err
 	}
 	if err := measureScaleFloors(ctx, cluster, m, cfg, report.Scale); err != nil {
 		return fmt.Errorf("scale floor: %w", err)
 	}
-	if err := resetCluster(ctx, cluster, m, floorNamespace(largest, lastRun), largest); err != nil {
+	if err := resetCluster(ctx, cluster, m, floorNamespace(largest, lastRun)); err != nil {
 		return err
 	}
 	if report.Sharded, err = measureSharded(ctx, cluster, m, largest); err != nil {

@@ -81,10 +81,10 @@ func (m *manager) install(ctx context.Context, c *localcluster.Cluster) error {
 // the manager started again on it as it ran: a control plane comes up in
 // seconds, where the deletion of 3,000 Instances and their objects took
 // over 7 minutes (and an etcd that held them stays larger for the runs
-// after). Up to resetSize, the namespace of the last run is deleted.
-func resetCluster(ctx context.Context, c *localcluster.Cluster, m *manager, namespace string, n int) error {
-	if n <= resetSize {
-		return deleteNamespace(ctx, c, namespace)
+// after). Up to resetSize, the namespaces of the last run are deleted.
+func resetCluster(ctx context.Context, c *localcluster.Cluster, m *manager, ns namespaces) error {
+	if ns.n <= resetSize {
+		return ns.delete(ctx, c)
 	}
 	m.stop()
 	if err := c.Restart(); err != nil {

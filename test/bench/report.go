@@ -26,9 +26,12 @@ type Report struct {
 	Scale   []Scale
 	// ScaleRuns is the most runs of one scale size (-scale-runs).
 	ScaleRuns int
-	Sharded   *Sharded
-	Restart   *Restart `json:",omitempty"`
-	Idle      *Idle
+	// NamespaceInstances is the most Instances of a run in one namespace
+	// (-namespace-instances).
+	NamespaceInstances int `json:",omitempty"`
+	Sharded            *Sharded
+	Restart            *Restart `json:",omitempty"`
+	Idle               *Idle
 	// HelmOperatorIdle is the helm-operator's through one reconcile period
 	// with the largest size's releases in place.
 	HelmOperatorIdle *PeerIdle `json:",omitempty"`
@@ -168,14 +171,18 @@ func rewrite(jsonPath, markdownPath string) error {
 }
 
 func (r *Report) write(jsonPath, markdownPath string) error {
+	if err := r.writeJSON(jsonPath); err != nil {
+		return err
+	}
+	return r.writeMarkdown(markdownPath)
+}
+
+func (r *Report) writeJSON(path string) error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(jsonPath, append(data, '\n'), 0o644); err != nil {
-		return err
-	}
-	return r.writeMarkdown(markdownPath)
+	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
 // plotPath is where the picture of the scale runs goes, relative to the
@@ -288,6 +295,13 @@ func (r *Report) markdown() string {
 	p("time, each Instance's steps in order, until every Deployment is Current — what the control plane itself can do")
 	p("on this machine (run as often, after kudo-ng's runs, alone in the cluster). The work queue is the manager's")
 	p("Instance queue, its depth read each second of the run (`workqueue_depth`).")
+	if r.NamespaceInstances > 0 {
+		p("A run of more than %d Instances (`-namespace-instances`), and its floor, spreads them over namespaces of %d each,",
+			r.NamespaceInstances, r.NamespaceInstances)
+		p("as a platform with a namespace per team has them: Kubernetes' Deployment, EndpointSlice and Endpoints controllers")
+		p("list a namespace's pods, ReplicaSets and EndpointSlices on each sync, so in one namespace the control plane's own")
+		p("work grows with the square of its workloads, whoever applies them (test/bench/levers.md).")
+	}
 	p("")
 	columns := []string{"Instances", "runs", "all COMPLETE", "range", "floor", "floor range", "/ floor",
 		"per Instance", "Service create, run / floor", "manager CPU", "API server CPU", "peak RSS", "queue depth, peak"}

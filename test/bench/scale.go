@@ -122,7 +122,7 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 		// included: the largest run's memory is that of its own Instances.
 		if i > 0 {
 			before := cfg.sizes[i-1]
-			if err := resetCluster(ctx, c, m, scaleNamespace(before, scaleRuns(before, cfg.scaleRuns)-1), before); err != nil {
+			if err := resetCluster(ctx, c, m, scaleNamespace(before, scaleRuns(before, cfg.scaleRuns)-1)); err != nil {
 				return nil, err
 			}
 		}
@@ -140,7 +140,7 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 		}
 		for k := range runs {
 			if k > 0 {
-				if err := resetCluster(ctx, c, m, scaleNamespace(n, k-1), n); err != nil {
+				if err := resetCluster(ctx, c, m, scaleNamespace(n, k-1)); err != nil {
 					return nil, err
 				}
 			}
@@ -148,7 +148,7 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 			if i == len(cfg.sizes)-1 && k == len(runs)-1 {
 				profile = filepath.Join(c.Root, "bin", fmt.Sprintf("bench-%d.pprof", n))
 			}
-			s, err := scaleRun(ctx, c, m, pkg, scaleNamespace(n, k), n, profile, nil, createInstancesOf(c))
+			s, err := scaleRun(ctx, c, m, pkg, scaleNamespace(n, k), profile, nil, createInstancesOf(c))
 			if err != nil {
 				return nil, err
 			}
@@ -176,17 +176,17 @@ func measureScaleFloors(ctx context.Context, c *localcluster.Cluster, m *manager
 	}
 	// Each run alone in the cluster, as kudo-ng's: the previous one's
 	// objects go first, of the size before too.
-	previous, previousSize := "", 0
+	var previous namespaces
 	for i := range results {
 		n := results[i].Instances
 		runs := make([]*floorResult, scaleRuns(n, cfg.scaleRuns))
 		for k := range runs {
-			if previous != "" {
-				if err := resetCluster(ctx, c, m, previous, previousSize); err != nil {
+			if previous.n > 0 {
+				if err := resetCluster(ctx, c, m, previous); err != nil {
 					return err
 				}
 			}
-			previous, previousSize = floorNamespace(n, k), n
+			previous = floorNamespace(n, k)
 			profiled := i == len(results)-1 && k == len(runs)-1
 			// Each run's: the cluster may be new (resetCluster).
 			dyn, err := dynamic.NewForConfig(c.Config)
@@ -354,28 +354,34 @@ func (before *controlPlaneUse) since(c *localcluster.Cluster) (map[string]float6
 // scaleNamespace and floorNamespace name the namespace of each run of a
 // size: creating the namespace and objects of a run just deleted again made
 // every later run, the floor's too, some 40 % slower.
-func scaleNamespace(n, run int) string { return fmt.Sprintf("scale-%d-%d", n, run+1) }
-func floorNamespace(n, run int) string { return fmt.Sprintf("floor-%d-%d", n, run+1) }
+func scaleNamespace(n, run int) namespaces {
+	return namespaces{name: fmt.Sprintf("scale-%d-%d", n, run+1), n: n}
+}
 
-// creator creates the n objects of a scale run in namespace ns, of the
+func floorNamespace(n, run int) namespaces {
+	return namespaces{name: fmt.Sprintf("floor-%d-%d", n, run+1), n: n}
+}
+
+// creator creates the objects of a scale run in its namespaces ns, of the
 // OperatorVersion ov, and waits until all are deployed; w watches the
-// namespace's Instances.
-type creator func(ctx context.Context, w watch.Interface, ns, ov string, n int) error
+// run's Instances.
+type creator func(ctx context.Context, w watch.Interface, ns namespaces, ov string) error
 
 // createInstancesOf creates Instances, as the scale runs do.
 func createInstancesOf(c *localcluster.Cluster) creator {
-	return func(ctx context.Context, w watch.Interface, ns, ov string, n int) error {
-		return createInstances(ctx, c, w, ns, ov, n, nil, nil)
+	return func(ctx context.Context, w watch.Interface, ns namespaces, ov string) error {
+		return createInstances(ctx, c, w, ns, ov, nil, nil)
 	}
 }
 
-// scaleRun creates n objects of the package with create in a new namespace
+// scaleRun creates n objects of the package with create in new namespaces
 // ns, set up by setup if given, and measures them until all are COMPLETE;
 // with a profile path, it profiles the manager and the API server.
 func scaleRun(
-	ctx context.Context, c *localcluster.Cluster, m *manager, pkg *packages.Package, ns string, n int, profile string,
+	ctx context.Context, c *localcluster.Cluster, m *manager, pkg *packages.Package, ns namespaces, profile string,
 	setup func(context.Context) error, create creator,
 ) (*Scale, error) {
+	n := ns.n
 	ov, w, err := installAndWatch(ctx, c, pkg, ns)
 	if err != nil {
 		return nil, err
@@ -410,7 +416,7 @@ func scaleRun(
 
 	depths := m.sampleQueueDepth(time.Second)
 	start := time.Now()
-	err = create(ctx, w, ns, ov, n)
+	err = create(ctx, w, ns, ov)
 	s := &Scale{Instances: n, Seconds: time.Since(start).Seconds(), QueueDepths: depths()}
 	if err != nil {
 		return nil, err
@@ -418,7 +424,7 @@ func scaleRun(
 	if s.ControlPlaneCPU, s.ServiceCreateMs, err = plane.since(c); err != nil {
 		return nil, err
 	}
-	if s.InstanceBytes, err = meanInstanceBytes(ctx, c, ns); err != nil {
+	if s.InstanceBytes, err = meanInstanceBytes(ctx, c, ns.of(0)); err != nil {
 		return nil, err
 	}
 	// Requests, CPU and memory are counted once the manager is done, events and all.
@@ -471,29 +477,36 @@ func pprofTop(profile string, flags ...string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// installAndWatch installs the package into a new namespace, and watches
-// the namespace's Instances from then on; it returns the OperatorVersion's
-// name.
-func installAndWatch(ctx context.Context, c *localcluster.Cluster, pkg *packages.Package, ns string) (string, watch.Interface, error) {
-	ov, err := installPackage(ctx, c, pkg, ns)
+// installAndWatch installs the package into each of new namespaces ns, and
+// watches their Instances from then on; it returns the OperatorVersion's
+// name, the same in each.
+func installAndWatch(ctx context.Context, c *localcluster.Cluster, pkg *packages.Package, ns namespaces) (string, watch.Interface, error) {
+	var ov string
+	for _, name := range ns.all() {
+		var err error
+		if ov, err = installPackage(ctx, c, pkg, name); err != nil {
+			return "", nil, err
+		}
+	}
+	w, err := listWatch(ctx, c, &kudov1beta1.InstanceList{}, "")
 	if err != nil {
 		return "", nil, err
 	}
-	w, err := listWatch(ctx, c, &kudov1beta1.InstanceList{}, ns)
-	return ov, w, err
+	return ov, ns.only(w), nil
 }
 
 // scaleInstanceName names the i-th Instance of a scale run, and of its floor.
 func scaleInstanceName(i int) string { return fmt.Sprintf("i-%04d", i) }
 
-// createInstances creates n Instances with the given annotations and, if
-// labelsOf is set, the labels it gives the i-th, 32 at a time, and waits
-// until w, a watch of the namespace's Instances, has seen all their deploy
-// plans COMPLETE.
+// createInstances creates the Instances of namespaces ns with the given
+// annotations and, if labelsOf is set, the labels it gives the i-th, 32 at a
+// time, and waits until w, a watch of their Instances, has seen all their
+// deploy plans COMPLETE.
 func createInstances(
-	ctx context.Context, c *localcluster.Cluster, w watch.Interface, ns, ov string, n int, annotations map[string]string,
+	ctx context.Context, c *localcluster.Cluster, w watch.Interface, ns namespaces, ov string, annotations map[string]string,
 	labelsOf func(i int) map[string]string,
 ) error {
+	n := ns.n
 	// The watch is read while the Instances are created: the API server
 	// closes a watch that falls behind.
 	complete := make(chan error, 1)
@@ -502,7 +515,7 @@ func createInstances(
 	create.SetLimit(32)
 	for i := range n {
 		create.Go(func() error {
-			inst := newInstance(ns, scaleInstanceName(i), ov)
+			inst := newInstance(ns.of(i), scaleInstanceName(i), ov)
 			// A map of its own: Create decodes the response into it.
 			inst.Annotations = maps.Clone(annotations)
 			if labelsOf != nil {
@@ -517,8 +530,8 @@ func createInstances(
 	return <-complete
 }
 
-// listWatch lists the objects of list's kind in namespace ns into list, and
-// watches them from there on.
+// listWatch lists the objects of list's kind in namespace ns (every
+// namespace if empty) into list, and watches them from there on.
 func listWatch(ctx context.Context, c *localcluster.Cluster, list client.ObjectList, ns string) (watch.Interface, error) {
 	kind := list.DeepCopyObject().(client.ObjectList)
 	if err := c.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
@@ -564,13 +577,14 @@ func scaleFloorRun(
 	ctx context.Context, c *localcluster.Cluster, dyn dynamic.Interface, pkg *packages.Package, n, run int,
 ) (time.Duration, error) {
 	ns := floorNamespace(n, run)
-	if err := newNamespace(ctx, c, ns); err != nil {
+	if err := ns.create(ctx, c); err != nil {
 		return 0, err
 	}
-	w, err := unstructuredWatch(ctx, dyn.Resource(deploymentsResource).Namespace(ns))
+	all, err := unstructuredWatch(ctx, dyn.Resource(deploymentsResource))
 	if err != nil {
 		return 0, err
 	}
+	w := ns.only(all)
 	defer w.Stop()
 	current := make(chan error, 1)
 	go func() { current <- untilDeploymentsCurrent(ctx, w, n, runTimeout(n)) }()
@@ -579,13 +593,13 @@ func scaleFloorRun(
 	apply.SetLimit(32)
 	for i := range n {
 		apply.Go(func() error {
-			steps, err := renderSteps(pkg, scaleInstanceName(i), ns)
+			steps, err := renderSteps(pkg, scaleInstanceName(i), ns.of(i))
 			if err != nil {
 				return err
 			}
 			for _, objs := range steps {
 				for _, obj := range objs {
-					if err := applyObject(actx, c, dyn, ns, obj); err != nil {
+					if err := applyObject(actx, c, dyn, ns.of(i), obj); err != nil {
 						return err
 					}
 				}

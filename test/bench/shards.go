@@ -53,7 +53,7 @@ func measureSharded(ctx context.Context, c *localcluster.Cluster, m *manager, n 
 	if err != nil {
 		return nil, err
 	}
-	return s, resetCluster(ctx, c, m, shardedNamespace(n), n)
+	return s, resetCluster(ctx, c, m, shardedNamespace(n))
 }
 
 func shardedRun(ctx context.Context, c *localcluster.Cluster, managers [2]*manager, n int) (*Sharded, error) {
@@ -83,7 +83,7 @@ func shardedRun(ctx context.Context, c *localcluster.Cluster, managers [2]*manag
 		}
 		return nil
 	}
-	if err := createInstances(ctx, c, w, ns, ov, n, nil, half); err != nil {
+	if err := createInstances(ctx, c, w, ns, ov, nil, half); err != nil {
 		return nil, err
 	}
 	s := &Sharded{Instances: n, Seconds: time.Since(start).Seconds()}
@@ -102,4 +102,6 @@ func shardedRun(ctx context.Context, c *localcluster.Cluster, managers [2]*manag
 	return s, nil
 }
 
-func shardedNamespace(n int) string { return fmt.Sprintf("sharded-%d", n) }
+func shardedNamespace(n int) namespaces {
+	return namespaces{name: fmt.Sprintf("sharded-%d", n), n: n}
+}

@@ -15,7 +15,9 @@ import (
 	"github.com/kudo-ng/kudo/test/localcluster"
 )
 
-func tenantNamespace(n, run int) string { return fmt.Sprintf("tenant-%d-%d", n, run+1) }
+func tenantNamespace(n, run int) namespaces {
+	return namespaces{name: fmt.Sprintf("tenant-%d-%d", n, run+1), n: n}
+}
 
 // multiTenantRuns runs a size as often as its plain runs, with the manager
 // started with --multi-tenant, as a platform team runs it: every Instance's
@@ -46,15 +48,22 @@ func multiTenantRunsOf(ctx context.Context, c *localcluster.Cluster, m *manager,
 	runs := make([]*SideRun, count)
 	for k := range runs {
 		ns := tenantNamespace(n, k)
-		s, err := scaleRun(ctx, c, m, pkg, ns, n, "", func(ctx context.Context) error { return grantScalePackage(ctx, c, ns) },
-			createInstancesOf(c))
+		grant := func(ctx context.Context) error {
+			for _, name := range ns.all() {
+				if err := grantScalePackage(ctx, c, name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		s, err := scaleRun(ctx, c, m, pkg, ns, "", grant, createInstancesOf(c))
 		if err != nil {
 			return nil, err
 		}
 		logf("scale %d, multi-tenant run %d: all COMPLETE in %.2fs, CPU %.1fs, peak RSS %.0f MiB, requests %v",
 			n, k+1, s.Seconds, s.CPUSeconds, s.PeakRSSMiB, s.Requests)
 		runs[k] = &SideRun{Seconds: s.Seconds, CPUSeconds: s.CPUSeconds, PeakRSSMiB: s.PeakRSSMiB, Requests: s.Requests}
-		if err := resetCluster(ctx, c, m, ns, n); err != nil {
+		if err := resetCluster(ctx, c, m, ns); err != nil {
 			return nil, err
 		}
 	}

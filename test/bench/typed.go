@@ -18,7 +18,9 @@ import (
 	"github.com/kudo-ng/kudo/test/localcluster"
 )
 
-func typedNamespace(n, run int) string { return fmt.Sprintf("typed-%d-%d", n, run+1) }
+func typedNamespace(n, run int) namespaces {
+	return namespaces{name: fmt.Sprintf("typed-%d-%d", n, run+1), n: n}
+}
 
 // typedRuns runs a size as often as its plain runs with typed objects of
 // the scale package in place of Instances (docs/typed-apis.md), each alone
@@ -38,7 +40,7 @@ func typedRuns(ctx context.Context, c *localcluster.Cluster, m *manager, pkg *pa
 			return nil, err
 		}
 		ns := typedNamespace(n, k)
-		objects := dyn.Resource(names.GroupVersionResource()).Namespace(ns)
+		objects := dyn.Resource(names.GroupVersionResource())
 		// Before the clock starts: the manager serves the kind once the
 		// OperatorVersion exists.
 		served := func(ctx context.Context) error {
@@ -47,14 +49,14 @@ func typedRuns(ctx context.Context, c *localcluster.Cluster, m *manager, pkg *pa
 				return err == nil, nil
 			})
 		}
-		s, err := scaleRun(ctx, c, m, pkg, ns, n, "", served, createTyped(objects, names))
+		s, err := scaleRun(ctx, c, m, pkg, ns, "", served, createTyped(objects, names))
 		if err != nil {
 			return nil, err
 		}
 		logf("scale %d, typed run %d: all COMPLETE in %.2fs, CPU %.1fs, peak RSS %.0f MiB, requests %v",
 			n, k+1, s.Seconds, s.CPUSeconds, s.PeakRSSMiB, s.Requests)
 		runs[k] = &SideRun{Seconds: s.Seconds, CPUSeconds: s.CPUSeconds, PeakRSSMiB: s.PeakRSSMiB, Requests: s.Requests}
-		if err := resetCluster(ctx, c, m, ns, n); err != nil {
+		if err := resetCluster(ctx, c, m, ns); err != nil {
 			return nil, err
 		}
 	}
@@ -66,12 +68,14 @@ func typedRuns(ctx context.Context, c *localcluster.Cluster, m *manager, pkg *pa
 
 // createTyped creates the typed objects, 32 at a time as the Instances of
 // the plain runs, and waits until each one's status shows deploy COMPLETE.
-func createTyped(objects dynamic.ResourceInterface, names typedapi.Names) creator {
-	return func(ctx context.Context, _ watch.Interface, _, ov string, n int) error {
-		w, err := unstructuredWatch(ctx, objects)
+func createTyped(objects dynamic.NamespaceableResourceInterface, names typedapi.Names) creator {
+	return func(ctx context.Context, _ watch.Interface, ns namespaces, ov string) error {
+		n := ns.n
+		all, err := unstructuredWatch(ctx, objects)
 		if err != nil {
 			return err
 		}
+		w := ns.only(all)
 		defer w.Stop()
 		complete := make(chan error, 1)
 		go func() {
@@ -96,7 +100,7 @@ func createTyped(objects dynamic.ResourceInterface, names typedapi.Names) creato
 				obj := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{typedapi.OperatorVersionField: ov}}}
 				obj.SetGroupVersionKind(names.GroupVersionKind())
 				obj.SetName(scaleInstanceName(i))
-				_, err := objects.Create(cctx, obj, metav1.CreateOptions{})
+				_, err := objects.Namespace(ns.of(i)).Create(cctx, obj, metav1.CreateOptions{})
 				return err
 			})
 		}
