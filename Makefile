@@ -114,8 +114,8 @@ test-update-golden: ## Rewrite the renderer's golden files and the bad-package c
 	go test ./internal/packages/ -run TestBadPackages -update
 
 # Sizes of `make bench` (default BENCH_ARGS="-runs 20 -scale 100,300,1000"); the opt-in sizes:
-# BENCH_ARGS="-scale 100,300,1000,3000,10000" (about four hours on 2 cores: at 10,000 kudo-ng's run took 49 minutes here,
-# its floor 35, and the sharded run is kudo-ng's again; -helm-operator-max 1000 saves half an hour).
+# BENCH_ARGS="-scale 100,300,1000,3000,10000" (about three hours on 2 cores: at 10,000 kudo-ng's run took 24 minutes here,
+# its floor 17, the sharded run 27; -helm-operator-max 1000 leaves out the helm-operator's 3,000, four times kudo-ng's).
 BENCH_ARGS ?=
 .PHONY: bench
 bench: cluster-tools helm helm-operator ## Benchmarks on a fresh local control plane: plan latency vs floor and helm, scale vs floor and the helm-operator, API requests, render; writes docs/benchmarks.md and bin/bench.json.

@@ -596,8 +596,10 @@ func writeGrowth(p func(string, ...any), r *Report) {
 	p("Growth to %d: time per Instance %.1f ms against %.1f ms at 1,000 (%.2f×), goal ≤ 1.2× — %s; requests per resource",
 		largest.Instances, 1000*perInstance(largest), 1000*perInstance(at1000), perInstance(largest)/perInstance(at1000),
 		verdict(perInstance(largest) <= 1.2*perInstance(at1000)))
-	p("%.2f against %.2f (%+.1f%%), goal within 5%% — %s.", perResource(largest), perResource(at1000), 100*(ratio-1),
-		verdict(ratio >= 0.95 && ratio <= 1.05))
+	// The goal is that the cost does not grow: fewer requests an object at
+	// the larger size (events aggregate) meet it.
+	p("%.2f against %.2f (%+.1f%%), goal at most 5%% more — %s.", perResource(largest), perResource(at1000), 100*(ratio-1),
+		verdict(ratio <= 1.05))
 	if largest.FloorSeconds > 0 && at1000.FloorSeconds > 0 {
 		floorPerInstance := func(s Scale) float64 { return s.FloorSeconds / float64(s.Instances) }
 		p("The floor's own time per Instance grew %.2f× (%.1f ms against %.1f ms): the control plane's share of the growth;",
@@ -817,7 +819,11 @@ func writeAPIServerWork(p func(string, ...any), s Scale) {
 	p("Where the API server's CPU went in the %d run, in its floor and in the helm-operator's run (section 3), each", s.Instances)
 	p("profiled over the same %d s from its first create (`bin/bench-apiserver-%d.pprof`, `bin/bench-apiserver-%s-%d.pprof`,",
 		apiServerProfileSeconds, s.Instances, floorRunName, s.Instances)
-	p("`bin/bench-apiserver-%s-%d.pprof`), by what is on each sample's stack:", helmOperatorRunName, s.Instances)
+	if s.HelmOperator != nil {
+		p("`bin/bench-apiserver-%s-%d.pprof`), by what is on each sample's stack:", helmOperatorRunName, s.Instances)
+	} else {
+		p("the helm-operator's not run at this size), by what is on each sample's stack:")
+	}
 	p("")
 	p("| work | kudo-ng | floor | kudo-ng − floor | helm-operator |")
 	p("|---|---|---|---|---|")
@@ -839,6 +845,15 @@ func writeAPIServerWork(p func(string, ...any), s Scale) {
 	p("| all | %.2f s | %.2f s | %+.2f s | %s |", run, floor, run-floor, helmCell(helmOperator))
 	p("")
 	p("The first %d rows are the Instances themselves — each one's create, its status writes and the clearing of", customResourceWork)
+	if customResources > run-floor {
+		// A window shorter than the runs catches each at another point of
+		// its work: the floor's objects come faster than kudo-ng's.
+		p("spec.planExecution, their admission and their watches — and took %.2f s. The %d s window is a part of runs this", customResources,
+			apiServerProfileSeconds)
+		p("long, in which the floor had applied more objects than kudo-ng: its other rows do not compare.")
+		p("")
+		return
+	}
 	p("spec.planExecution, their admission and their watches — and make %.2f s of the %.2f s kudo-ng added (%.0f%%); the", customResources,
 		run-floor, 100*customResources/(run-floor))
 	p("collector's share grows with the JSON they allocate.")
