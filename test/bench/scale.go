@@ -351,7 +351,7 @@ func (before *controlPlaneUse) since(c *localcluster.Cluster) (map[string]float6
 	return cpu, serviceCreateMs, err
 }
 
-// scaleNamespace and floorNamespace name the namespace of each run of a
+// scaleNamespace and floorNamespace name the namespaces of each run of a
 // size: creating the namespace and objects of a run just deleted again made
 // every later run, the floor's too, some 40 % slower.
 func scaleNamespace(n, run int) namespaces {
