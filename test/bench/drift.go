@@ -92,8 +92,9 @@ func recreateRun(ctx context.Context, c *localcluster.Cluster, m *manager, run n
 	w := run.only(all)
 	defer w.Stop()
 	uids := map[string]types.UID{}
+	ours := run.all()
 	for _, cm := range configMaps.Items {
-		if slices.Contains(run.all(), cm.Namespace) {
+		if slices.Contains(ours, cm.Namespace) {
 			uids[cm.Name] = cm.UID
 		}
 	}
