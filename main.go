@@ -5,7 +5,11 @@ package main
 import (
 	"context"
 	"flag"
+	"log/slog"
 	"os"
+
+	"github.com/KimMachineGun/automemlimit/memlimit"
+	"github.com/go-logr/logr"
 
 	// Import all Kubernetes client auth plugins (e.g. Azure, GCP, OIDC, etc.)
 	// to ensure that exec-entrypoint and run can make use of them.
@@ -49,6 +53,15 @@ func main() {
 	if err := opts.validate(); err != nil {
 		setupLog.Error(err, "invalid flags")
 		os.Exit(2)
+	}
+
+	if opts.memoryLimitRatio > 0 {
+		// Outside a container, or in one without a limit, nothing is set.
+		if _, err := memlimit.SetGoMemLimitWithOpts(memlimit.WithRatio(opts.memoryLimitRatio),
+			memlimit.WithLogger(slog.New(logr.ToSlogHandler(setupLog)))); err != nil {
+			setupLog.Error(err, "unable to set the soft memory limit")
+			os.Exit(1)
+		}
 	}
 
 	cfg := ctrl.GetConfigOrDie()

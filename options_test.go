@@ -140,6 +140,24 @@ func TestRenderLimits(t *testing.T) {
 	}
 }
 
+// TestMemoryLimitRatio: the soft memory limit is a fraction of the
+// container's, 0.9 unless set; 0 turns it off.
+func TestMemoryLimitRatio(t *testing.T) {
+	if got := parse(t).memoryLimitRatio; got != 0.9 {
+		t.Errorf("default --memory-limit-ratio = %v, want 0.9", got)
+	}
+	for _, ratio := range []string{"0", "0.75", "1"} {
+		if err := parse(t, "--memory-limit-ratio="+ratio).validate(); err != nil {
+			t.Errorf("--memory-limit-ratio=%s: %v", ratio, err)
+		}
+	}
+	for _, ratio := range []string{"-0.1", "1.5"} {
+		if err := parse(t, "--memory-limit-ratio="+ratio).validate(); err == nil {
+			t.Errorf("--memory-limit-ratio=%s is accepted", ratio)
+		}
+	}
+}
+
 // TestMaskKey: the mask key's Secret is in the manager's namespace, the one
 // its service account's namespace file names, or kudo-system outside a
 // cluster, unless --mask-key-namespace names another.
