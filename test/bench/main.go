@@ -39,6 +39,8 @@ func main() {
 	flag.StringVar(&cfg.renderBench, "render", "bin/bench-render.txt", "Output of the render Go benchmarks.")
 	flag.StringVar(&cfg.jsonOut, "json", "bin/bench.json", "Where to write the JSON report.")
 	flag.StringVar(&cfg.markdownOut, "markdown", "docs/benchmarks.md", "Where to write the Markdown report.")
+	keep := flag.String("keep", "", "An earlier JSON report whose scale sizes this run does not measure are kept in its report, "+
+		"each whole (the rest is this run's).")
 	rewriteOnly := flag.Bool("rewrite", false, "Measure nothing: write the Markdown report again from the JSON report.")
 	flag.Parse()
 	if *rewriteOnly {
@@ -64,6 +66,13 @@ func main() {
 		}
 		cfg.sizes = append(cfg.sizes, n)
 	}
+	if *keep != "" {
+		var err error
+		if cfg.kept, err = readReport(*keep); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: -keep:", err)
+			os.Exit(2)
+		}
+	}
 	// Interrupted, a run still writes the JSON report of what it measured.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -79,6 +88,8 @@ type config struct {
 	syncPeriod                        time.Duration
 	helm, helmOperator                string
 	renderBench, jsonOut, markdownOut string
+	// kept is the report of -keep.
+	kept *Report
 }
 
 func run(ctx context.Context, cfg *config) (err error) {
@@ -117,11 +128,14 @@ func run(ctx context.Context, cfg *config) (err error) {
 	defer m.stop()
 
 	report := &Report{Machine: machine(), Date: time.Now().UTC().Format(time.RFC3339), ScaleRuns: cfg.scaleRuns,
-		NamespaceInstances: namespaceInstances}
+		NamespaceInstances: namespaceInstances, SoftMemoryLimitMiB: float64(softMemoryLimit) / (1 << 20)}
 	// Hours into the opt-in sizes, what was measured is kept: `-rewrite`
 	// writes the Markdown report of it once the measurements it needs are in.
 	defer func() {
 		if err != nil {
+			if cfg.kept != nil {
+				report.keep(cfg.kept)
+			}
 			if jsonErr := report.writeJSON(cfg.jsonOut); jsonErr == nil {
 				logf("what was measured before the error is in %s", cfg.jsonOut)
 			}
@@ -172,6 +186,9 @@ func run(ctx context.Context, cfg *config) (err error) {
 	}
 	if err := os.MkdirAll(filepath.Dir(cfg.markdownOut), 0o755); err != nil {
 		return err
+	}
+	if cfg.kept != nil {
+		report.keep(cfg.kept)
 	}
 	return report.write(cfg.jsonOut, cfg.markdownOut)
 }

@@ -26,6 +26,14 @@ const (
 	shardMetricsAddress = "127.0.0.1:16753"
 )
 
+// deployedMemoryLimit is the memory limit of the manager's container in
+// config/manager/manager.yaml, of which --memory-limit-ratio's default 0.9
+// is its soft limit there.
+const deployedMemoryLimit = 512 << 20
+
+// softMemoryLimit is the GOMEMLIMIT the deployed manager sets itself.
+const softMemoryLimit = deployedMemoryLimit * 9 / 10
+
 // manager is the kudo-ng manager running as a process of its own, with its
 // webhooks, as `make run` runs it; or, with a shard, the manager of that
 // shard's Instances beside it, without webhooks.
@@ -130,6 +138,9 @@ func (m *manager) start(flags ...string) error {
 		args = append(args, "--shard="+m.shard, "--enable-webhooks=false")
 	}
 	m.cmd = exec.Command(m.binary, append(args, flags...)...)
+	// Outside a container the manager finds no memory limit to hold its
+	// heap under: it gets the soft limit config/manager's would give it.
+	m.cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.FormatInt(softMemoryLimit, 10))
 	m.cmd.Stdout, m.cmd.Stderr = logFile, logFile
 	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := m.cmd.Start(); err != nil {

@@ -29,6 +29,11 @@ type Report struct {
 	// NamespaceInstances is the most Instances of a run in one namespace
 	// (-namespace-instances).
 	NamespaceInstances int `json:",omitempty"`
+	// Kept names the scale sizes taken whole from an earlier report
+	// (-keep), and that report's date.
+	Kept *Kept `json:",omitempty"`
+	// SoftMemoryLimitMiB is the manager's GOMEMLIMIT, as deployed.
+	SoftMemoryLimitMiB float64 `json:",omitempty"`
 	Sharded            *Sharded
 	Restart            *Restart `json:",omitempty"`
 	Idle               *Idle
@@ -156,18 +161,54 @@ func sum(requests map[string]float64) float64 {
 //go:embed levers.md
 var levers string
 
+// Kept is what a report took from an earlier one.
+type Kept struct {
+	Sizes []int
+	Date  string
+}
+
+// keep adds to r the scale sizes of the earlier report that r did not
+// measure, each whole: its runs, floor and side runs. An opt-in size takes
+// hours; after a change that matters at some sizes, the others need not run
+// again.
+func (r *Report) keep(earlier *Report) {
+	measured := map[int]bool{}
+	for _, s := range r.Scale {
+		measured[s.Instances] = true
+	}
+	kept := &Kept{Date: earlier.Date}
+	for _, s := range earlier.Scale {
+		if !measured[s.Instances] {
+			r.Scale = append(r.Scale, s)
+			kept.Sizes = append(kept.Sizes, s.Instances)
+		}
+	}
+	if len(kept.Sizes) > 0 {
+		slices.SortFunc(r.Scale, func(a, b Scale) int { return a.Instances - b.Instances })
+		r.Kept = kept
+	}
+}
+
 // rewrite writes the Markdown report again from a JSON one, after a change
 // to the report's text or to the record of levers.
 func rewrite(jsonPath, markdownPath string) error {
-	data, err := os.ReadFile(jsonPath)
+	r, err := readReport(jsonPath)
 	if err != nil {
 		return err
 	}
+	return r.writeMarkdown(markdownPath)
+}
+
+func readReport(path string) (*Report, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
 	r := &Report{}
 	if err := json.Unmarshal(data, r); err != nil {
-		return fmt.Errorf("%s: %w", jsonPath, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return r.writeMarkdown(markdownPath)
+	return r, nil
 }
 
 func (r *Report) write(jsonPath, markdownPath string) error {
@@ -295,6 +336,18 @@ func (r *Report) markdown() string {
 	p("time, each Instance's steps in order, until every Deployment is Current — what the control plane itself can do")
 	p("on this machine (run as often, after kudo-ng's runs, alone in the cluster). The work queue is the manager's")
 	p("Instance queue, its depth read each second of the run (`workqueue_depth`).")
+	if r.SoftMemoryLimitMiB > 0 {
+		p("The manager runs with Go's soft memory limit at %.0f MiB (`GOMEMLIMIT`): what `--memory-limit-ratio`'s 0.9 makes", r.SoftMemoryLimitMiB)
+		p("of the 512 MiB limit of its container in `config/manager`, which the bench's process, in no container, does not have.")
+	}
+	if r.Kept != nil {
+		sizes := make([]string, len(r.Kept.Sizes))
+		for i, n := range r.Kept.Sizes {
+			sizes[i] = strconv.Itoa(n)
+		}
+		p("The rows of %s Instances are those of the report of %s, kept whole (`-keep`), with the manager of that day;", strings.Join(sizes, " and "), r.Kept.Date)
+		p("the others, and everything after this section's tables but the helm-operator's rows of those sizes, are this run's.")
+	}
 	if r.NamespaceInstances > 0 {
 		p("A run of more than %d Instances (`-namespace-instances`), and its floor, spreads them over namespaces of %d each,",
 			r.NamespaceInstances, r.NamespaceInstances)

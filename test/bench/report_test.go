@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -52,5 +53,31 @@ func TestReportOfTheOptInSizes(t *testing.T) {
 		if md := r.markdown(); !strings.Contains(md, want) {
 			t.Errorf("with %.1f× the requests at 10,000, the report lacks %q", factor, want)
 		}
+	}
+}
+
+// An opt-in size run again after a change keeps the other sizes of the
+// report before it, whole, and says so.
+func TestKeepTakesTheSizesNotMeasured(t *testing.T) {
+	earlier := &Report{Date: "2026-11-30T16:17:00Z", Scale: []Scale{
+		{Instances: 100, Seconds: 12}, {Instances: 1000, Seconds: 125, HelmOperator: &SideRun{Seconds: 432}}, {Instances: 10000, Seconds: 1458},
+	}}
+	r := &Report{Scale: []Scale{{Instances: 10000, Seconds: 1400}}}
+	r.keep(earlier)
+	var got []float64
+	for _, s := range r.Scale {
+		got = append(got, s.Seconds)
+	}
+	if want := []float64{12, 125, 1400}; !slices.Equal(got, want) {
+		t.Errorf("kept runs take %v s, want %v", got, want)
+	}
+	if r.Scale[1].HelmOperator == nil || r.Kept == nil || !slices.Equal(r.Kept.Sizes, []int{100, 1000}) || r.Kept.Date != earlier.Date {
+		t.Errorf("kept = %+v, with the helm-operator's run %v", r.Kept, r.Scale[1].HelmOperator)
+	}
+	r.Latency = &Latency{Kudo: Distribution{Median: 1, P95: 1}, Floor: Distribution{Median: 1, P95: 1}}
+	r.Idle = &Idle{Instances: 10000, Requests: map[string]float64{}}
+	r.Drift = &Drift{Instances: 100, Kind: "ConfigMap", Name: "x", Recreate: Distribution{Median: 0.3, P95: 1.5}}
+	if md := r.markdown(); !strings.Contains(md, "The rows of 100 and 1000 Instances are those of the report of 2026-11-30T16:17:00Z") {
+		t.Error("the report does not say which rows it kept")
 	}
 }
