@@ -55,8 +55,9 @@ func (t Trim) ForCache(in any) (any, error) {
 	if err != nil {
 		return out, err
 	}
-	if obj, typed := out.(metav1.Object); typed {
-		if _, isUnstructured := out.(*unstructured.Unstructured); !isUnstructured {
+	// Kinds without a Go type are few, and their metadata maps of any.
+	if _, isUnstructured := out.(*unstructured.Unstructured); !isUnstructured {
+		if obj, ok := out.(metav1.Object); ok {
 			internMetadata(obj)
 		}
 	}

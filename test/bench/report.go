@@ -336,18 +336,7 @@ func (r *Report) markdown() string {
 	p("time, each Instance's steps in order, until every Deployment is Current — what the control plane itself can do")
 	p("on this machine (run as often, after kudo-ng's runs, alone in the cluster). The work queue is the manager's")
 	p("Instance queue, its depth read each second of the run (`workqueue_depth`).")
-	if r.SoftMemoryLimitMiB > 0 {
-		p("The manager runs with Go's soft memory limit at %.0f MiB (`GOMEMLIMIT`): what `--memory-limit-ratio`'s 0.9 makes", r.SoftMemoryLimitMiB)
-		p("of the 512 MiB limit of its container in `config/manager`, which the bench's process, in no container, does not have.")
-	}
-	if r.Kept != nil {
-		sizes := make([]string, len(r.Kept.Sizes))
-		for i, n := range r.Kept.Sizes {
-			sizes[i] = strconv.Itoa(n)
-		}
-		p("The rows of %s Instances are those of the report of %s, kept whole (`-keep`), with the manager of that day;", strings.Join(sizes, " and "), r.Kept.Date)
-		p("the others, and everything after this section's tables but the helm-operator's rows of those sizes, are this run's.")
-	}
+	writeRunConditions(p, r)
 	if r.NamespaceInstances > 0 {
 		p("A run of more than %d Instances (`-namespace-instances`), and its floor, spreads them over namespaces of %d each,",
 			r.NamespaceInstances, r.NamespaceInstances)
@@ -453,7 +442,12 @@ func (r *Report) markdown() string {
 				last.Instances, last.RSSAnonMiB+last.RSSFileMiB, last.RSSFileMiB)
 			p("it has run (file-backed) and %.0f MiB the Go runtime's (anonymous): the heap that is live after a collection, below,",
 				last.RSSAnonMiB)
-			p("and the room the collector lets it grow into before the next (GOGC=100: as much again).")
+			if r.SoftMemoryLimitMiB > 0 {
+				p("and the room the collector lets it grow into before the next (GOGC=100: as much again, but for the runtime's")
+				p("memory as a whole no more than the soft limit of %.0f MiB: the binary's pages are not counted in it).", r.SoftMemoryLimitMiB)
+			} else {
+				p("and the room the collector lets it grow into before the next (GOGC=100: as much again).")
+			}
 			p("Heap profile (`go tool pprof -sample_index=inuse_space -top bin/bench-%d.heap.pprof`):", last.Instances)
 			p("")
 			p("```")
@@ -556,6 +550,25 @@ func (r *Report) markdown() string {
 	p("")
 	b.WriteString(levers)
 	return b.String()
+}
+
+// writeRunConditions says under which memory limit the manager ran, and
+// which sizes an earlier report gave.
+func writeRunConditions(p func(string, ...any), r *Report) {
+	if r.SoftMemoryLimitMiB > 0 {
+		p("The manager runs with Go's soft memory limit at %.0f MiB (`GOMEMLIMIT`): what `--memory-limit-ratio`'s 0.9",
+			r.SoftMemoryLimitMiB)
+		p("makes of the 512 MiB limit of its container in `config/manager`, which the bench's process, in no container, does not have.")
+	}
+	if r.Kept != nil {
+		sizes := make([]string, len(r.Kept.Sizes))
+		for i, n := range r.Kept.Sizes {
+			sizes[i] = strconv.Itoa(n)
+		}
+		p("The rows of %s Instances are those of the report of %s, kept whole (`-keep`), with the manager of that day;",
+			strings.Join(sizes, " and "), r.Kept.Date)
+		p("the others, and everything after this section's tables but the helm-operator's rows of those sizes, are this run's.")
+	}
 }
 
 // writeSharded sets the run over two shards' managers beside the one
