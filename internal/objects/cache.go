@@ -68,6 +68,9 @@ func (t Trim) ForCache(in any) (any, error) {
 		obj.Data, obj.StringData = t.secretDigest(obj.Data), nil
 	case *corev1.Pod:
 		obj.Spec = corev1.PodSpec{}
+		if madeByWorkload(obj) {
+			obj.Status = problemStatus(obj.Status)
+		}
 	case *appsv1.Deployment:
 		obj.Spec.Template = corev1.PodTemplateSpec{}
 	case *appsv1.StatefulSet:
@@ -84,6 +87,39 @@ func (t Trim) ForCache(in any) (any, error) {
 		obj.Spec.JobTemplate = batchv1.JobTemplateSpec{}
 	}
 	return out, nil
+}
+
+// madeByWorkload says whether a pod is one a workload's controller made,
+// not one a task applied (or KUDO did, before a takeover): those carry no
+// applied hash and have a controller, not an Instance.
+func madeByWorkload(pod *corev1.Pod) bool {
+	owner := metav1.GetControllerOfNoCopy(pod)
+	return owner != nil && owner.Kind != "Instance" && pod.Annotations[kudov1beta1.AppliedHashAnnotation] == ""
+}
+
+// problemStatus is what the cache keeps of a workload's pod's status, which
+// the manager reads only to say why its workload is not ready
+// (health.PodProblem): its containers' names and their waiting or
+// terminated state: 1,970 bytes a cached pod instead of 3,430
+// (BenchmarkCachedWorkloadPod), 10,000 pods at 10,000 Instances. A pod a
+// task applied keeps its status: its health and its health rules read it.
+func problemStatus(status corev1.PodStatus) corev1.PodStatus {
+	return corev1.PodStatus{
+		InitContainerStatuses: containerStates(status.InitContainerStatuses),
+		ContainerStatuses:     containerStates(status.ContainerStatuses),
+	}
+}
+
+func containerStates(statuses []corev1.ContainerStatus) []corev1.ContainerStatus {
+	if len(statuses) == 0 {
+		return nil
+	}
+	out := make([]corev1.ContainerStatus, len(statuses))
+	for i, s := range statuses {
+		out[i] = corev1.ContainerStatus{Name: intern(s.Name),
+			State: corev1.ContainerState{Waiting: s.State.Waiting, Terminated: s.State.Terminated}}
+	}
+	return out
 }
 
 // internMetadata makes the strings that the metadata of many cached

@@ -4,13 +4,16 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/health"
 )
 
 // watchedConfigMap is the i-th ConfigMap of Instance instance as the cache
@@ -106,6 +109,108 @@ func BenchmarkCachedConfigMap(b *testing.B) {
 				b.Fatal(err)
 			}
 			cached = append(cached, cm)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(len(cached)), "retained-B/object")
+		runtime.KeepAlive(cached)
+	}
+}
+
+// watchedPod is the i-th pod of a Deployment of Instance instance as the
+// cache gets it from a watch, running on a simulated node; waiting, when
+// not empty, is why its container does not start.
+func watchedPod(t testing.TB, instance string, i int, waiting string) *corev1.Pod {
+	t.Helper()
+	controller := true
+	started := metav1.NewTime(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	state := corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}
+	if waiting != "" {
+		state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: waiting, Message: "back-off 5m0s restarting"}}
+	}
+	var conditions []corev1.PodCondition
+	for _, c := range []corev1.PodConditionType{corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.PodReady,
+		corev1.ContainersReady, corev1.PodScheduled} {
+		conditions = append(conditions, corev1.PodCondition{Type: c, Status: corev1.ConditionTrue, LastTransitionTime: started})
+	}
+	sent := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: fmt.Sprintf("%s-web-7d4b9c8f6-%05d", instance, i), Namespace: "team-a", UID: types.UID(fmt.Sprintf("uid-%s-%d", instance, i)),
+			Labels: map[string]string{kudov1beta1.HeritageLabel: "kudo", kudov1beta1.InstanceLabel: instance,
+				kudov1beta1.OperatorLabel: "scale", "app": "web", "pod-template-hash": "7d4b9c8f6"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: instance + "-web-7d4b9c8f6",
+				UID: types.UID("rs-" + instance), Controller: &controller, BlockOwnerDeletion: &controller}},
+		},
+		Spec: corev1.PodSpec{NodeName: "kwok-node-0", Containers: []corev1.Container{{Name: "web", Image: "registry.local/web:1"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: conditions, HostIP: "10.0.0.1",
+			HostIPs: []corev1.HostIP{{IP: "10.0.0.1"}}, PodIP: fmt.Sprintf("10.244.%d.%d", i/250, i%250),
+			PodIPs: []corev1.PodIP{{IP: fmt.Sprintf("10.244.%d.%d", i/250, i%250)}}, StartTime: &started, QOSClass: corev1.PodQOSBestEffort,
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "web", State: state, Ready: waiting == "", Image: "registry.local/web:1",
+				ImageID: "registry.local/web@sha256:0c5a9f1e", ContainerID: fmt.Sprintf("containerd://%064x", i)}}},
+	}
+	wire, err := sent.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &corev1.Pod{}
+	if err := got.Unmarshal(wire); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// Of a workload's pod the manager reads why it is stuck, and that only.
+func TestTheCacheKeepsOfAWorkloadsPodWhyItIsStuck(t *testing.T) {
+	stuck := watchedPod(t, "i-0001", 0, "CrashLoopBackOff")
+	want, err := podProblemOf(stuck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := testTrim.ForCache(stuck); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := podProblemOf(stuck); got != want || want == "" {
+		t.Errorf("cached pod's problem = %q, want %q", got, want)
+	}
+	if stuck.Status.Conditions != nil || stuck.Status.PodIP != "" || stuck.Status.ContainerStatuses[0].Image != "" {
+		t.Errorf("ForCache kept a workload's pod's status: %+v", stuck.Status)
+	}
+
+	applied := watchedPod(t, "i-0001", 1, "")
+	applied.OwnerReferences = nil
+	applied.Annotations = map[string]string{kudov1beta1.AppliedHashAnnotation: "abc"}
+	status := *applied.Status.DeepCopy()
+	if _, err := testTrim.ForCache(applied); err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(applied.Status, status) {
+		t.Errorf("ForCache trimmed the status of a pod a task applied: %+v", applied.Status)
+	}
+}
+
+func podProblemOf(pod *corev1.Pod) (string, error) {
+	u, err := Unstructured(pod)
+	if err != nil {
+		return "", err
+	}
+	return health.PodProblem(u), nil
+}
+
+// BenchmarkCachedWorkloadPod reports the heap one cached pod of a
+// Deployment of the scale package keeps (retained-B/object).
+func BenchmarkCachedWorkloadPod(b *testing.B) {
+	const pods = 3000
+	for range b.N {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		cached := make([]*corev1.Pod, 0, pods)
+		for i := range pods {
+			pod := watchedPod(b, fmt.Sprintf("i-%04d", i), i, "")
+			if _, err := testTrim.ForCache(pod); err != nil {
+				b.Fatal(err)
+			}
+			cached = append(cached, pod)
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)
