@@ -35,11 +35,20 @@ func watchedConfigMap(t testing.TB, instance string, i int) *corev1.ConfigMap {
 		},
 		Data: map[string]string{"instance": instance},
 	}
+	return overTheWire(t, sent, &corev1.ConfigMap{})
+}
+
+// overTheWire is sent as a watch delivers it, protobuf-decoded into got:
+// each string a copy of its own.
+func overTheWire[T interface {
+	Marshal() ([]byte, error)
+	Unmarshal([]byte) error
+}](t testing.TB, sent, got T) T {
+	t.Helper()
 	wire, err := sent.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := &corev1.ConfigMap{}
 	if err := got.Unmarshal(wire); err != nil {
 		t.Fatal(err)
 	}
@@ -148,15 +157,7 @@ func watchedPod(t testing.TB, instance string, i int, waiting string) *corev1.Po
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "web", State: state, Ready: waiting == "", Image: "registry.local/web:1",
 				ImageID: "registry.local/web@sha256:0c5a9f1e", ContainerID: fmt.Sprintf("containerd://%064x", i)}}},
 	}
-	wire, err := sent.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := &corev1.Pod{}
-	if err := got.Unmarshal(wire); err != nil {
-		t.Fatal(err)
-	}
-	return got
+	return overTheWire(t, sent, &corev1.Pod{})
 }
 
 // Of a workload's pod the manager reads why it is stuck, and that only.
