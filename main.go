@@ -77,6 +77,7 @@ func main() {
 		setupLog.Error(err, "unable to read the registries' credentials")
 		os.Exit(1)
 	}
+	remotePolicy, _ := opts.remotePolicy() // validate checked it
 	namespace, err := ownNamespace(serviceAccountNamespaceFile)
 	if err != nil {
 		setupLog.Error(err, "unable to read the manager's namespace")
@@ -92,6 +93,7 @@ func main() {
 			CleanupTimeout:          opts.cleanupTimeout,
 			RequireServiceAccount:   opts.requireServiceAccount,
 			MultiTenant:             opts.multiTenant,
+			RemoteClusters:          remotePolicy,
 		},
 		Webhooks: opts.enableWebhooks,
 	})

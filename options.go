@@ -5,7 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +29,7 @@ import (
 	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/maskkey"
+	"github.com/kudo-ng/kudo/internal/remote"
 	"github.com/kudo-ng/kudo/internal/render"
 )
 
@@ -59,6 +62,7 @@ type options struct {
 	webhookHost             string
 	webhookPort             int
 	memoryLimitRatio        float64
+	remoteClusters          string
 	logging                 zap.Options
 }
 
@@ -128,6 +132,8 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	// runs: at 10,000 Instances that passed the Deployment's 512 MiB limit
 	// with 234 MB live (docs/benchmarks.md). A soft limit under the
 	// container's makes it collect sooner instead.
+	fs.StringVar(&o.remoteClusters, "remote-clusters", "", "The API servers, as HOST:PORT, comma-separated, that Instances may "+
+		"act on with spec.kubeConfig (https only); none: no Instance acts on another cluster.")
 	fs.Float64Var(&o.memoryLimitRatio, "memory-limit-ratio", 0.9, "Hold the manager's memory under this fraction of its "+
 		"container's memory limit (its cgroup's), as Go's soft memory limit: near it, garbage is collected more often. "+
 		"0: no soft limit; GOMEMLIMIT, when set, wins.")
@@ -273,10 +279,29 @@ func (o *options) validate() error {
 	if o.memoryLimitRatio < 0 || o.memoryLimitRatio > 1 {
 		return fmt.Errorf("--memory-limit-ratio %g: a fraction from 0 (off) to 1", o.memoryLimitRatio)
 	}
+	if _, err := o.remotePolicy(); err != nil {
+		return err
+	}
 	if o.renderLimits.MaxOutput <= 0 || o.renderLimits.Timeout <= 0 {
 		return fmt.Errorf("--render-max-bytes %d and --render-timeout %s must be positive", o.renderLimits.MaxOutput, o.renderLimits.Timeout)
 	}
 	return nil
+}
+
+// remotePolicy is where --remote-clusters lets Instances act.
+func (o *options) remotePolicy() (remote.Policy, error) {
+	var p remote.Policy
+	for _, server := range strings.Split(o.remoteClusters, ",") {
+		if server = strings.TrimSpace(server); server == "" {
+			continue
+		}
+		host, port, err := net.SplitHostPort(server)
+		if _, portErr := strconv.ParseUint(port, 10, 16); err != nil || host == "" || portErr != nil {
+			return remote.Policy{}, fmt.Errorf("--remote-clusters: %q is not HOST:PORT", server)
+		}
+		p.Servers = append(p.Servers, server)
+	}
+	return p, nil
 }
 
 // registryCredentials are those of --registry-config, which must exist;

@@ -39,6 +39,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/inventory"
 	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/params"
+	"github.com/kudo-ng/kudo/internal/remote"
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/task"
 	"github.com/kudo-ng/kudo/internal/trust"
@@ -102,8 +103,13 @@ type InstanceReconciler struct {
 	// shard's Instances read whole: the metadata of the Secrets of secret
 	// parameters, which no shard label marks.
 	ShardCache cache.Cache
+	// RemoteClusters are the API servers Instances' kubeconfigs may name
+	// (--remote-clusters); none: no Instance acts on another cluster.
+	RemoteClusters remote.Policy
 
 	cache cache.Cache
+	// clusters are the remote clusters Instances name.
+	clusters *remoteClusters
 	// kinds starts the watches of the kinds the Instances' objects are of.
 	kinds *kindWatches
 	// corrections paces the drift corrections of each object.
@@ -155,6 +161,7 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	if err := r.Get(ctx, req.NamespacedName, instance); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.redactors.forget(req.NamespacedName)
+			r.clusters.release(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -172,16 +179,17 @@ func (r *InstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		return ctrl.Result{}, err
 	}
 	if goOn, err := r.prepare(ctx, run); err != nil || !goOn {
-		return ctrl.Result{}, err
+		return ctrl.Result{RequeueAfter: run.requeue}, r.clusterTrouble(run, err)
 	}
 	if !instance.DeletionTimestamp.IsZero() {
 		// A cleanup step in ERROR is tried again after its backoff, as a
 		// live plan's is.
-		return ctrl.Result{RequeueAfter: run.requeue}, r.reconcileDelete(ctx, run)
+		err := r.clusterTrouble(run, r.reconcileDelete(ctx, run))
+		return ctrl.Result{RequeueAfter: run.requeue}, err
 	}
 	for _, sub := range r.subReconcilers() {
-		if err := sub(ctx, run); err != nil {
-			return ctrl.Result{}, err
+		if err := r.clusterTrouble(run, sub(ctx, run)); err != nil || run.unreachable != nil {
+			return ctrl.Result{RequeueAfter: run.requeue}, err
 		}
 	}
 	return ctrl.Result{RequeueAfter: run.requeue}, nil
@@ -248,14 +256,15 @@ func (r *InstanceReconciler) admitOperatorVersion(ctx context.Context, run *plan
 // returns whether the reconcile goes on.
 func (r *InstanceReconciler) prepare(ctx context.Context, run *planRun) (bool, error) {
 	instance, ov := run.instance, run.ov
-	id, err := r.identityFor(instance)
-	if err != nil {
-		return false, err
-	}
-	if len(instance.Spec.SecretParameters) > 0 {
+	// Before the kubeconfig is read: a change of its Secret wakes the Instance.
+	if len(instance.Spec.SecretParameters) > 0 || instance.Spec.KubeConfig != nil {
 		if err := r.kinds.WatchSecrets(); err != nil {
 			return false, err
 		}
+	}
+	id, err := r.identityFor(ctx, instance)
+	if err != nil {
+		return false, err
 	}
 	// An Instance being deleted runs its cleanup judged by kstatus: rules
 	// that do not compile must not keep it for ever.
@@ -267,10 +276,14 @@ func (r *InstanceReconciler) prepare(ctx context.Context, run *planRun) (bool, e
 		return false, nil
 	}
 	run.writer, run.reader, run.files = id.writer, id.reader, id.files
+	run.cluster, run.served, run.scope = id.target.cluster, id.target.served, id.target.scope
+	if run.cluster != nil {
+		run.cached = id.writer
+	}
 	run.objects = objects.NewManager(instance, id.writer,
-		objects.Options{APIReader: r.APIReader, Kinds: r.kinds, Writes: run.writes, Trim: r.Trim, Rules: rules,
-			ConfirmMisses: r.ShardCache != nil})
-	run.params = r.resolveParameters(ctx, instance, ov, id.reader)
+		objects.Options{APIReader: id.target.apiReader, Kinds: id.target.kinds, Writes: run.writes, Trim: r.Trim, Rules: rules,
+			ConfirmMisses: r.ShardCache != nil && id.target.cluster == nil})
+	run.params = r.resolveParameters(ctx, instance, ov, id.secrets)
 	// Before a plan is chosen: a mask made with another key would read as a
 	// changed value.
 	if engine.RekeyMasks(&instance.Status, run.params.values, run.params.keys) {
@@ -315,10 +328,11 @@ func (r *InstanceReconciler) healthRulesOf(ov *kudov1beta1.OperatorVersion) (*he
 // the reconciler's configuration its plans follow.
 func (r *InstanceReconciler) newPlanRun(i *kudov1beta1.Instance, holder *unstructured.Unstructured) *planRun {
 	return &planRun{
-		instance: i, patcher: newInstancePatcher(r.Client, i, holder), writes: &objects.Writes{},
+		instance: i, patcher: newInstancePatcher(r.Client, i, holder), writes: &objects.Writes{}, cached: r.Client,
 		events: r.Recorder, clock: r.Clock, warned: r.warned, served: r.served, scope: r.scope,
 		requireServiceAccount: r.RequireServiceAccount, defaultTimeout: r.defaultTimeout(i), renderLimits: r.RenderLimits,
 		readyBefore: meta.FindStatusCondition(i.Status.Conditions, kudov1beta1.ReadyCondition).DeepCopy(),
+		clusterBackoff: func() time.Duration { return r.clusters.retryAfter(client.ObjectKeyFromObject(i)) },
 	}
 }
 
@@ -330,11 +344,14 @@ func (r *InstanceReconciler) finish(ctx context.Context, run *planRun, result ct
 	i := run.instance
 	redactor := run.redactor()
 	run.conclude()
+	if run.unreachable == nil {
+		r.clusters.answered(client.ObjectKeyFromObject(i))
+	}
 	redactStatus(&i.Status, redactor)
 	held, patchErr := run.patcher.patch(ctx, i, reconcileErr == nil, r.Clock.Now())
 	result.RequeueAfter = sooner(result.RequeueAfter, held)
 	// After the status write, so that waiting for the cache overlaps it.
-	awaitErr := run.writes.Await(ctx, r.Client)
+	awaitErr := run.writes.Await(ctx, run.cached)
 	return result, redactor.Error(kerrors.NewAggregate([]error{reconcileErr, patchErr, awaitErr}))
 }
 
@@ -370,11 +387,11 @@ func (r *InstanceReconciler) reconcileFinalizer(ctx context.Context, run *planRu
 
 // needsCleanup reports whether the Instance needs the manager before it
 // goes: for the OperatorVersion's cleanup plan, and to delete what it
-// applied that owner references cannot reach (cluster-scoped objects, or
-// objects in other namespaces).
+// applied that owner references cannot reach (cluster-scoped objects,
+// objects in other namespaces, everything in another cluster).
 func needsCleanup(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) bool {
 	_, hasCleanup := engine.PlanForDelete(ov.Spec.Plans)
-	return hasCleanup || inventory.OwnersCannotCover(i.Status.Inventory, i.Namespace)
+	return hasCleanup || i.Spec.KubeConfig != nil || inventory.OwnersCannotCover(i.Status.Inventory, i.Namespace)
 }
 
 // reconcilePlans runs the plans; while one runs, or when one fails, the
@@ -435,6 +452,10 @@ func (r *InstanceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 	r.impersonated = utilcache.NewLRUExpireCacheWithClock(maxCacheEntries, r.Clock)
 	r.healthRules = utilcache.NewLRUExpireCacheWithClock(maxCacheEntries, r.Clock)
 	r.cache = mgr.GetCache()
+	r.clusters = newRemoteClusters(r.RemoteClusters, r.Scheme, r.Trim)
+	if err := mgr.Add(r.clusters.Clusters); err != nil {
+		return err
+	}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&kudov1beta1.Instance{}, builder.WithPredicates(predicate.Or[client.Object](
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deleting, pinRemoved, resync),

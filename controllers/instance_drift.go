@@ -34,7 +34,7 @@ func (r *InstanceReconciler) reconcileInventory(ctx context.Context, run *planRu
 		// A plan that completed in this reconcile wrote objects the cache
 		// may not hold yet: judged against the versions before, they would
 		// look changed by someone else.
-		if err := run.writes.Await(ctx, r.Client); err != nil {
+		if err := run.writes.Await(ctx, run.cached); err != nil {
 			return err
 		}
 		if err := r.adopt(ctx, run); err != nil {

@@ -1,12 +1,16 @@
 package controllers
 
 import (
+	"context"
 	"fmt"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/remote"
+	"github.com/kudo-ng/kudo/internal/render"
+	"github.com/kudo-ng/kudo/internal/render/migrate"
 	"github.com/kudo-ng/kudo/internal/task"
 )
 
@@ -20,17 +24,35 @@ func serviceAccountUser(namespace, name string) string {
 	return fmt.Sprintf("system:serviceaccount:%s:%s", namespace, name)
 }
 
-// identity is whom the manager acts as for an Instance.
+// identity is whom the manager acts as for an Instance, and where: this
+// cluster, or the one its spec.kubeConfig names (instance_remote.go).
 type identity struct {
 	// writer applies and deletes the Instance's objects, and reads the
 	// manager's cache, as the manager watches every Instance's objects with
 	// its own informers.
 	writer client.Client
-	// reader reads what the cache does not hold (the Secrets of secret
-	// parameters) from the API server.
+	// reader reads what the cache holds trimmed (the data of Secrets) from
+	// the API server.
 	reader client.Reader
+	// secrets reads the Secrets of secret parameters and of the kubeconfig,
+	// which are the Instance's namespace's in this cluster.
+	secrets client.Reader
 	// files copies the files of Pipe tasks out of their pods.
 	files task.FileCopier
+	// target is the cluster the Instance's objects live in.
+	target target
+}
+
+// target is a cluster as the manager reaches an Instance's objects in it.
+type target struct {
+	// cluster is the remote cluster; nil for this one.
+	cluster *remote.Cluster
+	// kinds watches the kinds of the objects there.
+	kinds *kindWatches
+	// apiReader reads there as the manager does, past the cache.
+	apiReader client.Reader
+	served    migrate.Served
+	scope     render.Scope
 }
 
 // serviceAccountOf is the service account the Instance's work runs as; ""
@@ -43,13 +65,37 @@ func (r *InstanceReconciler) serviceAccountOf(i *kudov1beta1.Instance) string {
 }
 
 // identityFor is the manager itself, or the Instance's service account,
-// impersonated.
-func (r *InstanceReconciler) identityFor(i *kudov1beta1.Instance) (identity, error) {
-	account := r.serviceAccountOf(i)
-	if account == "" {
-		return identity{writer: r.Client, reader: r.APIReader, files: r.Files}, nil
+// impersonated; in the cluster the Instance's kubeconfig names, when it
+// names one, whose Secret this identity reads.
+func (r *InstanceReconciler) identityFor(ctx context.Context, i *kudov1beta1.Instance) (identity, error) {
+	if i.Spec.KubeConfig == nil {
+		return r.localIdentity(i.Namespace, r.serviceAccountOf(i))
 	}
-	user := serviceAccountUser(i.Namespace, account)
+	// Here it reads Secrets only; spec.serviceAccountName is an account of
+	// the other cluster.
+	account := ""
+	if r.MultiTenant {
+		account = defaultServiceAccount
+	}
+	local, err := r.localIdentity(i.Namespace, account)
+	if err != nil {
+		return identity{}, err
+	}
+	return r.remoteIdentity(ctx, i, local.secrets)
+}
+
+// localTarget is this cluster.
+func (r *InstanceReconciler) localTarget() target {
+	return target{kinds: r.kinds, apiReader: r.APIReader, served: r.served, scope: r.scope}
+}
+
+// localIdentity is the manager in this cluster, or, when account is set,
+// that service account of namespace, impersonated.
+func (r *InstanceReconciler) localIdentity(namespace, account string) (identity, error) {
+	if account == "" {
+		return identity{writer: r.Client, reader: r.APIReader, secrets: r.APIReader, files: r.Files, target: r.localTarget()}, nil
+	}
+	user := serviceAccountUser(namespace, account)
 	if id, ok := r.impersonated.Get(user); ok {
 		return id.(identity), nil
 	}
@@ -65,7 +111,7 @@ func (r *InstanceReconciler) identityFor(i *kudov1beta1.Instance) (identity, err
 	if err != nil {
 		return identity{}, fmt.Errorf("a client for service account %s: %w", user, err)
 	}
-	id := identity{writer: writer, reader: reader, files: r.Files}
+	id := identity{writer: writer, reader: reader, secrets: reader, files: r.Files, target: r.localTarget()}
 	if files, ok := r.Files.(task.ImpersonatingCopier); ok {
 		id.files = files.As(user)
 	}

@@ -20,14 +20,18 @@ import (
 )
 
 // secretParametersIndex indexes Instances by the Secrets their secret
-// parameters read, as namespace/name: a change of one wakes exactly them.
+// parameters and their kubeconfig read, as namespace/name: a change of one
+// wakes exactly them.
 const secretParametersIndex = ".spec.secretParameters"
 
 func secretsReadBy(o client.Object) []string {
 	i := o.(*kudov1beta1.Instance)
-	keys := make([]string, 0, len(i.Spec.SecretParameters))
+	keys := make([]string, 0, len(i.Spec.SecretParameters)+1)
 	for _, ref := range i.Spec.SecretParameters {
 		keys = append(keys, types.NamespacedName{Namespace: i.Namespace, Name: ref.Name}.String())
+	}
+	if kc := i.Spec.KubeConfig; kc != nil {
+		keys = append(keys, types.NamespacedName{Namespace: i.Namespace, Name: kc.SecretRef.Name}.String())
 	}
 	slices.Sort(keys)
 	return slices.Compact(keys)

@@ -27,6 +27,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/planmetrics"
+	"github.com/kudo-ng/kudo/internal/remote"
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/render/migrate"
 	"github.com/kudo-ng/kudo/internal/task"
@@ -50,6 +51,9 @@ type planRun struct {
 	// patcher makes every write of the Instance.
 	patcher *instancePatcher
 	writes  *objects.Writes
+	// cached reads the cache of the cluster the Instance's objects live in,
+	// where writes are awaited.
+	cached client.Reader
 	// writer reads the cache and writes as the Instance's identity
 	// (identityFor); objects applies, deletes and judges its objects so.
 	writer client.Client
@@ -58,6 +62,15 @@ type planRun struct {
 	reader  client.Reader
 	objects *objects.Manager
 	files   task.FileCopier
+	// cluster is the cluster the Instance's kubeconfig names, where its
+	// objects live; nil: this one.
+	cluster *remote.Cluster
+	// unreachable, when set, says that cluster did not answer: the
+	// conditions say it instead (waitForCluster).
+	unreachable *engine.Readiness
+	// clusterBackoff is how long to wait for that cluster to answer: ever
+	// longer for the same Instance.
+	clusterBackoff func() time.Duration
 	// params are the Instance's parameter values.
 	params *instanceParameters
 
@@ -109,6 +122,9 @@ func (p *planRun) judgeObjects(problems []engine.Problem) {
 // conclude derives the Instance's conditions, if the reconcile judged it,
 // and reports a change of Ready its objects made.
 func (p *planRun) conclude() {
+	if p.unreachable != nil {
+		p.judge(p.unreachable)
+	}
 	if !p.judged {
 		return
 	}
@@ -368,7 +384,7 @@ func (p *planRun) env(plan, phase, step string, uid types.UID, values map[string
 		Site: render.Site{
 			OperatorVersion: p.ov, Instance: p.instance.Name, Namespace: p.instance.Namespace,
 			Plan: plan, Phase: phase, Step: step, PlanUID: uid, Params: values, Owner: &owner, Limits: p.renderLimits,
-			Shard: p.instance.Labels[kudov1beta1.ShardLabel],
+			Shard: p.instance.Labels[kudov1beta1.ShardLabel], Remote: p.cluster != nil,
 		},
 		Served: p.served, Scope: p.scope, Files: p.files, Admit: p.admit(plan, phase, step, uid),
 		Redactor: p.params.redactor,
@@ -450,6 +466,11 @@ func (p *planRun) runStep(ctx context.Context, plan string, uid types.UID, value
 		site := inventory.Site{Task: name, Plan: plan, Phase: ref.Phase, Step: ref.Step, PlanUID: uid}
 		if recordErr := p.record(site, &res); err == nil {
 			err = recordErr
+		}
+		if err != nil && p.cluster != nil && remote.Unreachable(err) {
+			// Not a failed step: it waits for the cluster, and goes on from here.
+			p.waitForCluster(err)
+			return engine.StepResult{Message: p.unreachable.Message}
 		}
 		if err != nil {
 			return engine.StepResult{Err: fmt.Errorf("task %s: %w", name, err), Fatal: task.IsFatal(err)}

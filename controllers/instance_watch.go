@@ -53,6 +53,12 @@ type kindWatches struct {
 	client client.Client
 	// secretReaders maps a Secret to the Instances whose parameters read it.
 	secretReaders handler.EventHandler
+	// namespace, when set, is the only namespace cache holds (a remote
+	// cluster's: instance_remote.go); "" all.
+	namespace string
+	// owners, when set, maps an object to the Instances it wakes instead of
+	// ownerOf.
+	owners func(context.Context, client.Object) []reconcile.Request
 
 	mu             sync.Mutex
 	watched        map[schema.GroupVersionKind]bool
@@ -247,15 +253,19 @@ func (k *kindWatches) ownerSource(obj client.Object, moves predicate.Predicate, 
 // through, and of those judged says, at once or after progressInterval.
 func (k *kindWatches) ownerHandler(ctx context.Context, queue workqueue.TypedRateLimitingInterface[reconcile.Request],
 	moves predicate.Predicate, judged func(event.UpdateEvent) wakeup) toolscache.ResourceEventHandlerFuncs {
+	owners := k.ownerOf
+	if k.owners != nil {
+		owners = k.owners
+	}
 	wake := func(o any) {
 		if o, ok := o.(client.Object); ok {
-			for _, req := range k.ownerOf(ctx, o) {
+			for _, req := range owners(ctx, o) {
 				queue.Add(req)
 			}
 		}
 	}
 	wakeSoon := func(o client.Object) {
-		for _, req := range k.ownerOf(ctx, o) {
+		for _, req := range owners(ctx, o) {
 			queue.AddAfter(req, progressInterval)
 		}
 	}
@@ -397,14 +407,27 @@ func (k *kindWatches) mayWatch(ctx context.Context, gvk schema.GroupVersionKind)
 		return err
 	}
 	resource := mapping.Resource.GroupResource()
+	namespace := ""
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		namespace = k.namespace
+	}
 	for _, verb := range []string{"list", "watch"} {
 		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
-			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: resource.Group, Resource: resource.Resource},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: resource.Group, Resource: resource.Resource,
+				Namespace: namespace},
 		}}
 		if err := k.client.Create(ctx, review); err != nil {
 			return fmt.Errorf("checking access to %s: %w", resource, err)
 		}
-		if !review.Status.Allowed {
+		switch {
+		case review.Status.Allowed:
+		case k.namespace != "" && namespace != "":
+			return fmt.Errorf("the kubeconfig's user may not %s %s in namespace %s of its cluster: the manager reads every kind "+
+				"an Instance applies there; grant it get, list and watch on them", verb, resource, namespace)
+		case k.namespace != "":
+			return fmt.Errorf("the kubeconfig's user may not %s %s in its cluster: the manager reads every kind an Instance "+
+				"applies there; grant it get, list and watch on them", verb, resource)
+		default:
 			return fmt.Errorf("the manager may not %s %s: it reads every kind it watches (config/rbac/role.yaml); "+
 				"grant it get, list and watch on them", verb, resource)
 		}

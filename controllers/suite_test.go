@@ -1,8 +1,10 @@
 package controllers_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -28,6 +30,7 @@ import (
 	"github.com/kudo-ng/kudo/controllers"
 	"github.com/kudo-ng/kudo/internal/manager"
 	"github.com/kudo-ng/kudo/internal/maskkey"
+	"github.com/kudo-ng/kudo/internal/remote"
 	"github.com/kudo-ng/kudo/internal/render"
 )
 
@@ -43,6 +46,16 @@ var (
 	// managerCache its cache.
 	instances    *controllers.InstanceReconciler
 	managerCache cache.Cache
+	// remoteEnv is a second API server, the cluster Instances with
+	// spec.kubeConfig act on; remoteClient reaches it as its admin, and
+	// remoteKubeConfig is a kubeconfig of it the manager may use.
+	remoteEnv        *envtest.Environment
+	remoteClient     client.Client
+	remoteKubeConfig []byte
+	// remoteProxy forwards to the remote API server, and
+	// proxiedKubeConfig reaches it through it: a test takes it away.
+	remoteProxy       *tcpProxy
+	proxiedKubeConfig []byte
 )
 
 // managerNamespace is the manager's own namespace in the suite: its mask
@@ -79,6 +92,21 @@ var _ = BeforeSuite(func() {
 	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme.Scheme})
 	Expect(err).NotTo(HaveOccurred())
 
+	remoteEnv = &envtest.Environment{}
+	remoteCfg, err := remoteEnv.Start()
+	Expect(err).NotTo(HaveOccurred())
+	remoteClient, err = client.New(remoteCfg, client.Options{Scheme: scheme.Scheme})
+	Expect(err).NotTo(HaveOccurred())
+	remoteAdmin, err := remoteEnv.ControlPlane.AddUser(envtest.User{Name: "remote-admin", Groups: []string{"system:masters"}}, nil)
+	Expect(err).NotTo(HaveOccurred())
+	remoteKubeConfig, err = remoteAdmin.KubeConfig()
+	Expect(err).NotTo(HaveOccurred())
+	remoteServer, err := url.Parse(remoteCfg.Host)
+	Expect(err).NotTo(HaveOccurred())
+	remoteProxy, err = newTCPProxy(remoteServer.Host)
+	Expect(err).NotTo(HaveOccurred())
+	proxiedKubeConfig = bytes.ReplaceAll(remoteKubeConfig, []byte(remoteServer.Host), []byte(remoteProxy.addr))
+
 	// As main does: the manager makes its mask key in its namespace.
 	Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: managerNamespace}})).To(Succeed())
 	maskKeys, err := maskkey.Load(ctx, k8sClient, types.NamespacedName{Namespace: managerNamespace, Name: maskkey.DefaultName})
@@ -96,7 +124,8 @@ var _ = BeforeSuite(func() {
 			}),
 		},
 		MaskKeys: maskKeys, RenderLimits: suiteRenderLimits, Namespace: managerNamespace,
-		Instances: controllers.InstanceReconciler{Files: files, MaxConcurrentReconciles: 4},
+		Instances: controllers.InstanceReconciler{Files: files, MaxConcurrentReconciles: 4,
+			RemoteClusters: remote.Policy{Servers: []string{remoteServer.Host, remoteProxy.addr}}},
 		Webhooks:  true,
 	})
 	Expect(err).NotTo(HaveOccurred())
@@ -110,6 +139,7 @@ var _ = BeforeSuite(func() {
 var _ = AfterSuite(func() {
 	cancel()
 	Expect(testEnv.Stop()).To(Succeed())
+	Expect(remoteEnv.Stop()).To(Succeed())
 })
 
 // newNamespace creates a namespace of its own for one test.

@@ -8,6 +8,7 @@ import (
 
 // InstanceSpec says which OperatorVersion an Instance runs, with which
 // parameters, and which plan it was asked to run.
+// +kubebuilder:validation:XValidation:rule="has(self.kubeConfig) == has(oldSelf.kubeConfig) && (!has(self.kubeConfig) || self.kubeConfig == oldSelf.kubeConfig)",message="kubeConfig cannot change: the Instance's objects live in its cluster; uninstall it and install it again"
 type InstanceSpec struct {
 	// OperatorVersion references the OperatorVersion: its name and, when it
 	// lives in another namespace, its namespace (empty: the Instance's own).
@@ -31,6 +32,14 @@ type InstanceSpec struct {
 	// spec.serviceAccountName. Children of KudoOperator tasks inherit it.
 	// +optional
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+	// KubeConfig (kudo-ng) makes another cluster the one every task of
+	// every plan acts on, as Flux's spec.kubeConfig: only the Instance and
+	// its status stay in this one. With serviceAccountName, the manager
+	// impersonates that ServiceAccount of the Instance's namespace there.
+	// Set when the Instance is made, it cannot change: its objects live in
+	// that cluster.
+	// +optional
+	KubeConfig *KubeConfigReference `json:"kubeConfig,omitempty"`
 	// PlanExecution requests a plan: set planName and a fresh uid.
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Plan Execution"
@@ -47,6 +56,40 @@ type SecretKeyReference struct {
 
 // String is the reference as kubectl kudo writes it: NAME/KEY.
 func (r SecretKeyReference) String() string { return r.Name + "/" + r.Key }
+
+// KubeConfigReference names the kubeconfig of the cluster an Instance acts
+// on.
+type KubeConfigReference struct {
+	// SecretRef names a Secret of the Instance's namespace and its key
+	// holding a kubeconfig ("value" when not set, as Cluster API writes
+	// <cluster>-kubeconfig).
+	SecretRef KubeConfigSecretReference `json:"secretRef"`
+}
+
+// DefaultKubeConfigKey is the key of a kubeconfig Secret an Instance names
+// without one: Cluster API writes a cluster's kubeconfig there.
+const DefaultKubeConfigKey = "value"
+
+// String names the kubeconfig as kubectl kudo's --kubeconfig-secret does:
+// NAME:KEY.
+func (r *KubeConfigReference) String() string {
+	key := r.SecretRef.Key
+	if key == "" {
+		key = DefaultKubeConfigKey
+	}
+	return r.SecretRef.Name + ":" + key
+}
+
+// KubeConfigSecretReference names a key of a Secret in the Instance's
+// namespace.
+type KubeConfigSecretReference struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key,omitempty"`
+}
 
 // PlanExecution is a request to run a plan. A new uid resets the plan's status
 // tree; the controller clears planExecution when the plan ends. Setting status

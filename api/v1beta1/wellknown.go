@@ -128,6 +128,12 @@ const (
 	MissingReason    = "Missing"
 	DriftedReason    = "Drifted"
 	DriftFightReason = "DriftFight"
+	// ClusterUnreachableReason: the cluster an Instance's kubeconfig names
+	// does not answer; its plan waits, and resumes when it does.
+	ClusterUnreachableReason = "ClusterUnreachable"
+	// InvalidKubeConfigReason: the kubeconfig an Instance names cannot be
+	// used (missing, malformed, or naming what the manager refuses).
+	InvalidKubeConfigReason = "InvalidKubeConfig"
 )
 
 // Reasons of the events on an Instance, which users' scripts match. A

@@ -30,6 +30,10 @@ type Metadata struct {
 	// Owner, the Instance, becomes the controller owner of namespaced objects;
 	// nil leaves owner references alone (an offline preview).
 	Owner *metav1.OwnerReference
+	// Remote: the objects live in another cluster than the Instance, where
+	// an owner reference to it would have their garbage collector delete
+	// them at once. Each is marked kudo.dev/owner instead.
+	Remote bool
 }
 
 // Scope tells whether a kind is namespaced; from the REST mapper in the
@@ -100,9 +104,9 @@ func Enhance(objs []*unstructured.Unstructured, md *Metadata, scope Scope, deps 
 		if target := obj.GetAnnotations()[kudov1beta1.NamespaceAnnotation]; namespaced && target != "" && target != md.Namespace {
 			obj.SetNamespace(target)
 		} else if namespaced {
-			home = true
+			home = !md.Remote
 			obj.SetNamespace(md.Namespace)
-			if md.Owner != nil {
+			if md.Owner != nil && home {
 				setController(obj, *md.Owner)
 			}
 		}

@@ -255,6 +255,31 @@ spec:
 	}
 }
 
+// TestEnhanceMarksTheOwnerOfObjectsInAnotherCluster: an owner reference to
+// an Instance of another cluster would have the garbage collector of the
+// objects' cluster delete them at once; the kudo.dev/owner annotation says
+// whose they are instead.
+func TestEnhanceMarksTheOwnerOfObjectsInAnotherCluster(t *testing.T) {
+	objs := mustObjects(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n---\n"+
+		"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: reader}\n")
+	owner := metav1.OwnerReference{APIVersion: "kudo.dev/v1beta1", Kind: "Instance", Name: "i", UID: "uid-1"}
+	md := &Metadata{InstanceName: "i", Namespace: "ns", OperatorName: "op", OperatorVersion: "1.0.0", Owner: &owner, Remote: true}
+	if err := Enhance(objs, md, BuiltinScope, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range objs {
+		if refs := obj.GetOwnerReferences(); len(refs) > 0 {
+			t.Errorf("%s %s has owner references %v", obj.GetKind(), obj.GetName(), refs)
+		}
+		if got := obj.GetAnnotations()[kudov1beta1.OwnerAnnotation]; got != "ns/i" {
+			t.Errorf("%s %s: kudo.dev/owner %q, want ns/i", obj.GetKind(), obj.GetName(), got)
+		}
+	}
+	if objs[0].GetNamespace() != "ns" {
+		t.Errorf("the ConfigMap is in namespace %q, want the Instance's", objs[0].GetNamespace())
+	}
+}
+
 func TestResourcesRequireNames(t *testing.T) {
 	_, err := Task(&Request{
 		Templates: map[string]string{"t.yaml": "apiVersion: v1\nkind: ConfigMap\n"}, Resources: []string{"t.yaml"},

@@ -31,6 +31,9 @@ type Site struct {
 	// Owner, the Instance, becomes the controller owner of namespaced
 	// objects; nil offline.
 	Owner *metav1.OwnerReference
+	// Remote says that the objects live in another cluster than the
+	// Instance (its spec.kubeConfig), where no owner reference can name it.
+	Remote bool
 	// Limits bound each render at the site; none set: DefaultLimits.
 	Limits Limits
 }
@@ -53,6 +56,7 @@ func (s *Site) Metadata() Metadata {
 	return Metadata{
 		InstanceName: s.Instance, Namespace: s.Namespace, OperatorName: ov.Spec.Operator.Name, OperatorVersion: ov.Spec.Version,
 		PlanName: s.Plan, PhaseName: s.Phase, StepName: s.Step, PlanUID: s.PlanUID, Shard: s.Shard, Owner: s.Owner,
+		Remote: s.Remote,
 	}
 }
 

@@ -124,6 +124,10 @@ func (kudoOperator) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 func (kudoOperator) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, error) {
 	spec := &t.Spec.KudoOperatorTaskSpec
 	parent := env.Instance
+	if env.Site.Remote {
+		return Result{}, &FatalError{Err: fmt.Errorf("a KudoOperator task (package %s) cannot run for an Instance with "+
+			"spec.kubeConfig yet: its child Instance would be applied to the other cluster", spec.Package)}
+	}
 	if err := checkCycle(ctx, env, spec.Package); err != nil {
 		return Result{}, err
 	}

@@ -82,6 +82,7 @@ func TestAnInstanceReachesOnlyWhatItsUserMay(t *testing.T) {
 		"alice get operatorversions shared/web-0.1.0":   true,
 		"alice impersonate serviceaccounts ns/deployer": true,
 		"alice get secrets ns/db":                       true,
+		"alice get secrets ns/prod-kubeconfig":          true,
 	}}
 	w := &Instances{Access: access}
 	shared := func(i *kudov1beta1.Instance) { i.Spec.OperatorVersion.Namespace = sharedNamespace }
@@ -91,6 +92,12 @@ func TestAnInstanceReachesOnlyWhatItsUserMay(t *testing.T) {
 	}
 	tokens := func(i *kudov1beta1.Instance) {
 		i.Spec.SecretParameters = map[string]kudov1beta1.SecretKeyReference{"PASSWORD": {Name: "ci-token", Key: "token"}}
+	}
+	prod := func(i *kudov1beta1.Instance) {
+		i.Spec.KubeConfig = &kudov1beta1.KubeConfigReference{SecretRef: kudov1beta1.KubeConfigSecretReference{Name: "prod-kubeconfig"}}
+	}
+	admin := func(i *kudov1beta1.Instance) {
+		i.Spec.KubeConfig = &kudov1beta1.KubeConfigReference{SecretRef: kudov1beta1.KubeConfigSecretReference{Name: "admin-kubeconfig"}}
 	}
 	for _, tc := range []struct {
 		name     string
@@ -115,6 +122,10 @@ func TestAnInstanceReachesOnlyWhatItsUserMay(t *testing.T) {
 			"spec.secretParameters.PASSWORD: alice may not get Secret ns/ci-token, so no Instance of theirs may read it", 1},
 		{"changed to a Secret the user may not get", "alice", instance(db), instance(tokens), "may not get Secret ns/ci-token", 1},
 		{"kept, by a user who may not get it", "bob", instance(tokens), instance(tokens), "", 0},
+		{"a kubeconfig the user may get", "alice", nil, instance(prod), "", 1},
+		{"a kubeconfig the user may not get", "alice", nil, instance(admin),
+			"spec.kubeConfig.secretRef: alice may not get Secret ns/admin-kubeconfig, so no Instance of theirs may act with its kubeconfig", 1},
+		{"a kubeconfig kept, by a user who may not get it", "bob", instance(prod), instance(prod), "", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			access.asked = nil

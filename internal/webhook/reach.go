@@ -23,7 +23,8 @@ import (
 
 // checkReach refuses an Instance whose user may not get the OperatorVersion
 // it names in another namespace, impersonate its service account, or get
-// the Secrets of its secret parameters; old is nil on create.
+// the Secrets of its secret parameters and of its kubeconfig; old is nil
+// on create.
 func (w *Instances) checkReach(ctx context.Context, old, i *kudov1beta1.Instance) error {
 	req, err := admission.RequestFromContext(ctx)
 	if err != nil {
@@ -43,6 +44,13 @@ func (w *Instances) checkReach(ctx context.Context, old, i *kudov1beta1.Instance
 		attrs := authorizationv1.ResourceAttributes{Namespace: i.Namespace, Verb: "impersonate", Resource: "serviceaccounts", Name: sa}
 		if err := w.mayDo(ctx, user, attrs, fmt.Sprintf("spec.serviceAccountName: %s may not impersonate ServiceAccount %s/%s, "+
 			"so no Instance of theirs may act as it", user.Username, i.Namespace, sa)); err != nil {
+			return err
+		}
+	}
+	if kc := i.Spec.KubeConfig; kc != nil && (old == nil || old.Spec.KubeConfig == nil || *kc != *old.Spec.KubeConfig) {
+		attrs := authorizationv1.ResourceAttributes{Namespace: i.Namespace, Verb: "get", Resource: "secrets", Name: kc.SecretRef.Name}
+		if err := w.mayDo(ctx, user, attrs, fmt.Sprintf("spec.kubeConfig.secretRef: %s may not get Secret %s/%s, "+
+			"so no Instance of theirs may act with its kubeconfig", user.Username, i.Namespace, kc.SecretRef.Name)); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -50,7 +51,28 @@ func ValidateCreate(i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) er
 	if pe := i.Spec.PlanExecution; pe.PlanName != "" && pe.PlanName != kudov1beta1.DeployPlanName {
 		return fmt.Errorf("a new Instance runs deploy first; spec.planExecution asks for %s", pe.PlanName)
 	}
+	if err := checkKubeConfig(i); err != nil {
+		return err
+	}
 	return checkParameters(i, ov)
+}
+
+// checkKubeConfig: spec.kubeConfig names a Secret and key as the API
+// server would accept them.
+func checkKubeConfig(i *kudov1beta1.Instance) error {
+	kc := i.Spec.KubeConfig
+	if kc == nil {
+		return nil
+	}
+	if errs := validation.IsDNS1123Subdomain(kc.SecretRef.Name); len(errs) > 0 {
+		return fmt.Errorf("spec.kubeConfig.secretRef.name: %q is not a Secret's name: %s", kc.SecretRef.Name, strings.Join(errs, "; "))
+	}
+	if key := kc.SecretRef.Key; key != "" {
+		if errs := validation.IsConfigMapKey(key); len(errs) > 0 {
+			return fmt.Errorf("spec.kubeConfig.secretRef.key: %q is not a Secret's key: %s", key, strings.Join(errs, "; "))
+		}
+	}
+	return nil
 }
 
 // DefaultUpdate schedules the plan an update asks for: the upgrade plan for a
@@ -83,6 +105,9 @@ func DefaultUpdate(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion
 // several plans, a plan while another runs, cleanup asked for by hand, an
 // upgrade while a plan runs. A running plan may be cancelled.
 func ValidateUpdate(old, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorVersion) error {
+	if !equality.Semantic.DeepEqual(old.Spec.KubeConfig, i.Spec.KubeConfig) {
+		return fmt.Errorf("spec.kubeConfig cannot change: the Instance's objects live in its cluster; uninstall it and install it again")
+	}
 	if err := checkParameters(i, ov); err != nil {
 		return err
 	}

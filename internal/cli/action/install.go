@@ -3,10 +3,12 @@ package action
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -33,6 +35,25 @@ type Install struct {
 	// InCluster installs an Instance of an OperatorVersion already in the
 	// namespace, named by its operator, rather than of a package.
 	InCluster bool
+	// KubeConfigSecret, NAME[:KEY], names the Secret of the namespace whose
+	// kubeconfig the Instance acts with on another cluster (kudo-ng).
+	KubeConfigSecret string
+}
+
+// kubeConfig is the Instance's spec.kubeConfig that KubeConfigSecret says;
+// nil for none.
+func (a *Install) kubeConfig() (*kudov1beta1.KubeConfigReference, error) {
+	if a.KubeConfigSecret == "" {
+		return nil, nil
+	}
+	name, key, _ := strings.Cut(a.KubeConfigSecret, ":")
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return nil, fmt.Errorf("--kubeconfig-secret %q: %q is not a Secret's name: %s", a.KubeConfigSecret, name, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsConfigMapKey(key); key != "" && len(errs) > 0 {
+		return nil, fmt.Errorf("--kubeconfig-secret %q: %q is not a Secret's key: %s", a.KubeConfigSecret, key, strings.Join(errs, "; "))
+	}
+	return &kudov1beta1.KubeConfigReference{SecretRef: kudov1beta1.KubeConfigSecretReference{Name: name, Key: key}}, nil
 }
 
 // Run installs the package, its dependencies and, unless skipped, an
@@ -56,7 +77,7 @@ func (a *Install) Run(ctx context.Context, cfg Config) (*kudov1beta1.Instance, e
 	if a.SkipInstance {
 		return nil, nil
 	}
-	return createInstance(ctx, cfg, in.ov, in.name, in.assigned)
+	return createInstance(ctx, cfg, newInstance(in.ov, in.name, in.assigned, in.kubeConfig))
 }
 
 // Preview says what the install would do (previewer), writing nothing: the
@@ -70,7 +91,7 @@ func (a *Install) Preview(ctx context.Context, cfg Config) (*preview.Report, err
 		return nil, err
 	}
 	p := newPreviewer(cfg, in.versions)
-	i := newInstance(in.ov, in.name, in.assigned)
+	i := newInstance(in.ov, in.name, in.assigned, in.kubeConfig)
 	r := &preview.Report{Instance: i.Name, Namespace: i.Namespace, OperatorVersion: in.ov.Name, Action: "install"}
 	if err := ensureNamespace(ctx, Config{Client: p.dryRun, Namespace: cfg.Namespace}, a.CreateNamespace); err != nil {
 		return refused(r, err)
@@ -83,15 +104,20 @@ func (a *Install) Preview(ctx context.Context, cfg Config) (*preview.Report, err
 
 // installing is an install checked and ready to write.
 type installing struct {
-	versions []*Version
-	ov       *kudov1beta1.OperatorVersion
-	name     string
-	assigned params.Assigned
+	versions   []*Version
+	ov         *kudov1beta1.OperatorVersion
+	name       string
+	assigned   params.Assigned
+	kubeConfig *kudov1beta1.KubeConfigReference
 }
 
 // prepare resolves and checks the package, its dependencies and the
 // Instance's values: a bad parameter or package changes nothing.
 func (a *Install) prepare(ctx context.Context, cfg Config) (*installing, error) {
+	kubeConfig, err := a.kubeConfig()
+	if err != nil {
+		return nil, err
+	}
 	p, deps, err := a.Resolve(ctx, a.Package, nil)
 	if err != nil {
 		return nil, err
@@ -112,7 +138,7 @@ func (a *Install) prepare(ctx context.Context, cfg Config) (*installing, error) 
 			return nil, err
 		}
 	}
-	return &installing{versions: versions, ov: ov, name: name, assigned: assigned}, nil
+	return &installing{versions: versions, ov: ov, name: name, assigned: assigned, kubeConfig: kubeConfig}, nil
 }
 
 // runInCluster is KUDO's install --in-cluster: an Instance of an
@@ -120,6 +146,10 @@ func (a *Install) prepare(ctx context.Context, cfg Config) (*installing, error) 
 func (a *Install) runInCluster(ctx context.Context, cfg Config) (*kudov1beta1.Instance, error) {
 	if a.SkipInstance {
 		return nil, fmt.Errorf("--in-cluster installs an Instance of an installed OperatorVersion: --skip-instance would install nothing")
+	}
+	kubeConfig, err := a.kubeConfig()
+	if err != nil {
+		return nil, err
 	}
 	ov, err := installedVersion(ctx, cfg, a.Package, a.OperatorVersion, a.AppVersion)
 	if err != nil {
@@ -134,7 +164,7 @@ func (a *Install) runInCluster(ctx context.Context, cfg Config) (*kudov1beta1.In
 	if err := refuseExisting(ctx, cfg, name); err != nil {
 		return nil, err
 	}
-	return createInstance(ctx, cfg, ov, name, assigned)
+	return createInstance(ctx, cfg, newInstance(ov, name, assigned, kubeConfig))
 }
 
 func (a *Install) instanceName(operator string) string {
@@ -170,22 +200,21 @@ func refuseExisting(ctx context.Context, cfg Config, name string) error {
 	return err
 }
 
-// createInstance creates the Instance of ov.
-func createInstance(ctx context.Context, cfg Config, ov *kudov1beta1.OperatorVersion, name string, assigned params.Assigned,
-) (*kudov1beta1.Instance, error) {
-	i := newInstance(ov, name, assigned)
+// createInstance creates the Instance.
+func createInstance(ctx context.Context, cfg Config, i *kudov1beta1.Instance) (*kudov1beta1.Instance, error) {
 	if err := cfg.Client.Create(ctx, i); err != nil {
-		return nil, fmt.Errorf("creating Instance %s: %w", name, err)
+		return nil, fmt.Errorf("creating Instance %s: %w", i.Name, err)
 	}
 	return i, nil
 }
 
 // newInstance is the Instance of ov that install creates.
-func newInstance(ov *kudov1beta1.OperatorVersion, name string, assigned params.Assigned) *kudov1beta1.Instance {
+func newInstance(ov *kudov1beta1.OperatorVersion, name string, assigned params.Assigned,
+	kubeConfig *kudov1beta1.KubeConfigReference) *kudov1beta1.Instance {
 	i := &kudov1beta1.Instance{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ov.Namespace,
 			Labels: map[string]string{kudov1beta1.OperatorLabel: ov.Spec.Operator.Name}},
-		Spec: kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: ov.Name}},
+		Spec: kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: ov.Name}, KubeConfig: kubeConfig},
 	}
 	assigned.ApplyTo(&i.Spec)
 	return i

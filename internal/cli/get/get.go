@@ -200,5 +200,10 @@ func instanceLine(i *kudov1beta1.Instance) string {
 	if cond := meta.FindStatusCondition(i.Status.Conditions, kudov1beta1.ReadyCondition); cond != nil {
 		ready = string(cond.Status)
 	}
-	return fmt.Sprintf("%s (Operator-Version: %q Active-Plan: %q%s Ready: %s)", i.Name, i.Spec.OperatorVersion.Name, plan, status, ready)
+	cluster := ""
+	if kc := i.Spec.KubeConfig; kc != nil {
+		cluster = fmt.Sprintf(" Cluster: %q", kc)
+	}
+	return fmt.Sprintf("%s (Operator-Version: %q Active-Plan: %q%s Ready: %s%s)", i.Name, i.Spec.OperatorVersion.Name, plan, status, ready,
+		cluster)
 }

@@ -65,3 +65,14 @@ func TestGetInKUDOsShape(t *testing.T) {
 		})
 	}
 }
+
+// An Instance acting on another cluster says which, at the end of its line.
+func TestGetNamesTheClusterOfAnInstance(t *testing.T) {
+	i := &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "db"}}
+	i.Spec.OperatorVersion.Name = "postgres-0.1.0"
+	i.Spec.KubeConfig = &kudov1beta1.KubeConfigReference{SecretRef: kudov1beta1.KubeConfigSecretReference{Name: "prod"}}
+	want := `db (Operator-Version: "postgres-0.1.0" Active-Plan: "" Ready: Unknown Cluster: "prod:value")`
+	if got := instanceLine(i); got != want {
+		t.Errorf("instanceLine = %s, want %s", got, want)
+	}
+}

@@ -46,6 +46,8 @@ func NewCmd(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigF
 	opts.AddFlags(f, "Wait until the deploy plan has finished")
 	f.BoolVar(&opts.InCluster, "in-cluster", false, "Install an Instance of an OperatorVersion already in the namespace, "+
 		"named by its operator (the newest, or --operator-version and --app-version), reading no package")
+	f.StringVar(&opts.KubeConfigSecret, "kubeconfig-secret", "", "NAME[:KEY]: act on another cluster with the kubeconfig in "+
+		"this Secret of the namespace (key \"value\" by default, as Cluster API writes it)")
 	opts.Preview.AddFlags(f)
 	return cmd
 }

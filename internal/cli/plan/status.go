@@ -26,7 +26,11 @@ func WriteStatus(w io.Writer, i *kudov1beta1.Instance, ov *kudov1beta1.OperatorV
 		active = a.Name
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Plan(s) for %q in namespace %q:\n.\n", i.Name, i.Namespace)
+	if kc := i.Spec.KubeConfig; kc != nil {
+		fmt.Fprintf(&b, "Plan(s) for %q in namespace %q, acting on the cluster of kubeconfig Secret %q:\n.\n", i.Name, i.Namespace, kc)
+	} else {
+		fmt.Fprintf(&b, "Plan(s) for %q in namespace %q:\n.\n", i.Name, i.Namespace)
+	}
 	fmt.Fprintf(&b, "└── %s (Operator-Version: %q Active-Plan: %q)\n", i.Name, i.Spec.OperatorVersion.Name, active)
 	names := make([]string, 0, len(ov.Spec.Plans))
 	for name := range ov.Spec.Plans {

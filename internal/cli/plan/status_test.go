@@ -87,6 +87,13 @@ func TestWriteStatus(t *testing.T) {
 		MoreWaitingOn: 1}
 	waiting.Status.PlanStatus["deploy"] = deploy
 	tests["waiting"] = waiting
+	// An Instance acting on another cluster, which does not answer.
+	remote := tests["complete"].DeepCopy()
+	remote.Spec.KubeConfig = &kudov1beta1.KubeConfigReference{SecretRef: kudov1beta1.KubeConfigSecretReference{Name: "prod-kubeconfig"}}
+	remote.Status.Conditions = []metav1.Condition{{Type: kudov1beta1.ReadyCondition, Status: metav1.ConditionFalse,
+		Reason: kudov1beta1.ClusterUnreachableReason, Message: "cluster https://10.0.0.5:6443 (Secret default/prod-kubeconfig key value) " +
+			"is unreachable: dial tcp 10.0.0.5:6443: connect: connection refused"}}
+	tests["remote"] = remote
 	for name, i := range tests {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer

@@ -1,0 +1,135 @@
+package controllers_test
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+)
+
+// remoteInstance makes, in namespace ns of both clusters, a kubeconfig
+// Secret of kubeconfig and an Instance "demo" of configMapsOperator acting
+// on the remote cluster with it, drift correction on.
+func remoteInstance(ctx context.Context, ns string, kubeconfig []byte) types.NamespacedName {
+	GinkgoHelper()
+	Expect(remoteClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "remote-kubeconfig"},
+		Data: map[string][]byte{"value": kubeconfig}})).To(Succeed())
+	Expect(k8sClient.Create(ctx, configMapsOperator(ns, "cms"))).To(Succeed())
+	i := newInstance(ns, "demo", "cms-0.1.0")
+	i.Annotations = map[string]string{kudov1beta1.DriftCorrectionAnnotation: "true"}
+	i.Spec.KubeConfig = &kudov1beta1.KubeConfigReference{SecretRef: kudov1beta1.KubeConfigSecretReference{Name: "remote-kubeconfig"}}
+	Expect(k8sClient.Create(ctx, i)).To(Succeed())
+	return client.ObjectKeyFromObject(i)
+}
+
+func remoteConfigMap(ctx context.Context, g Gomega, ns, name string) *corev1.ConfigMap {
+	cm := &corev1.ConfigMap{}
+	g.Expect(remoteClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cm)).To(Succeed())
+	return cm
+}
+
+var _ = Describe("An Instance with spec.kubeConfig", func() {
+	var (
+		ctx context.Context
+		ns  string
+	)
+	BeforeEach(func() {
+		ctx = context.Background()
+		ns = newNamespace(ctx)
+	})
+
+	It("applies its plans to the other cluster, corrects drift there, and cleans it up when uninstalled", func() {
+		key := remoteInstance(ctx, ns, remoteKubeConfig)
+		Eventually(func(g Gomega) {
+			got := getInstance(ctx, g, key)
+			g.Expect(got.Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
+			g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, kudov1beta1.ReadyCondition)).To(BeTrue())
+			g.Expect(got.Finalizers).To(ContainElement(kudov1beta1.InstanceCleanupFinalizer))
+		}).Should(Succeed())
+
+		cm := remoteConfigMap(ctx, Default, ns, "demo-a")
+		Expect(cm.Data).To(HaveKeyWithValue("greeting", "hello"))
+		Expect(cm.Annotations).To(HaveKeyWithValue(kudov1beta1.OwnerAnnotation, ns+"/demo"))
+		Expect(cm.OwnerReferences).To(BeEmpty(), "an owner reference to an Instance of another cluster")
+		local := &corev1.ConfigMap{}
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "demo-a"}, local))).To(BeTrue(),
+			"the Instance's objects are in the other cluster only")
+
+		By("correcting drift there")
+		Expect(remoteClient.Delete(ctx, cm)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(remoteConfigMap(ctx, g, ns, "demo-a").UID).NotTo(Equal(cm.UID))
+		}).Should(Succeed())
+
+		By("running the plan a parameter triggers there")
+		setParameters(ctx, key, map[string]string{"GREETING": "hi"})
+		Eventually(func(g Gomega) {
+			g.Expect(remoteConfigMap(ctx, g, ns, "demo-b").Data).To(HaveKeyWithValue("greeting", "hi"))
+		}).Should(Succeed())
+
+		By("running the cleanup plan there, then deleting what it applied")
+		Expect(k8sClient.Delete(ctx, &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "demo"}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(apierrors.IsNotFound(k8sClient.Get(ctx, key, &kudov1beta1.Instance{}))).To(BeTrue())
+		}).Should(Succeed())
+		list := &corev1.ConfigMapList{}
+		Expect(remoteClient.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{kudov1beta1.InstanceLabel: "demo"})).To(Succeed())
+		Expect(list.Items).To(BeEmpty())
+	})
+
+	It("waits while its cluster does not answer, and resumes its plan when it does", Serial, func() {
+		key := remoteInstance(ctx, ns, proxiedKubeConfig)
+		Eventually(func(g Gomega) {
+			g.Expect(getInstance(ctx, g, key).Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
+		}).Should(Succeed())
+
+		remoteProxy.Down()
+		DeferCleanup(func() { Expect(remoteProxy.Up()).To(Succeed()) })
+		setParameters(ctx, key, map[string]string{"GREETING": "hi"})
+		Eventually(func(g Gomega) {
+			got := getInstance(ctx, g, key)
+			g.Expect(got.Status.PlanStatus["update"].Status).To(Equal(kudov1beta1.ExecutionInProgress))
+			ready := meta.FindStatusCondition(got.Status.Conditions, kudov1beta1.ReadyCondition)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Reason).To(Equal(kudov1beta1.ClusterUnreachableReason))
+			g.Expect(ready.Message).To(ContainSubstring("Secret " + ns + "/remote-kubeconfig key value"))
+		}).WithTimeout(time.Minute).Should(Succeed())
+
+		Expect(remoteProxy.Up()).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getInstance(ctx, g, key)
+			g.Expect(got.Status.PlanStatus["update"].Status).To(Equal(kudov1beta1.ExecutionComplete))
+			g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, kudov1beta1.ReadyCondition)).To(BeTrue())
+			g.Expect(remoteConfigMap(ctx, g, ns, "demo-b").Data).To(HaveKeyWithValue("greeting", "hi"))
+		}).WithTimeout(time.Minute).Should(Succeed())
+	})
+
+	It("says which Secret and key hold a kubeconfig it cannot use", func() {
+		Expect(remoteClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "remote-kubeconfig"},
+			Data: map[string][]byte{"value": []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: " +
+				"'https://kubernetes.default.svc'}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: x\n" +
+				"  context: {cluster: c, user: u}\ncurrent-context: x\n")}})).To(Succeed())
+		Expect(k8sClient.Create(ctx, configMapsOperator(ns, "cms"))).To(Succeed())
+		i := newInstance(ns, "demo", "cms-0.1.0")
+		i.Spec.KubeConfig = &kudov1beta1.KubeConfigReference{SecretRef: kudov1beta1.KubeConfigSecretReference{Name: "remote-kubeconfig"}}
+		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+		Eventually(func(g Gomega) {
+			ready := meta.FindStatusCondition(getInstance(ctx, g, client.ObjectKeyFromObject(i)).Status.Conditions, kudov1beta1.ReadyCondition)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Reason).To(Equal(kudov1beta1.InvalidKubeConfigReason))
+			g.Expect(ready.Message).To(ContainSubstring("Secret " + ns + "/remote-kubeconfig key value: the manager may not connect to " +
+				"https://kubernetes.default.svc"))
+		}).Should(Succeed())
+	})
+})
