@@ -331,7 +331,7 @@ func (r *InstanceReconciler) newPlanRun(i *kudov1beta1.Instance, holder *unstruc
 		instance: i, patcher: newInstancePatcher(r.Client, i, holder), writes: &objects.Writes{}, cached: r.Client,
 		events: r.Recorder, clock: r.Clock, warned: r.warned, served: r.served, scope: r.scope,
 		requireServiceAccount: r.RequireServiceAccount, defaultTimeout: r.defaultTimeout(i), renderLimits: r.RenderLimits,
-		readyBefore: meta.FindStatusCondition(i.Status.Conditions, kudov1beta1.ReadyCondition).DeepCopy(),
+		readyBefore:    meta.FindStatusCondition(i.Status.Conditions, kudov1beta1.ReadyCondition).DeepCopy(),
 		clusterBackoff: func() time.Duration { return r.clusters.retryAfter(client.ObjectKeyFromObject(i)) },
 	}
 }

@@ -70,7 +70,7 @@ func newRemoteClusters(policy remote.Policy, scheme *runtime.Scheme, trim object
 	rc.Clusters = &remote.Clusters{Policy: policy, Stopped: rc.forget,
 		Options: func(ref remote.Ref) cluster.Options {
 			return cluster.Options{Scheme: scheme, NewCache: objects.NewCache,
-				Cache: cache.Options{DefaultTransform: trim.ForCache, DefaultNamespaces: map[string]cache.Config{ref.Namespace: {}}},
+				Cache:  cache.Options{DefaultTransform: trim.ForCache, DefaultNamespaces: map[string]cache.Config{ref.Namespace: {}}},
 				Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}}}
 		}}
 	return rc

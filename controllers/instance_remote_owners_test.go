@@ -35,7 +35,7 @@ func TestRemoteOwnersWakeTheKubeconfigsNamespaceOnly(t *testing.T) {
 			switch {
 			case tt.want == "" && len(reqs) != 0:
 				t.Errorf("woke %v, want none", reqs)
-			case tt.want != "" && (len(reqs) != 1 || reqs[0].NamespacedName.String() != tt.want):
+			case tt.want != "" && (len(reqs) != 1 || reqs[0].String() != tt.want):
 				t.Errorf("woke %v, want %s", reqs, tt.want)
 			}
 		})

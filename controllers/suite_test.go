@@ -126,7 +126,7 @@ var _ = BeforeSuite(func() {
 		MaskKeys: maskKeys, RenderLimits: suiteRenderLimits, Namespace: managerNamespace,
 		Instances: controllers.InstanceReconciler{Files: files, MaxConcurrentReconciles: 4,
 			RemoteClusters: remote.Policy{Servers: []string{remoteServer.Host, remoteProxy.addr}}},
-		Webhooks:  true,
+		Webhooks: true,
 	})
 	Expect(err).NotTo(HaveOccurred())
 	instances, managerCache = reconciler, mgr.GetCache()

@@ -103,14 +103,14 @@ var errNotSafe = errors.New("a kubeconfig of an Instance may hold credentials on
 func safe(cluster *clientcmdapi.Cluster, user *clientcmdapi.AuthInfo) error {
 	var refused []string
 	for what, set := range map[string]bool{
-		"an exec plugin (users[].user.exec)":                    user.Exec != nil,
-		"an auth-provider plugin (users[].user.auth-provider)":  user.AuthProvider != nil,
-		"a token file (users[].user.tokenFile)":                 user.TokenFile != "",
-		"a client certificate file (users[].user.client-certificate)": user.ClientCertificate != "",
-		"a client key file (users[].user.client-key)":           user.ClientKey != "",
+		"an exec plugin (users[].user.exec)":                                      user.Exec != nil,
+		"an auth-provider plugin (users[].user.auth-provider)":                    user.AuthProvider != nil,
+		"a token file (users[].user.tokenFile)":                                   user.TokenFile != "",
+		"a client certificate file (users[].user.client-certificate)":             user.ClientCertificate != "",
+		"a client key file (users[].user.client-key)":                             user.ClientKey != "",
 		"a certificate authority file (clusters[].cluster.certificate-authority)": cluster.CertificateAuthority != "",
-		"insecure-skip-tls-verify (clusters[].cluster)":         cluster.InsecureSkipTLSVerify,
-		"a proxy (clusters[].cluster.proxy-url)":                cluster.ProxyURL != "",
+		"insecure-skip-tls-verify (clusters[].cluster)":                           cluster.InsecureSkipTLSVerify,
+		"a proxy (clusters[].cluster.proxy-url)":                                  cluster.ProxyURL != "",
 	} {
 		if set {
 			refused = append(refused, what)
