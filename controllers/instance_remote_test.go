@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/test/typedtest"
 )
 
 // remoteInstance makes, in namespace ns of both clusters, a kubeconfig
@@ -112,6 +113,26 @@ var _ = Describe("An Instance with spec.kubeConfig", func() {
 			g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, kudov1beta1.ReadyCondition)).To(BeTrue())
 			g.Expect(remoteConfigMap(ctx, g, ns, "demo-b").Data).To(HaveKeyWithValue("greeting", "hi"))
 		}).WithTimeout(time.Minute).Should(Succeed())
+	})
+
+	It("runs a typed object's plans on the cluster its spec.kubeConfig names, and refuses a change of it", func() {
+		Expect(remoteClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "remote-kubeconfig"},
+			Data: map[string][]byte{"value": remoteKubeConfig}})).To(Succeed())
+		_, names := typedOperator(ctx, ns)
+		key := types.NamespacedName{Namespace: ns, Name: "t"}
+		createDeployedWith(ctx, names, key, map[string]any{
+			"GREETING": "hi", "kubeConfig": map[string]any{"secretRef": map[string]any{"name": "remote-kubeconfig"}},
+		})
+		Expect(getInstance(ctx, Default, key).Spec.KubeConfig).To(Equal(
+			&kudov1beta1.KubeConfigReference{SecretRef: kudov1beta1.KubeConfigSecretReference{Name: "remote-kubeconfig"}}))
+		Expect(remoteConfigMap(ctx, Default, ns, "t-a").Data).To(HaveKeyWithValue("greeting", "hi"))
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "t-a"}, &corev1.ConfigMap{}))).To(BeTrue())
+
+		err := k8sClient.Patch(ctx, typedtest.Object(names, ns, "t", map[string]any{
+			"kubeConfig": map[string]any{"secretRef": map[string]any{"name": "other-kubeconfig"}},
+		}), client.Merge)
+		Expect(err).To(MatchError(ContainSubstring("spec.kubeConfig")))
 	})
 
 	It("says which Secret and key hold a kubeconfig it cannot use", func() {

@@ -255,6 +255,7 @@ func runsAsDesired(i, desired *kudov1beta1.Instance) bool {
 		maps.Equal(i.Spec.Parameters, desired.Spec.Parameters) &&
 		maps.Equal(i.Spec.SecretParameters, desired.Spec.SecretParameters) &&
 		i.Spec.ServiceAccountName == desired.Spec.ServiceAccountName &&
+		equality.Semantic.DeepEqual(i.Spec.KubeConfig, desired.Spec.KubeConfig) &&
 		i.Labels[kudov1beta1.ShardLabel] == desired.Labels[kudov1beta1.ShardLabel] &&
 		i.Annotations[kudov1beta1.TypedGenerationAnnotation] == desired.Annotations[kudov1beta1.TypedGenerationAnnotation]
 }
@@ -285,6 +286,13 @@ func (r *TypedReconciler) apply(ctx context.Context, desired *kudov1beta1.Instan
 	}
 	if desired.Spec.ServiceAccountName != "" {
 		spec["serviceAccountName"] = desired.Spec.ServiceAccountName
+	}
+	if kc := desired.Spec.KubeConfig; kc != nil {
+		ref := map[string]any{"name": kc.SecretRef.Name}
+		if kc.SecretRef.Key != "" {
+			ref["key"] = kc.SecretRef.Key
+		}
+		spec["kubeConfig"] = map[string]any{"secretRef": ref}
 	}
 	owner, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&desired.OwnerReferences[0])
 	if err != nil {

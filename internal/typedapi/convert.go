@@ -74,6 +74,12 @@ func SpecValues(values map[string]string, parameters []kudov1beta1.Parameter) (m
 func InstanceSpec(spec map[string]any, ov *kudov1beta1.OperatorVersion) (kudov1beta1.InstanceSpec, error) {
 	out := kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: ov.Name}}
 	out.ServiceAccountName, _ = spec[ServiceAccountNameField].(string)
+	if kc, ok := spec[KubeConfigField].(map[string]any); ok {
+		ref, _ := kc["secretRef"].(map[string]any)
+		name, _ := ref["name"].(string)
+		key, _ := ref["key"].(string)
+		out.KubeConfig = &kudov1beta1.KubeConfigReference{SecretRef: kudov1beta1.KubeConfigSecretReference{Name: name, Key: key}}
+	}
 	if secrets, ok := spec[SecretParametersField].(map[string]any); ok && len(secrets) > 0 {
 		out.SecretParameters = make(map[string]kudov1beta1.SecretKeyReference, len(secrets))
 		for name, ref := range secrets {

@@ -135,8 +135,8 @@ func TestFieldsRefusesParametersWhoseEscapedNamesMeet(t *testing.T) {
 			t.Errorf("Fields(%s, %s) = %v, want %q", tc.a, tc.b, err, want)
 		}
 	}
-	fields, err := Fields([]kudov1beta1.Parameter{{Name: "in"}, {Name: "log.level"}, {Name: "serviceAccountName"}})
-	want := map[string]string{"in": "in", "log.level": "log_level", "serviceAccountName": "serviceAccountName_"}
+	fields, err := Fields([]kudov1beta1.Parameter{{Name: "in"}, {Name: "log.level"}, {Name: "serviceAccountName"}, {Name: "kubeConfig"}})
+	want := map[string]string{"in": "in", "log.level": "log_level", "serviceAccountName": "serviceAccountName_", "kubeConfig": "kubeConfig_"}
 	if err != nil || !maps.Equal(fields, want) {
 		t.Errorf("Fields = %v, %v; want %v", fields, err, want)
 	}

@@ -23,10 +23,11 @@ const (
 	OperatorVersionField    = "operatorVersion"
 	SecretParametersField   = "secretParameters"
 	ServiceAccountNameField = "serviceAccountName"
+	KubeConfigField         = "kubeConfig"
 	planExecutionField      = "planExecution"
 )
 
-var reservedFields = []string{OperatorVersionField, SecretParametersField, ServiceAccountNameField, planExecutionField}
+var reservedFields = []string{OperatorVersionField, SecretParametersField, ServiceAccountNameField, KubeConfigField, planExecutionField}
 
 // OperatorLabel names, on the CustomResourceDefinition, the Operator that
 // serves it: a kind is one package's.
@@ -47,7 +48,7 @@ var celKeywords = []string{
 // character becomes "_" and a leading digit gets "_" before it
 // ("log.level" → log_level, "2FA" → _2FA). A parameter named as a field
 // of the Instance's spec (operatorVersion, secretParameters,
-// serviceAccountName, planExecution) gets "_" after it. Two parameters that end with one field
+// serviceAccountName, kubeConfig, planExecution) gets "_" after it. Two parameters that end with one field
 // are refused (Fields).
 func FieldOf(param string) string {
 	field := param
@@ -145,6 +146,20 @@ func sharedSpecSchema() *apiextensionsv1.JSONSchemaProps {
 			ServiceAccountNameField: {
 				Type: "string", MaxLength: ptr.To(int64(253)),
 				Description: "The ServiceAccount of the object's namespace its plans run as, as an Instance's spec.serviceAccountName.",
+			},
+			KubeConfigField: {
+				Type: "object", Required: []string{"secretRef"},
+				Description: "The cluster the object's plans act on, as an Instance's spec.kubeConfig: a Secret of the object's " +
+					"namespace and its key (\"value\" when not set) holding a kubeconfig. It cannot change.",
+				Properties: map[string]apiextensionsv1.JSONSchemaProps{
+					"secretRef": {
+						Type: "object", Required: []string{"name"},
+						Properties: map[string]apiextensionsv1.JSONSchemaProps{
+							"name": {Type: "string", MinLength: ptr.To(int64(1)), MaxLength: ptr.To(int64(253))},
+							"key":  {Type: "string", MaxLength: ptr.To(int64(253))},
+						},
+					},
+				},
 			},
 		},
 	}

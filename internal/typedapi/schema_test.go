@@ -259,13 +259,15 @@ func TestInstanceSpecOfATypedObject(t *testing.T) {
 		"operatorVersion": "ignored: the caller chose ov", "serviceAccountName": "zk",
 		"NODE_COUNT": int64(5), "PASSWORD": "changeme",
 		"secretParameters": map[string]any{"PASSWORD": map[string]any{"name": "zk-secret", "key": "password"}},
+		"kubeConfig":       map[string]any{"secretRef": map[string]any{"name": "prod-kubeconfig"}},
 	}
 	got, err := typedapi.InstanceSpec(spec, ov)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := `{"operatorVersion":{"name":"zookeeper-0.3.1"},"parameters":{"NODE_COUNT":"5"},` +
-		`"secretParameters":{"PASSWORD":{"name":"zk-secret","key":"password"}},"serviceAccountName":"zk","planExecution":{}}`
+		`"secretParameters":{"PASSWORD":{"name":"zk-secret","key":"password"}},"serviceAccountName":"zk",` +
+		`"kubeConfig":{"secretRef":{"name":"prod-kubeconfig"}},"planExecution":{}}`
 	if s := asJSON(t, got); s != want {
 		t.Errorf("got  %s\nwant %s", s, want)
 	}
