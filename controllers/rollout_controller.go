@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -56,39 +55,34 @@ func (r *RolloutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	return result, patchStatus(ctx, r.Client, before, ro)
 }
 
-// fleet are the Instances of the Rollout's namespace it selects
-// (rollout.Fleet), by name, and the target OperatorVersion of each.
-func (r *RolloutReconciler) fleet(ctx context.Context, ro *kudov1alpha1.Rollout) (
-	map[string]*kudov1beta1.Instance, map[string]*kudov1beta1.OperatorVersion, error) {
+// fleet are the Instances of the Rollout's namespace it selects, with the
+// target OperatorVersion of each (rollout.Fleet).
+func (r *RolloutReconciler) fleet(ctx context.Context, ro *kudov1alpha1.Rollout) ([]rollout.Candidate, error) {
 	list := &kudov1beta1.InstanceList{}
 	if err := r.List(ctx, list, client.InNamespace(ro.Namespace)); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	versions := &kudov1beta1.OperatorVersionList{}
 	if err := r.List(ctx, versions); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	fleet, err := rollout.Fleet(list.Items, versions.Items, &ro.Spec)
-	if err != nil {
-		return nil, nil, err
-	}
-	instances := map[string]*kudov1beta1.Instance{}
-	targets := map[string]*kudov1beta1.OperatorVersion{}
-	for _, c := range fleet {
-		instances[c.Instance.Name], targets[c.Instance.Name] = c.Instance, c.Target
-	}
-	return instances, targets, nil
+	return rollout.Fleet(list.Items, versions.Items, &ro.Spec)
 }
 
 // step takes the rollout one step: it plans the waves, then upgrades,
 // waits, pauses or ends the current wave as rollout.Next decides.
 func (r *RolloutReconciler) step(ctx context.Context, ro *kudov1alpha1.Rollout) (ctrl.Result, error) {
-	instances, targets, err := r.fleet(ctx, ro)
+	fleet, err := r.fleet(ctx, ro)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	instances := make(map[string]*kudov1beta1.Instance, len(fleet))
+	targets := make(map[string]*kudov1beta1.OperatorVersion, len(fleet))
+	for _, c := range fleet {
+		instances[c.Instance.Name], targets[c.Instance.Name] = c.Instance, c.Target
+	}
 	if len(ro.Status.Waves) == 0 {
-		if err := r.plan(ro, instances, targets); err != nil {
+		if err := r.plan(ro, fleet); err != nil {
 			setReadiness(ro, engine.Readiness{Ready: metav1.ConditionFalse, Stalled: true, Reason: kudov1beta1.InvalidReason, Message: err.Error()})
 			return ctrl.Result{}, nil
 		}
@@ -179,33 +173,21 @@ func (r *RolloutReconciler) step(ctx context.Context, ro *kudov1alpha1.Rollout) 
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
 }
 
-// plan splits the fleet into the waves, by name, and records what each
-// Instance runs before the rollout moves it.
-func (r *RolloutReconciler) plan(ro *kudov1alpha1.Rollout, instances map[string]*kudov1beta1.Instance,
-	targets map[string]*kudov1beta1.OperatorVersion) error {
-	names := make([]string, 0, len(instances))
-	for name := range instances {
-		if targets[name] == nil {
-			return fmt.Errorf("no OperatorVersion %s of %s is installed beside Instance %s's", ro.Spec.OperatorVersion, ro.Spec.Operator, name)
-		}
-		names = append(names, name)
-	}
-	if len(names) == 0 {
-		return fmt.Errorf("no Instance of %s in namespace %s matches", ro.Spec.Operator, ro.Namespace)
-	}
-	slices.Sort(names)
-	waves, err := rollout.Waves(names, ro.Spec.Strategy.Waves)
+// plan splits the fleet into the waves (rollout.PlanWaves) and records
+// what each Instance runs before the rollout moves it.
+func (r *RolloutReconciler) plan(ro *kudov1alpha1.Rollout, fleet []rollout.Candidate) error {
+	waves, err := rollout.PlanWaves(fleet, ro)
 	if err != nil {
-		return fmt.Errorf("spec.strategy.waves: %w", err)
+		return err
 	}
 	ro.Status.Previous = map[string]string{}
-	for _, name := range names {
-		ro.Status.Previous[name] = instances[name].Spec.OperatorVersion.Name
+	for _, c := range fleet {
+		ro.Status.Previous[c.Instance.Name] = c.Instance.Spec.OperatorVersion.Name
 	}
 	for _, w := range waves {
-		ro.Status.Waves = append(ro.Status.Waves, kudov1alpha1.WaveStatus{Instances: w, Phase: kudov1alpha1.WavePending})
+		ro.Status.Waves = append(ro.Status.Waves, kudov1alpha1.WaveStatus{Instances: w.Instances, Cluster: w.Cluster, Phase: kudov1alpha1.WavePending})
 	}
-	ro.Status.Total = int32(len(names))
+	ro.Status.Total = int32(len(fleet))
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -102,6 +103,35 @@ var _ = Describe("A Rollout", func() {
 		Expect(bad.Status.Waves[0].Phase).To(Equal(kudov1alpha1.WaveFailed))
 		Expect(bad.Status.Message).To(HavePrefix("Paused at wave 1: Instance i1: its upgrade plan failed"))
 		Consistently(versions, "3s").Should(Equal([]string{"fleet-0.3.0", "fleet-0.2.0", "fleet-0.2.0"}))
+	})
+
+	It("goes cluster by cluster: the other cluster's Instance first, then the manager's own", func() {
+		Expect(remoteClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "staging"},
+			Data: map[string][]byte{"value": remoteKubeConfig}})).To(Succeed())
+		remote := newInstance(ns, "r1", "fleet-0.1.0")
+		remote.Spec.KubeConfig = &kudov1beta1.KubeConfigReference{SecretRef: kudov1beta1.KubeConfigSecretReference{Name: "staging"}}
+		Expect(k8sClient.Create(ctx, remote)).To(Succeed())
+		Eventually(func(g Gomega) {
+			i := getInstance(ctx, g, client.ObjectKeyFromObject(remote))
+			g.Expect(apimeta.IsStatusConditionTrue(i.Status.Conditions, kudov1beta1.ReadyCondition)).To(BeTrue())
+		}).Should(Succeed())
+
+		ro := rolloutTo(ns, "by-cluster", "0.2.0")
+		ro.Spec.Strategy.Clusters = []string{"staging", kudov1alpha1.LocalCluster}
+		Expect(k8sClient.Create(ctx, ro)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ro), ro)).To(Succeed())
+			g.Expect(apimeta.IsStatusConditionTrue(ro.Status.Conditions, kudov1alpha1.RolloutComplete)).To(BeTrue(), "%+v", ro.Status)
+		}, "60s").Should(Succeed())
+		var waves []string
+		for _, w := range ro.Status.Waves {
+			waves = append(waves, fmt.Sprintf("%s %v", w.Cluster, w.Instances))
+		}
+		Expect(waves).To(Equal([]string{"staging [r1]", "in-cluster [i1]", "in-cluster [i2 i3]"}))
+		Expect(ro.Status.Waves[0].CompletedAt.Time).NotTo(BeTemporally(">", ro.Status.Waves[1].StartedAt.Time))
+		Expect(getInstance(ctx, Default, client.ObjectKeyFromObject(remote)).Spec.OperatorVersion.Name).To(Equal("fleet-0.2.0"))
+		Expect(versions(Default)).To(Equal([]string{"fleet-0.2.0", "fleet-0.2.0", "fleet-0.2.0"}))
 	})
 
 	It("rolls a failed canary back to what it ran, its history kept, when the strategy says so", func() {

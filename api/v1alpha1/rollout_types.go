@@ -70,6 +70,18 @@ type RolloutStrategy struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
 	Waves []intstr.IntOrString `json:"waves,omitempty"`
+	// Clusters (kudo-ng) orders the rollout by the clusters the Instances
+	// act on: all of the first cluster's Instances, in waves of the sizes
+	// above, before any of the second's (staging, then production). A
+	// cluster is named by the kubeconfig Secret of its Instances'
+	// spec.kubeConfig, and the manager's own cluster "in-cluster", as
+	// Argo CD names it. An Instance of a cluster not named stops the
+	// rollout before it starts. Left out, the fleet is one group.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=253
+	Clusters []string `json:"clusters,omitempty"`
 	// MaxParallel is how many Instances of a wave upgrade at once.
 	// +optional
 	// +kubebuilder:default=1
@@ -92,6 +104,10 @@ type RolloutStrategy struct {
 	OnFailure FailurePolicy `json:"onFailure,omitempty"`
 }
 
+// LocalCluster names, in spec.strategy.clusters and a wave's status, the
+// manager's own cluster: that of the Instances without spec.kubeConfig.
+const LocalCluster = "in-cluster"
+
 // RolloutComplete is the condition of a Rollout whose every wave is
 // complete, as a Job's: kubectl wait --for=condition=Complete.
 const RolloutComplete = "Complete"
@@ -113,6 +129,10 @@ type WaveStatus struct {
 	// +listType=atomic
 	Instances []string  `json:"instances"`
 	Phase     WavePhase `json:"phase"`
+	// Cluster is the cluster the wave's Instances act on, when the rollout
+	// goes cluster by cluster (spec.strategy.clusters).
+	// +optional
+	Cluster string `json:"cluster,omitempty"`
 	// +optional
 	StartedAt *metav1.Time `json:"startedAt,omitempty"`
 	// +optional

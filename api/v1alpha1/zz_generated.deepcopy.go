@@ -296,6 +296,11 @@ func (in *RolloutStrategy) DeepCopyInto(out *RolloutStrategy) {
 		*out = make([]intstr.IntOrString, len(*in))
 		copy(*out, *in)
 	}
+	if in.Clusters != nil {
+		in, out := &in.Clusters, &out.Clusters
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	out.BakeTime = in.BakeTime
 }
 

@@ -48,6 +48,80 @@ func Waves(members []string, sizes []intstr.IntOrString) ([][]string, error) {
 	return waves, nil
 }
 
+// Wave is a wave the rollout plans: its Instances and, going cluster by
+// cluster, the cluster they act on.
+type Wave struct {
+	Cluster   string
+	Instances []string
+}
+
+// ClusterOf names the cluster an Instance acts on as spec.strategy.clusters
+// does: its kubeconfig Secret's name, or the manager's own.
+func ClusterOf(i *kudov1beta1.Instance) string {
+	if kc := i.Spec.KubeConfig; kc != nil {
+		return kc.SecretRef.Name
+	}
+	return kudov1alpha1.LocalCluster
+}
+
+// PlanWaves splits the rollout's fleet (Fleet), in its order, into the
+// waves of its strategy: without clusters, all of it by the sizes (Waves);
+// with them, each cluster's Instances by the sizes, cluster after cluster
+// in their order. A fleet that is empty, or that has an Instance with no
+// target version beside it, or of a cluster the strategy does not name, is
+// refused: where an Instance goes is the user's to say, not a guess.
+func PlanWaves(fleet []Candidate, ro *kudov1alpha1.Rollout) ([]Wave, error) {
+	if len(fleet) == 0 {
+		return nil, fmt.Errorf("no Instance of %s in namespace %s matches", ro.Spec.Operator, ro.Namespace)
+	}
+	for _, c := range fleet {
+		if c.Target == nil {
+			return nil, fmt.Errorf("no OperatorVersion %s of %s is installed beside Instance %s's", ro.Spec.OperatorVersion, ro.Spec.Operator,
+				c.Instance.Name)
+		}
+	}
+	strategy := &ro.Spec.Strategy
+	if len(strategy.Clusters) == 0 {
+		names := make([]string, len(fleet))
+		for n, c := range fleet {
+			names[n] = c.Instance.Name
+		}
+		return wavesOf("", names, strategy.Waves)
+	}
+	byCluster := map[string][]string{}
+	for _, c := range fleet {
+		cluster := ClusterOf(c.Instance)
+		if !slices.Contains(strategy.Clusters, cluster) {
+			return nil, fmt.Errorf("spec.strategy.clusters: Instance %s acts on cluster %s, which it does not name", c.Instance.Name, cluster)
+		}
+		byCluster[cluster] = append(byCluster[cluster], c.Instance.Name)
+	}
+	var waves []Wave
+	for _, cluster := range strategy.Clusters {
+		if len(byCluster[cluster]) == 0 {
+			continue
+		}
+		w, err := wavesOf(cluster, byCluster[cluster], strategy.Waves)
+		if err != nil {
+			return nil, err
+		}
+		waves = append(waves, w...)
+	}
+	return waves, nil
+}
+
+func wavesOf(cluster string, names []string, sizes []intstr.IntOrString) ([]Wave, error) {
+	split, err := Waves(names, sizes)
+	if err != nil {
+		return nil, fmt.Errorf("spec.strategy.waves: %w", err)
+	}
+	waves := make([]Wave, len(split))
+	for n, instances := range split {
+		waves[n] = Wave{Cluster: cluster, Instances: instances}
+	}
+	return waves, nil
+}
+
 // Member is what the rollout reads of one Instance of the current wave.
 type Member struct {
 	Name string

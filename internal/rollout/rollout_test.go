@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 )
 
@@ -43,6 +44,66 @@ func TestWaves(t *testing.T) {
 			got, err := Waves(names(tc.members), tc.sizes)
 			if tc.err != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("waves (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPlanWavesGoesClusterByCluster(t *testing.T) {
+	target := &kudov1beta1.OperatorVersion{}
+	member := func(name, cluster string) Candidate {
+		i := &kudov1beta1.Instance{}
+		i.Name = name
+		if cluster != "" {
+			i.Spec.KubeConfig = &kudov1beta1.KubeConfigReference{SecretRef: kudov1beta1.KubeConfigSecretReference{Name: cluster, Key: "config"}}
+		}
+		return Candidate{Instance: i, Target: target}
+	}
+	fleet := []Candidate{member("a", "prod"), member("b", "staging"), member("c", ""), member("d", "prod"), member("e", "prod")}
+	tests := []struct {
+		name     string
+		clusters []string
+		sizes    []intstr.IntOrString
+		fleet    []Candidate
+		want     []Wave
+		err      string
+	}{
+		{name: "no clusters: the fleet by name", sizes: []intstr.IntOrString{intstr.FromInt32(1)},
+			want: []Wave{{Instances: []string{"a"}}, {Instances: []string{"b", "c", "d", "e"}}}},
+		{name: "each cluster in its order, split by the sizes; the manager's own is in-cluster",
+			clusters: []string{"staging", kudov1alpha1.LocalCluster, "prod"}, sizes: []intstr.IntOrString{intstr.FromInt32(1)},
+			want: []Wave{{Cluster: "staging", Instances: []string{"b"}}, {Cluster: "in-cluster", Instances: []string{"c"}},
+				{Cluster: "prod", Instances: []string{"a"}}, {Cluster: "prod", Instances: []string{"d", "e"}}}},
+		{name: "a named cluster with no Instance has no wave", clusters: []string{"dev", "staging", "in-cluster", "prod"},
+			want: []Wave{{Cluster: "staging", Instances: []string{"b"}}, {Cluster: "in-cluster", Instances: []string{"c"}},
+				{Cluster: "prod", Instances: []string{"a", "d", "e"}}}},
+		{name: "an Instance of a cluster not named is refused", clusters: []string{"staging", "prod"},
+			err: "spec.strategy.clusters: Instance c acts on cluster in-cluster, which it does not name"},
+		{name: "an empty fleet is refused", fleet: []Candidate{}, err: "no Instance of pg in namespace team matches"},
+		{name: "an Instance with no target beside it is refused", fleet: []Candidate{{Instance: fleet[0].Instance}},
+			err: "no OperatorVersion 2.0.0 of pg is installed beside Instance a's"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ro := &kudov1alpha1.Rollout{Spec: kudov1alpha1.RolloutSpec{Operator: "pg", OperatorVersion: "2.0.0",
+				Strategy: kudov1alpha1.RolloutStrategy{Clusters: tc.clusters, Waves: tc.sizes}}}
+			ro.Namespace = "team"
+			in := fleet
+			if tc.fleet != nil {
+				in = tc.fleet
+			}
+			got, err := PlanWaves(in, ro)
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
 					t.Fatalf("error %v, want %q", err, tc.err)
 				}
 				return

@@ -18,6 +18,7 @@ import (
 // RolloutWave is a wave a Rollout would plan, and what upgrading each of its
 // Instances would do.
 type RolloutWave struct {
+	Cluster   string            `json:"cluster,omitempty"`
 	Instances []string          `json:"instances"`
 	Reports   []*preview.Report `json:"reports"`
 }
@@ -38,28 +39,19 @@ func PreviewRollout(ctx context.Context, cfg Config, ro *kudov1alpha1.Rollout) (
 	if err != nil {
 		return nil, err
 	}
-	byName := map[string]rollout.Candidate{}
-	names := make([]string, 0, len(fleet))
-	for _, c := range fleet {
-		if c.Target == nil {
-			return nil, fmt.Errorf("no OperatorVersion %s of %s is installed beside Instance %s's", ro.Spec.OperatorVersion, ro.Spec.Operator,
-				c.Instance.Name)
-		}
-		byName[c.Instance.Name] = c
-		names = append(names, c.Instance.Name)
-	}
-	if len(names) == 0 {
-		return nil, fmt.Errorf("no Instance of %s in namespace %s matches", ro.Spec.Operator, ro.Namespace)
-	}
-	waves, err := rollout.Waves(names, ro.Spec.Strategy.Waves)
+	waves, err := rollout.PlanWaves(fleet, ro)
 	if err != nil {
-		return nil, fmt.Errorf("spec.strategy.waves: %w", err)
+		return nil, err
+	}
+	byName := make(map[string]rollout.Candidate, len(fleet))
+	for _, c := range fleet {
+		byName[c.Instance.Name] = c
 	}
 	p := newPreviewer(cfg, nil)
 	out := make([]RolloutWave, 0, len(waves))
 	for _, wave := range waves {
-		w := RolloutWave{Instances: wave}
-		for _, name := range wave {
+		w := RolloutWave{Cluster: wave.Cluster, Instances: wave.Instances}
+		for _, name := range wave.Instances {
 			c := byName[name]
 			after := c.Instance.DeepCopy()
 			after.Spec.OperatorVersion.Name = c.Target.Name
@@ -89,7 +81,7 @@ func (o *PreviewOptions) PrintRollout(w io.Writer, waves []RolloutWave) error {
 		if o.Output != "" {
 			continue
 		}
-		if _, err := fmt.Fprintf(w, "Wave %d: %s\n", n+1, strings.Join(wave.Instances, ", ")); err != nil {
+		if _, err := fmt.Fprintf(w, "Wave %d%s: %s\n", n+1, onCluster(wave.Cluster), strings.Join(wave.Instances, ", ")); err != nil {
 			return err
 		}
 		if o.Diff {
@@ -107,4 +99,12 @@ func (o *PreviewOptions) PrintRollout(w io.Writer, waves []RolloutWave) error {
 		return ErrWouldChange
 	}
 	return nil
+}
+
+// onCluster is how a wave's line names its cluster, when it has one.
+func onCluster(cluster string) string {
+	if cluster == "" {
+		return ""
+	}
+	return " (cluster " + cluster + ")"
 }

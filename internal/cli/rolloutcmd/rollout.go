@@ -95,7 +95,12 @@ func PrintStatus(w io.Writer, ro *kudov1alpha1.Rollout, now time.Time) error {
 		_, _ = fmt.Fprintf(w, "Failed: Instance %s: %s\n", f.Instance, f.Reason)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	_, _ = fmt.Fprintln(tw, "WAVE\tPHASE\tINSTANCES\tTOOK")
+	byCluster := len(ro.Spec.Strategy.Clusters) > 0
+	if byCluster {
+		_, _ = fmt.Fprintln(tw, "WAVE\tCLUSTER\tPHASE\tINSTANCES\tTOOK")
+	} else {
+		_, _ = fmt.Fprintln(tw, "WAVE\tPHASE\tINSTANCES\tTOOK")
+	}
 	for n, wave := range ro.Status.Waves {
 		took := ""
 		switch {
@@ -104,7 +109,11 @@ func PrintStatus(w io.Writer, ro *kudov1alpha1.Rollout, now time.Time) error {
 		case wave.StartedAt != nil:
 			took = now.Sub(wave.StartedAt.Time).Round(time.Second).String() + " so far"
 		}
-		_, _ = fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", n+1, wave.Phase, strings.Join(wave.Instances, ", "), took)
+		if byCluster {
+			_, _ = fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", n+1, wave.Cluster, wave.Phase, strings.Join(wave.Instances, ", "), took)
+		} else {
+			_, _ = fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", n+1, wave.Phase, strings.Join(wave.Instances, ", "), took)
+		}
 	}
 	return tw.Flush()
 }

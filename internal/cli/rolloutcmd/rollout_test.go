@@ -45,3 +45,30 @@ WAVE  PHASE     INSTANCES  TOOK
 		t.Errorf("status (-want +got):\n%s", diff)
 	}
 }
+
+func TestPrintStatusNamesEachWavesClusterWhenTheRolloutGoesByCluster(t *testing.T) {
+	ro := &kudov1alpha1.Rollout{
+		ObjectMeta: metav1.ObjectMeta{Name: "pg-2"},
+		Spec: kudov1alpha1.RolloutSpec{Operator: "postgres", OperatorVersion: "0.2.0",
+			Strategy: kudov1alpha1.RolloutStrategy{Clusters: []string{"staging-kubeconfig", "prod-kubeconfig"}}},
+		Status: kudov1alpha1.RolloutStatus{
+			Total: 3,
+			Waves: []kudov1alpha1.WaveStatus{
+				{Cluster: "staging-kubeconfig", Instances: []string{"a"}, Phase: kudov1alpha1.WavePending},
+				{Cluster: "prod-kubeconfig", Instances: []string{"b", "c"}, Phase: kudov1alpha1.WavePending},
+			},
+		},
+	}
+	var out bytes.Buffer
+	if err := PrintStatus(&out, ro, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	want := `Rollout pg-2 of postgres to 0.2.0: 0 of 3 Instances upgraded. not started
+WAVE  CLUSTER             PHASE    INSTANCES  TOOK
+1     staging-kubeconfig  Pending  a          
+2     prod-kubeconfig     Pending  b, c       
+`
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("status (-want +got):\n%s", diff)
+	}
+}
