@@ -124,9 +124,12 @@ type Link struct {
 	Text, Href string
 }
 
-// NamespaceGroup are the Instances of one namespace.
+// NamespaceGroup are the Instances of one namespace that act on one
+// cluster: the manager's own (Cluster "") or the one a kubeconfig Secret of
+// the namespace names.
 type NamespaceGroup struct {
 	Namespace string
+	Cluster   string
 	Instances []InstanceRow
 }
 
@@ -137,7 +140,10 @@ type InstanceRow struct {
 	Operator        string
 	OperatorVersion Link
 	// Typed is the kind of the typed object the Instance runs, if any.
-	Typed      string
+	Typed string
+	// Cluster is the kubeconfig Secret and key of the cluster the Instance
+	// acts on (spec.kubeConfig), "" for the manager's own.
+	Cluster    string
 	Plan       string
 	PlanStatus kudov1beta1.ExecutionStatus
 	State      State
@@ -185,7 +191,8 @@ func RolloutHref(ns, name string) string { return "/rollouts/" + ns + "/" + name
 func FleetOf(s *Snapshot, f Filter) *Fleet {
 	fleet := &Fleet{Namespace: s.Namespace, Filter: f, Total: len(s.Instances)}
 	counts := map[State]int{}
-	groups := map[string][]InstanceRow{}
+	type groupKey struct{ cluster, namespace string }
+	groups := map[groupKey][]InstanceRow{}
 	instancesOf := map[string]int{}
 	for k := range s.Instances {
 		i := &s.Instances[k]
@@ -198,15 +205,20 @@ func FleetOf(s *Snapshot, f Filter) *Fleet {
 			continue
 		}
 		fleet.Shown++
-		groups[i.Namespace] = append(groups[i.Namespace], row)
+		key := groupKey{cluster: row.Cluster, namespace: i.Namespace}
+		groups[key] = append(groups[key], row)
 	}
 	for _, st := range states {
 		fleet.Counts = append(fleet.Counts, Count{State: st, N: counts[st]})
 	}
-	for _, ns := range slices.Sorted(maps.Keys(groups)) {
-		rows := groups[ns]
+	// The manager's own cluster first, then the others by name.
+	keys := slices.SortedFunc(maps.Keys(groups), func(a, b groupKey) int {
+		return cmp.Or(strings.Compare(a.cluster, b.cluster), strings.Compare(a.namespace, b.namespace))
+	})
+	for _, key := range keys {
+		rows := groups[key]
 		slices.SortFunc(rows, func(a, b InstanceRow) int { return strings.Compare(a.Name, b.Name) })
-		fleet.Groups = append(fleet.Groups, NamespaceGroup{Namespace: ns, Instances: rows})
+		fleet.Groups = append(fleet.Groups, NamespaceGroup{Namespace: key.namespace, Cluster: key.cluster, Instances: rows})
 	}
 	fleet.Operators = operatorRows(s, instancesOf)
 	for k := range s.OperatorVersions {
@@ -273,7 +285,7 @@ func (f Filter) matches(row *InstanceRow, attention bool) bool {
 		return true
 	}
 	q := strings.ToLower(f.Query)
-	for _, field := range []string{row.Namespace + "/" + row.Name, row.Operator, row.OperatorVersion.Text, row.Typed} {
+	for _, field := range []string{row.Namespace + "/" + row.Name, row.Operator, row.OperatorVersion.Text, row.Typed, row.Cluster} {
 		if strings.Contains(strings.ToLower(field), q) {
 			return true
 		}
@@ -342,6 +354,9 @@ func instanceRow(i *kudov1beta1.Instance) InstanceRow {
 	}
 	if holder := typedapi.HolderOf(i); holder != nil {
 		row.Typed = holder.GetKind()
+	}
+	if kc := i.Spec.KubeConfig; kc != nil {
+		row.Cluster = kc.String()
 	}
 	name, ps := LastPlan(i)
 	row.Plan = name

@@ -161,6 +161,27 @@ func TestFleetFilter(t *testing.T) {
 	}
 }
 
+func TestFleetGroupsTheInstancesOfEachClusterApart(t *testing.T) {
+	s := fleetSnapshot()
+	for _, name := range []string{"prod-db", "prod-cache"} {
+		i := instance("a", name, kudov1beta1.ExecutionComplete, metav1.ConditionTrue, kudov1beta1.ResourcesReadyReason)
+		i.Spec.KubeConfig = &kudov1beta1.KubeConfigReference{SecretRef: kudov1beta1.KubeConfigSecretReference{Name: "prod"}}
+		s.Instances = append(s.Instances, i)
+	}
+	var got []string
+	for _, g := range FleetOf(s, Filter{}).Groups {
+		got = append(got, fmt.Sprintf("%s %s %d", g.Cluster, g.Namespace, len(g.Instances)))
+	}
+	want := []string{" a 3", " b 2", "prod:value a 2"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("groups %q, want %q (the manager's own cluster first)", got, want)
+	}
+	f := FleetOf(s, Filter{Query: "prod:value"})
+	if f.Shown != 2 || len(f.Groups) != 1 || f.Groups[0].Instances[0].Name != "prod-cache" {
+		t.Errorf("searching the cluster shows %d in %+v", f.Shown, f.Groups)
+	}
+}
+
 func TestActivityIsNewestFirstAndFiltered(t *testing.T) {
 	s := fleetSnapshot()
 	all := FleetOf(s, Filter{}).Activity

@@ -32,11 +32,13 @@ type InstancePage struct {
 	Operator        Link
 	OperatorVersion Link
 	Typed           string
-	State           State
-	Conditions      []metav1.Condition
-	Plans           []PlanTree
-	Parameters      []ParameterRow
-	Objects         []ObjectRow
+	// Cluster is the cluster the Instance acts on, "" for the manager's own.
+	Cluster    string
+	State      State
+	Conditions []metav1.Condition
+	Plans      []PlanTree
+	Parameters []ParameterRow
+	Objects    []ObjectRow
 	// MoreObjects are the objects not read (MaxObjects).
 	MoreObjects int
 	Revisions   []RevisionRow
@@ -158,7 +160,7 @@ func InstanceOf(ns, name string, i *kudov1beta1.Instance, ov *kudov1beta1.Operat
 		return p
 	}
 	row := instanceRow(i)
-	p.Found, p.Typed, p.State, p.OperatorVersion = true, row.Typed, row.State, row.OperatorVersion
+	p.Found, p.Typed, p.Cluster, p.State, p.OperatorVersion = true, row.Typed, row.Cluster, row.State, row.OperatorVersion
 	p.Operator = Link{Text: row.Operator, Href: OperatorHref(i.Namespace, row.Operator)}
 	p.Conditions = i.Status.Conditions
 	p.Plans = planTrees(i, ov, now)

@@ -342,6 +342,12 @@ func (s *Server) liveObjects(ctx context.Context, i *kudov1beta1.Instance) []Liv
 	}
 	live := make([]Live, 0, len(refs))
 	for _, ref := range refs {
+		if kc := i.Spec.KubeConfig; kc != nil {
+			// The user's rights there are not the dashboard's to know:
+			// what the Instance's status records is all it shows.
+			live = append(live, Live{Ref: ref, Err: "in cluster " + kc.String() + ", which the dashboard does not read"})
+			continue
+		}
 		obj := &unstructured.Unstructured{}
 		obj.SetAPIVersion(ref.APIVersion)
 		obj.SetKind(ref.Kind)
