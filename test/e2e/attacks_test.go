@@ -324,6 +324,40 @@ func tenantAttacks(lockdown bool) {
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%v", err)
 	})
 
+	It(mode+": an Instance acts on no cluster whose kubeconfig its user may not get, nor on one the admin did not list (issue 70)", func() {
+		ctx := context.Background()
+		ns, ov := attackerNamespace(ctx, lockdown)
+		// The manager's own API server, as any pod sees it, with a program
+		// to run for a token: both refused, and nothing applied here.
+		kubeconfig := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'https://kubernetes.default.svc'}\n" +
+			"users:\n- name: u\n  user:\n    exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/sh}\n" +
+			"contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n"
+		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "prod-kubeconfig"},
+			StringData: map[string]string{"value": kubeconfig}})).To(Succeed())
+		remote := func(name string) *kudov1beta1.Instance {
+			return &kudov1beta1.Instance{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+				Spec: kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: ov.Name},
+					KubeConfig: &kudov1beta1.KubeConfigReference{SecretRef: kudov1beta1.KubeConfigSecretReference{Name: "prod-kubeconfig"}}}}
+		}
+		err := asUser(attacker).Create(ctx, remote("elsewhere"))
+		Expect(err).To(MatchError(ContainSubstring(fmt.Sprintf("spec.kubeConfig.secretRef: %s may not get Secret %s/prod-kubeconfig", attacker, ns))))
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "elsewhere"}, &kudov1beta1.Instance{}))).To(BeTrue())
+
+		before := managerRestarts(ctx)
+		byAdmin := remote("by-admin")
+		Expect(k8sClient.Create(ctx, byAdmin)).To(Succeed())
+		deleteAfterSpec(byAdmin)
+		Eventually(func(g Gomega) {
+			ready := readyConditionOf(ctx, g, byAdmin)
+			g.Expect(ready.Reason).To(Equal(kudov1beta1.InvalidKubeConfigReason))
+			g.Expect(ready.Message).To(ContainSubstring("Secret " + ns + "/prod-kubeconfig key value"))
+		}).Should(Succeed())
+		list := &corev1.ConfigMapList{}
+		Expect(k8sClient.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{kudov1beta1.InstanceLabel: "by-admin"})).To(Succeed())
+		Expect(list.Items).To(BeEmpty(), "an Instance of another cluster applied here")
+		Expect(managerRestarts(ctx)).To(Equal(before), "a manager pod restarted or was replaced")
+	})
+
 	It(mode+": the OperatorVersion an Instance runs cannot change under it", func() {
 		ctx := context.Background()
 		ns, ov := attackerNamespace(ctx, lockdown)
