@@ -341,11 +341,15 @@ func (s *Server) liveObjects(ctx context.Context, i *kudov1beta1.Instance) []Liv
 		return cached.live
 	}
 	live := make([]Live, 0, len(refs))
+	elsewhere := ""
+	if kc := i.Spec.KubeConfig; kc != nil {
+		// The user's rights there are not the dashboard's to know: what the
+		// Instance's status records is all it shows.
+		elsewhere = "in cluster " + kc.String() + ", which the dashboard does not read"
+	}
 	for _, ref := range refs {
-		if kc := i.Spec.KubeConfig; kc != nil {
-			// The user's rights there are not the dashboard's to know:
-			// what the Instance's status records is all it shows.
-			live = append(live, Live{Ref: ref, Err: "in cluster " + kc.String() + ", which the dashboard does not read"})
+		if elsewhere != "" {
+			live = append(live, Live{Ref: ref, Err: elsewhere})
 			continue
 		}
 		obj := &unstructured.Unstructured{}

@@ -345,6 +345,20 @@ func TestAnInstancePageReadsTheObjectsAPlanAddsAtOnce(t *testing.T) {
 	}
 }
 
+func TestAnInstanceOfAnotherClusterNamesItAndReadsNoObjectHere(t *testing.T) {
+	_, reader, srv := testServer(t, true)
+	c := signedIn(t, srv)
+	i := &reader.snap.Instances[len(reader.snap.Instances)-1]
+	i.Spec.KubeConfig = &kudov1beta1.KubeConfigReference{SecretRef: kudov1beta1.KubeConfigSecretReference{Name: "prod"}}
+	_, body := get(t, c, srv.URL+"/instances/a/zk")
+	if !strings.Contains(body, "acts on cluster prod:value") {
+		t.Errorf("the page does not name the cluster:\n%s", body)
+	}
+	if n := strings.Count(body, "in cluster prod:value, which the dashboard does not read"); n != 3 {
+		t.Errorf("%d of 3 objects say they are in the other cluster:\n%s", n, body)
+	}
+}
+
 // What a tenant writes — names, messages, parameters, an Operator's URL —
 // is text in the pages, never markup or a script's link.
 func TestWhatATenantWritesIsEscaped(t *testing.T) {
