@@ -283,6 +283,12 @@ func (r *InstanceReconciler) prepare(ctx context.Context, run *planRun) (bool, e
 	run.objects = objects.NewManager(instance, id.writer,
 		objects.Options{APIReader: id.target.apiReader, Kinds: id.target.kinds, Writes: run.writes, Trim: r.Trim, Rules: rules,
 			ConfirmMisses: r.ShardCache != nil && id.target.cluster == nil})
+	run.home, run.homeObjects = id.home, run.objects
+	if run.cluster != nil {
+		run.homeObjects = objects.NewManager(instance, id.home,
+			objects.Options{APIReader: r.APIReader, Kinds: r.kinds, Writes: run.writes, Trim: r.Trim, Rules: rules,
+				ConfirmMisses: r.ShardCache != nil})
+	}
 	run.params = r.resolveParameters(ctx, instance, ov, id.secrets)
 	// Before a plan is chosen: a mask made with another key would read as a
 	// changed value.

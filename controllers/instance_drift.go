@@ -62,15 +62,16 @@ func (r *InstanceReconciler) gather(ctx context.Context, run *planRun, entries [
 	observations := make([]drift.Observation, len(entries))
 	for n, e := range entries {
 		o := &observations[n]
-		live, err := run.objects.Get(ctx, e.ObjectRef)
+		m := run.objectsFor(e.Task.Task, e.ObjectRef)
+		live, err := m.Get(ctx, e.ObjectRef)
 		if err != nil {
 			return nil, err
 		}
 		if o.Live = live; live != nil {
-			if o.Seen, err = run.objects.Observe(live); err != nil {
+			if o.Seen, err = m.Observe(live); err != nil {
 				return nil, err
 			}
-			o.Health = run.objects.Health(ctx, run.instance.Name, e.Task.Task, live)
+			o.Health = m.Health(ctx, run.instance.Name, e.Task.Task, live)
 		}
 		if !drift.Moved(e, live, o.Seen) {
 			continue
@@ -79,7 +80,7 @@ func (r *InstanceReconciler) gather(ctx context.Context, run *planRun, entries [
 			return nil, err
 		}
 		if live != nil && o.Rendered != nil {
-			if o.Differs, err = run.objects.Diff(ctx, o.Rendered, live); err != nil {
+			if o.Differs, err = m.Diff(ctx, o.Rendered, live); err != nil {
 				return nil, err
 			}
 		}
@@ -99,12 +100,13 @@ func (r *InstanceReconciler) act(ctx context.Context, run *planRun, v drift.Verd
 		if c.Fight {
 			r.Recorder.Event(i, corev1.EventTypeWarning, kudov1beta1.DriftFightReason, c.Problem)
 		}
-		corrected, err := run.objects.Correct(ctx, c.Object)
+		m := run.objectsFor(c.Entry.Task.Task, c.Entry.ObjectRef)
+		corrected, err := m.Correct(ctx, c.Object)
 		if err != nil {
 			return err
 		}
 		r.corrections.Corrected(correctionKey(i, c.Entry.ObjectRef), r.Clock.Now())
-		seen, err := run.objects.Observe(corrected.Object)
+		seen, err := m.Observe(corrected.Object)
 		if err != nil {
 			return err
 		}

@@ -41,6 +41,11 @@ type identity struct {
 	files task.FileCopier
 	// target is the cluster the Instance's objects live in.
 	target target
+	// home writes in this cluster what of the Instance's lives here
+	// wherever its objects are: the child Instances of its KudoOperator
+	// tasks and their Secrets. It is writer unless target is another
+	// cluster.
+	home client.Client
 }
 
 // target is a cluster as the manager reaches an Instance's objects in it.
@@ -81,7 +86,9 @@ func (r *InstanceReconciler) identityFor(ctx context.Context, i *kudov1beta1.Ins
 	if err != nil {
 		return identity{}, err
 	}
-	return r.remoteIdentity(ctx, i, local.secrets)
+	id, err := r.remoteIdentity(ctx, i, local.secrets)
+	id.home = local.writer
+	return id, err
 }
 
 // localTarget is this cluster.
@@ -93,7 +100,7 @@ func (r *InstanceReconciler) localTarget() target {
 // that service account of namespace, impersonated.
 func (r *InstanceReconciler) localIdentity(namespace, account string) (identity, error) {
 	if account == "" {
-		return identity{writer: r.Client, reader: r.APIReader, secrets: r.APIReader, files: r.Files, target: r.localTarget()}, nil
+		return identity{writer: r.Client, reader: r.APIReader, secrets: r.APIReader, files: r.Files, target: r.localTarget(), home: r.Client}, nil
 	}
 	user := serviceAccountUser(namespace, account)
 	if id, ok := r.impersonated.Get(user); ok {
@@ -111,7 +118,7 @@ func (r *InstanceReconciler) localIdentity(namespace, account string) (identity,
 	if err != nil {
 		return identity{}, fmt.Errorf("a client for service account %s: %w", user, err)
 	}
-	id := identity{writer: writer, reader: reader, secrets: reader, files: r.Files, target: r.localTarget()}
+	id := identity{writer: writer, reader: reader, secrets: reader, files: r.Files, target: r.localTarget(), home: writer}
 	if files, ok := r.Files.(task.ImpersonatingCopier); ok {
 		id.files = files.As(user)
 	}

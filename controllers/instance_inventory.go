@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -13,6 +14,24 @@ import (
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/task"
 )
+
+// objectsFor is the manager of an object a task applied: in this cluster
+// the child Instances of KudoOperator tasks and their Secrets, which live
+// beside the Instance; the others where its objects live.
+func (p *planRun) objectsFor(taskName string, ref kudov1beta1.ObjectRef) *objects.Manager {
+	if p.homeObjects == p.objects {
+		return p.objects
+	}
+	if ref.Kind == "Instance" && strings.HasPrefix(ref.APIVersion, kudov1beta1.GroupVersion.Group+"/") {
+		return p.homeObjects
+	}
+	if p.ov != nil && slices.ContainsFunc(p.ov.Spec.Tasks, func(t kudov1beta1.Task) bool {
+		return t.Name == taskName && t.Kind == kudov1beta1.KudoOperatorTaskKind
+	}) {
+		return p.homeObjects
+	}
+	return p.objects
+}
 
 // record notes in the inventory what a task's run applied or deleted.
 func (p *planRun) record(site inventory.Site, res *task.Result) error {
@@ -29,7 +48,7 @@ func (p *planRun) record(site inventory.Site, res *task.Result) error {
 	}
 	applied := make([]inventory.Applied, 0, len(res.Applied))
 	for _, a := range res.Applied {
-		o, err := p.objects.Observe(a.Object)
+		o, err := p.objectsFor(site.Task, inventory.RefOf(a.Object)).Observe(a.Object)
 		if err != nil {
 			return err
 		}
@@ -121,7 +140,7 @@ func (r *InstanceReconciler) prune(ctx context.Context, run *planRun) error {
 	for _, t := range inventory.Prunable(i.Status.Inventory, i.Status.PlanStatus) {
 		plan, name := t.Plan, t.Task
 		for _, ref := range t.Stale {
-			deleted, err := run.objects.Delete(ctx, ref, objects.Removal)
+			deleted, err := run.objectsFor(name, ref).Delete(ctx, ref, objects.Removal)
 			if err != nil {
 				return err
 			}
@@ -149,10 +168,16 @@ func (r *InstanceReconciler) prune(ctx context.Context, run *planRun) error {
 func (r *InstanceReconciler) removeInventory(ctx context.Context, run *planRun) (bool, error) {
 	i := run.instance
 	why := fmt.Sprintf("Instance %s is uninstalled", i.Name)
+	taskOf := make(map[kudov1beta1.ObjectRef]string)
+	for _, ti := range i.Status.Inventory {
+		for _, o := range ti.Objects {
+			taskOf[o.ObjectRef] = ti.Task
+		}
+	}
 	for _, tier := range inventory.RemovalTiers(inventory.All(i.Status.Inventory)) {
 		var gone []kudov1beta1.ObjectRef
 		for _, ref := range tier {
-			deleted, err := run.objects.Delete(ctx, ref, objects.Removal)
+			deleted, err := run.objectsFor(taskOf[ref], ref).Delete(ctx, ref, objects.Removal)
 			if err != nil {
 				return false, err
 			}

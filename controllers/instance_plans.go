@@ -61,7 +61,12 @@ type planRun struct {
 	// data of the Secrets pods mount.
 	reader  client.Reader
 	objects *objects.Manager
-	files   task.FileCopier
+	// home and homeObjects write and judge, in this cluster, the child
+	// Instances of KudoOperator tasks and their Secrets (objectsFor): the
+	// same as writer and objects unless cluster is set.
+	home        client.Client
+	homeObjects *objects.Manager
+	files       task.FileCopier
 	// cluster is the cluster the Instance's kubeconfig names, where its
 	// objects live; nil: this one.
 	cluster *remote.Cluster
@@ -380,7 +385,7 @@ func (p *planRun) answer(ctx context.Context, pe kudov1beta1.PlanExecution) erro
 func (p *planRun) env(plan, phase, step string, uid types.UID, values map[string]any) *task.Env {
 	owner := task.OwnerReference(p.instance)
 	return &task.Env{
-		Client: p.writer, SecretReader: p.reader, Objects: p.objects, Instance: p.instance,
+		Client: p.writer, SecretReader: p.reader, Objects: p.objects, Home: p.home, HomeObjects: p.homeObjects, Instance: p.instance,
 		Site: render.Site{
 			OperatorVersion: p.ov, Instance: p.instance.Name, Namespace: p.instance.Namespace,
 			Plan: plan, Phase: phase, Step: step, PlanUID: uid, Params: values, Owner: &owner, Limits: p.renderLimits,

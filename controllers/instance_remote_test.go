@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -133,6 +134,52 @@ var _ = Describe("An Instance with spec.kubeConfig", func() {
 			"kubeConfig": map[string]any{"secretRef": map[string]any{"name": "other-kubeconfig"}},
 		}), client.Merge)
 		Expect(err).To(MatchError(ContainSubstring("spec.kubeConfig")))
+	})
+
+	It("runs a KudoOperator task's child beside it, acting on its cluster, and removes both when uninstalled", func() {
+		Expect(remoteClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "remote-kubeconfig"},
+			Data: map[string][]byte{"value": remoteKubeConfig}})).To(Succeed())
+		child := configMapsOperator(ns, "child")
+		child.Spec.Parameters[0].Sensitive = ptr.To(true)
+		Expect(k8sClient.Create(ctx, child)).To(Succeed())
+		parent := &kudov1beta1.OperatorVersion{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "parent-0.1.0"},
+			Spec: kudov1beta1.OperatorVersionSpec{
+				Operator:  corev1.ObjectReference{Name: "parent"},
+				Templates: map[string]string{"child-params.yaml": "GREETING: from parent\n"},
+				Tasks: []kudov1beta1.Task{{Name: "child", Kind: kudov1beta1.KudoOperatorTaskKind, Spec: kudov1beta1.TaskSpec{
+					KudoOperatorTaskSpec: kudov1beta1.KudoOperatorTaskSpec{Package: "child", OperatorVersion: "0.1.0", ParameterFile: "child-params.yaml"}}}},
+				Plans: map[string]kudov1beta1.Plan{"deploy": plan("", phase("deps", "", step("child", "child")))},
+			},
+		}
+		Expect(k8sClient.Create(ctx, parent)).To(Succeed())
+		i := newInstance(ns, "app", parent.Name)
+		i.Spec.KubeConfig = &kudov1beta1.KubeConfigReference{SecretRef: kudov1beta1.KubeConfigSecretReference{Name: "remote-kubeconfig"}}
+		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+		childKey := client.ObjectKey{Namespace: ns, Name: "app-child"}
+		Eventually(func(g Gomega) {
+			got := getInstance(ctx, g, client.ObjectKeyFromObject(i))
+			g.Expect(got.Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
+			g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, kudov1beta1.ReadyCondition)).To(BeTrue(), "%v", got.Status.Conditions)
+			g.Expect(remoteConfigMap(ctx, g, ns, "app-child-a").Data).To(HaveKeyWithValue("greeting", "from parent"))
+		}).Should(Succeed())
+		c := getInstance(ctx, Default, childKey)
+		Expect(c.Spec.KubeConfig).To(Equal(i.Spec.KubeConfig))
+		Expect(metav1.GetControllerOf(c).Name).To(Equal("app"))
+		values := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: c.Spec.SecretParameters["GREETING"].Name}, values)).To(Succeed())
+		Expect(metav1.GetControllerOf(values).Name).To(Equal("app"), "the child's values are beside it, the parent's")
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app-child-a"}, &corev1.ConfigMap{}))).To(BeTrue())
+		Expect(apierrors.IsNotFound(remoteClient.Get(ctx, client.ObjectKeyFromObject(values), &corev1.Secret{}))).To(BeTrue())
+
+		By("uninstalling the parent, which removes the child, which cleans its cluster")
+		Expect(k8sClient.Delete(ctx, i)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(i), &kudov1beta1.Instance{}))).To(BeTrue())
+			g.Expect(apierrors.IsNotFound(k8sClient.Get(ctx, childKey, &kudov1beta1.Instance{}))).To(BeTrue())
+			g.Expect(apierrors.IsNotFound(remoteClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app-child-a"}, &corev1.ConfigMap{}))).To(BeTrue())
+		}).Should(Succeed())
 	})
 
 	It("says which Secret and key hold a kubeconfig it cannot use", func() {

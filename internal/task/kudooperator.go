@@ -124,10 +124,9 @@ func (kudoOperator) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 func (kudoOperator) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, error) {
 	spec := &t.Spec.KudoOperatorTaskSpec
 	parent := env.Instance
-	if env.Site.Remote {
-		return Result{}, &FatalError{Err: fmt.Errorf("a KudoOperator task (package %s) cannot run for an Instance with "+
-			"spec.kubeConfig yet: its child Instance would be applied to the other cluster", spec.Package)}
-	}
+	// The child is an Instance beside its parent, whatever cluster their
+	// objects live in: it takes the parent's spec.kubeConfig.
+	env = env.atHome()
 	if err := checkCycle(ctx, env, spec.Package); err != nil {
 		return Result{}, err
 	}
@@ -176,7 +175,7 @@ func (kudoOperator) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Res
 
 // childInstance is the child Instance a KudoOperator task applies, as an
 // object to apply: the parent's, in its namespace and shard, with its
-// service account.
+// service account and its cluster.
 func childInstance(parent *kudov1beta1.Instance, name, pkg string, ov *kudov1beta1.OperatorVersion, values map[string]string,
 	secretParameters map[string]kudov1beta1.SecretKeyReference) (*unstructured.Unstructured, error) {
 	instance := &kudov1beta1.Instance{
@@ -191,6 +190,7 @@ func childInstance(parent *kudov1beta1.Instance, name, pkg string, ov *kudov1bet
 			Parameters:         values,
 			SecretParameters:   secretParameters,
 			ServiceAccountName: parent.Spec.ServiceAccountName,
+			KubeConfig:         parent.Spec.KubeConfig,
 		},
 	}
 	if ov.Namespace != parent.Namespace {

@@ -166,6 +166,11 @@ type Env struct {
 	Scope  render.Scope
 	// Objects applies, deletes and judges the objects the task renders.
 	Objects *objects.Manager
+	// Home and HomeObjects are Client and Objects in the manager's own
+	// cluster, where child Instances live: the same, unless the Instance
+	// acts on another cluster (spec.kubeConfig).
+	Home        client.Client
+	HomeObjects *objects.Manager
 	// Files copies files out of a running pod, for Pipe tasks.
 	Files FileCopier
 	// Admit, when set, sees what an Apply or Toggle task is about to apply,
@@ -175,6 +180,17 @@ type Env struct {
 	Admit func(task string, objs []*unstructured.Unstructured) error
 	// Redactor hides the Instance's sensitive values; nil hides nothing.
 	Redactor *params.Redactor
+}
+
+// atHome is env in the manager's own cluster: where the Instance and its
+// children live, and what of theirs must be beside them.
+func (env *Env) atHome() *Env {
+	if !env.Site.Remote {
+		return env
+	}
+	home := *env
+	home.Client, home.SecretReader, home.Objects, home.Site.Remote = env.Home, nil, env.HomeObjects, false
+	return &home
 }
 
 // input is what the task's Build sees of the run.
