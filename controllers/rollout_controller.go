@@ -185,7 +185,8 @@ func (r *RolloutReconciler) plan(ro *kudov1alpha1.Rollout, fleet []rollout.Candi
 		ro.Status.Previous[c.Instance.Name] = c.Instance.Spec.OperatorVersion.Name
 	}
 	for _, w := range waves {
-		ro.Status.Waves = append(ro.Status.Waves, kudov1alpha1.WaveStatus{Instances: w.Instances, Cluster: w.Cluster, Phase: kudov1alpha1.WavePending})
+		ro.Status.Waves = append(ro.Status.Waves,
+			kudov1alpha1.WaveStatus{Instances: w.Instances, Cluster: w.Cluster, Phase: kudov1alpha1.WavePending})
 	}
 	ro.Status.Total = int32(len(fleet))
 	return nil
