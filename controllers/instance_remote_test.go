@@ -18,14 +18,21 @@ import (
 	"github.com/kudo-ng/kudo/test/typedtest"
 )
 
+// remoteNamespace makes namespace ns in the remote cluster, and in this one
+// a Secret secret holding kubeconfig, under the default key.
+func remoteNamespace(ctx context.Context, ns, secret string, kubeconfig []byte) {
+	GinkgoHelper()
+	Expect(remoteClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: secret},
+		Data: map[string][]byte{kudov1beta1.DefaultKubeConfigKey: kubeconfig}})).To(Succeed())
+}
+
 // remoteInstance makes, in namespace ns of both clusters, a kubeconfig
 // Secret of kubeconfig and an Instance "demo" of configMapsOperator acting
 // on the remote cluster with it, drift correction on.
 func remoteInstance(ctx context.Context, ns string, kubeconfig []byte) types.NamespacedName {
 	GinkgoHelper()
-	Expect(remoteClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-	Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "remote-kubeconfig"},
-		Data: map[string][]byte{"value": kubeconfig}})).To(Succeed())
+	remoteNamespace(ctx, ns, "remote-kubeconfig", kubeconfig)
 	Expect(k8sClient.Create(ctx, configMapsOperator(ns, "cms"))).To(Succeed())
 	i := newInstance(ns, "demo", "cms-0.1.0")
 	i.Annotations = map[string]string{kudov1beta1.DriftCorrectionAnnotation: "true"}
@@ -117,9 +124,7 @@ var _ = Describe("An Instance with spec.kubeConfig", func() {
 	})
 
 	It("runs a typed object's plans on the cluster its spec.kubeConfig names, and refuses a change of it", func() {
-		Expect(remoteClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "remote-kubeconfig"},
-			Data: map[string][]byte{"value": remoteKubeConfig}})).To(Succeed())
+		remoteNamespace(ctx, ns, "remote-kubeconfig", remoteKubeConfig)
 		_, names := typedOperator(ctx, ns)
 		key := types.NamespacedName{Namespace: ns, Name: "t"}
 		createDeployedWith(ctx, names, key, map[string]any{
@@ -137,9 +142,7 @@ var _ = Describe("An Instance with spec.kubeConfig", func() {
 	})
 
 	It("runs a KudoOperator task's child beside it, acting on its cluster, and removes both when uninstalled", func() {
-		Expect(remoteClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "remote-kubeconfig"},
-			Data: map[string][]byte{"value": remoteKubeConfig}})).To(Succeed())
+		remoteNamespace(ctx, ns, "remote-kubeconfig", remoteKubeConfig)
 		child := configMapsOperator(ns, "child")
 		child.Spec.Parameters[0].Sensitive = ptr.To(true)
 		Expect(k8sClient.Create(ctx, child)).To(Succeed())
@@ -183,11 +186,9 @@ var _ = Describe("An Instance with spec.kubeConfig", func() {
 	})
 
 	It("says which Secret and key hold a kubeconfig it cannot use", func() {
-		Expect(remoteClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "remote-kubeconfig"},
-			Data: map[string][]byte{"value": []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: " +
-				"'https://kubernetes.default.svc'}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: x\n" +
-				"  context: {cluster: c, user: u}\ncurrent-context: x\n")}})).To(Succeed())
+		remoteNamespace(ctx, ns, "remote-kubeconfig", []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "+
+			"'https://kubernetes.default.svc'}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: x\n"+
+			"  context: {cluster: c, user: u}\ncurrent-context: x\n"))
 		Expect(k8sClient.Create(ctx, configMapsOperator(ns, "cms"))).To(Succeed())
 		i := newInstance(ns, "demo", "cms-0.1.0")
 		i.Spec.KubeConfig = &kudov1beta1.KubeConfigReference{SecretRef: kudov1beta1.KubeConfigSecretReference{Name: "remote-kubeconfig"}}

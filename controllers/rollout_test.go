@@ -7,7 +7,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -106,9 +105,7 @@ var _ = Describe("A Rollout", func() {
 	})
 
 	It("goes cluster by cluster: the other cluster's Instance first, then the manager's own", func() {
-		Expect(remoteClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "staging"},
-			Data: map[string][]byte{"value": remoteKubeConfig}})).To(Succeed())
+		remoteNamespace(ctx, ns, "staging", remoteKubeConfig)
 		remote := newInstance(ns, "r1", "fleet-0.1.0")
 		remote.Spec.KubeConfig = &kudov1beta1.KubeConfigReference{SecretRef: kudov1beta1.KubeConfigSecretReference{Name: "staging"}}
 		Expect(k8sClient.Create(ctx, remote)).To(Succeed())
