@@ -126,6 +126,7 @@ func TestAnInstanceReachesOnlyWhatItsUserMay(t *testing.T) {
 		{"a kubeconfig the user may not get", "alice", nil, instance(admin),
 			"spec.kubeConfig.secretRef: alice may not get Secret ns/admin-kubeconfig, so no Instance of theirs may act with its kubeconfig", 1},
 		{"a kubeconfig kept, by a user who may not get it", "bob", instance(prod), instance(prod), "", 0},
+		{"a service account of the kubeconfig's cluster, asked of there, not here", "alice", nil, instance(prod, ci), "", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			access.asked = nil

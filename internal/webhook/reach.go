@@ -40,7 +40,11 @@ func (w *Instances) checkReach(ctx context.Context, old, i *kudov1beta1.Instance
 			return err
 		}
 	}
-	if sa := i.Spec.ServiceAccountName; sa != "" && (old == nil || sa != old.Spec.ServiceAccountName) && !isAccount(user, i.Namespace, sa) {
+	// With a kubeconfig, the account is the other cluster's, impersonated
+	// there by the kubeconfig's user: whoever may get the kubeconfig may act
+	// as that user anyway, so the Secret is what is asked about.
+	if sa := i.Spec.ServiceAccountName; sa != "" && i.Spec.KubeConfig == nil && (old == nil || sa != old.Spec.ServiceAccountName) &&
+		!isAccount(user, i.Namespace, sa) {
 		attrs := authorizationv1.ResourceAttributes{Namespace: i.Namespace, Verb: "impersonate", Resource: "serviceaccounts", Name: sa}
 		if err := w.mayDo(ctx, user, attrs, fmt.Sprintf("spec.serviceAccountName: %s may not impersonate ServiceAccount %s/%s, "+
 			"so no Instance of theirs may act as it", user.Username, i.Namespace, sa)); err != nil {
