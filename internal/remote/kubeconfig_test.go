@@ -97,3 +97,30 @@ func TestPolicyAllowsOnlyTheServersListed(t *testing.T) {
 		t.Error("a policy of no server allows one")
 	}
 }
+
+// FuzzRESTConfig: whatever a Secret holds, the manager either refuses it or
+// gets a config for a server the policy allows that runs no program, reads
+// no file and skips no TLS check.
+func FuzzRESTConfig(f *testing.F) {
+	f.Add([]byte(kubeconfig("https://prod.example.com:6443", "", "")))
+	f.Add([]byte(kubeconfig("https://prod.example.com:6443", "    insecure-skip-tls-verify: true", "")))
+	f.Add([]byte(kubeconfig("https://prod.example.com:6443", "", "    exec: {command: /bin/sh, apiVersion: client.authentication.k8s.io/v1}")))
+	f.Add([]byte(kubeconfig("https://prod.example.com:6443", "    certificate-authority: /etc/ssl/ca.pem", "    tokenFile: /var/run/token")))
+	f.Add([]byte("a: &a [x, x]\nb: [*a, *a, *a]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := RESTConfig(data, source, allowed)
+		if err != nil {
+			return
+		}
+		switch {
+		case !allowed.Allows(cfg.Host):
+			t.Fatalf("a config for %q, which the policy does not allow", cfg.Host)
+		case cfg.ExecProvider != nil || cfg.AuthProvider != nil:
+			t.Fatal("a config that runs a program or an auth provider")
+		case cfg.BearerTokenFile != "" || cfg.CAFile != "" || cfg.CertFile != "" || cfg.KeyFile != "":
+			t.Fatal("a config that reads the manager's files")
+		case cfg.Insecure || cfg.Proxy != nil:
+			t.Fatal("a config that skips TLS checks or goes through a proxy")
+		}
+	})
+}
