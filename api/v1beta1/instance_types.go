@@ -8,7 +8,6 @@ import (
 
 // InstanceSpec says which OperatorVersion an Instance runs, with which
 // parameters, and which plan it was asked to run.
-// +kubebuilder:validation:XValidation:rule="has(self.kubeConfig) == has(oldSelf.kubeConfig) && (!has(self.kubeConfig) || self.kubeConfig == oldSelf.kubeConfig)",message="kubeConfig cannot change: the Instance's objects live in its cluster; uninstall it and install it again"
 type InstanceSpec struct {
 	// OperatorVersion references the OperatorVersion: its name and, when it
 	// lives in another namespace, its namespace (empty: the Instance's own).
@@ -37,8 +36,11 @@ type InstanceSpec struct {
 	// its status stay in this one. With serviceAccountName, the manager
 	// impersonates that ServiceAccount of the Instance's namespace there.
 	// Set when the Instance is made, it cannot change: its objects live in
-	// that cluster.
+	// that cluster. Admission refuses adding, dropping or changing it; the
+	// CRD refuses changing it (a rule on the field: OLM v1 refuses an
+	// upgrade that adds a rule to a field the released CRD has, spec).
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="kubeConfig cannot change: the Instance's objects live in its cluster; uninstall it and install it again"
 	KubeConfig *KubeConfigReference `json:"kubeConfig,omitempty"`
 	// PlanExecution requests a plan: set planName and a fresh uid.
 	// +optional
