@@ -24,6 +24,12 @@ type OperatorVersionSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Templates"
 	Templates map[string]string `json:"templates,omitempty"`
+	// Charts (kudo-ng) are the Helm charts the package's Helm tasks run, by
+	// name: each a gzip tarball of the chart, as `helm package` writes it,
+	// from the package's charts/ (a NAME.tgz, or a NAME/ directory).
+	// +optional
+	// +kubebuilder:validation:MaxProperties=16
+	Charts map[string][]byte `json:"charts,omitempty"`
 	// Tasks are the units of work plans refer to by name.
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Tasks"

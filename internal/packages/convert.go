@@ -42,6 +42,7 @@ func (p *Package) Convert(namespace string) (*kudov1beta1.Operator, *kudov1beta1
 			Version:      o.OperatorVersion,
 			AppVersion:   o.AppVersion,
 			Templates:    p.Templates,
+			Charts:       p.Charts,
 			Tasks:        o.Tasks,
 			Parameters:   parameters,
 			Plans:        o.Plans,

@@ -15,6 +15,9 @@ const (
 	OperatorFileName = "operator.yaml"
 	ParamsFileName   = "params.yaml"
 	TemplatesDir     = "templates/"
+	// ChartsDir (kudo-ng) holds the Helm charts of the package's Helm tasks:
+	// NAME.tgz, or a NAME/ directory.
+	ChartsDir = "charts/"
 )
 
 // Package is a package as read.
@@ -23,6 +26,8 @@ type Package struct {
 	Params   *ParamsFile
 	// Templates maps a path relative to templates/ to its content.
 	Templates map[string]string
+	// Charts are the Helm charts of charts/, by name, each a gzip tarball.
+	Charts map[string][]byte
 	// Files are the package's files by path, as read, so that it can be
 	// written back unchanged.
 	Files map[string][]byte

@@ -156,7 +156,7 @@ func readDir(fsys fs.FS) (map[string][]byte, error) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() || (name != OperatorFileName && name != ParamsFileName && !strings.HasPrefix(name, TemplatesDir)) {
+		if d.IsDir() || !packageFile(name) {
 			return nil
 		}
 		info, err := d.Info()
@@ -176,19 +176,29 @@ func readDir(fsys fs.FS) (map[string][]byte, error) {
 	return files, err
 }
 
+// packageFile: the file is one of the package's, not a test or a document
+// a tarball carries beside it.
+func packageFile(name string) bool {
+	return name == OperatorFileName || name == ParamsFileName || strings.HasPrefix(name, TemplatesDir) || strings.HasPrefix(name, ChartsDir)
+}
+
 // parseFiles turns a package's files into a Package.
 func parseFiles(files map[string][]byte) (*Package, error) {
 	p := &Package{Templates: map[string]string{}, Files: map[string][]byte{}}
 	for name, data := range files {
-		switch {
-		case name == OperatorFileName, name == ParamsFileName:
-		case strings.HasPrefix(name, TemplatesDir):
-			p.Templates[strings.TrimPrefix(name, TemplatesDir)] = string(data)
-		default:
+		if !packageFile(name) {
 			continue
+		}
+		if strings.HasPrefix(name, TemplatesDir) {
+			p.Templates[strings.TrimPrefix(name, TemplatesDir)] = string(data)
 		}
 		p.Files[name] = data
 	}
+	charts, err := chartsOf(p.Files)
+	if err != nil {
+		return nil, err
+	}
+	p.Charts = charts
 
 	data, ok := files[OperatorFileName]
 	if !ok {

@@ -1,0 +1,128 @@
+package chartrender
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	ServeIfChild()
+	os.Exit(m.Run())
+}
+
+func testChart(t *testing.T) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "test-chart-1.2.3.tgz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// chartOf is a chart named c whose one template is template.
+func chartOf(t *testing.T, template string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for name, data := range map[string]string{
+		"c/Chart.yaml":         "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+		"c/templates/one.yaml": template,
+	} {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func request(chart []byte, values map[string]any) *Request {
+	return &Request{Chart: chart, Values: values, Release: Release{Name: "web", Namespace: "team-a", Revision: 1},
+		KubeVersion: "v1.34.4", APIVersions: []string{"v1", "apps/v1"}}
+}
+
+// A chart nobody here wrote (helm-operator-plugins' test chart, as `helm
+// package` made it) renders as `helm template` renders it.
+func TestARealChartRendersAsHelmRendersIt(t *testing.T) {
+	res, err := Render(context.Background(), request(testChart(t), map[string]any{"replicaCount": 3}), DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range res.Manifests {
+		got = append(got, m.Template)
+	}
+	want := "test-chart/templates/serviceaccount.yaml test-chart/templates/service.yaml test-chart/templates/deployment.yaml"
+	if strings.Join(got, " ") != want {
+		t.Errorf("manifests %v, want %s (Helm's install order: ServiceAccount, Service, Deployment)", got, want)
+	}
+	deployment := res.Manifests[len(res.Manifests)-1].Content
+	for _, line := range []string{"name: web-test-chart", "replicas: 3", `image: "nginx:1.16.0"`} {
+		if !strings.Contains(deployment, line) {
+			t.Errorf("the Deployment has no %q:\n%s", line, deployment)
+		}
+	}
+	if len(res.Hooks) != 1 || res.Hooks[0].Kind != "Pod" || res.Hooks[0].Name != "web-test-chart-test-connection" ||
+		strings.Join(res.Hooks[0].Events, ",") != "test" {
+		t.Errorf("hooks %+v, want the test-connection Pod, a test hook", res.Hooks)
+	}
+	if !strings.Contains(res.Notes, "team-a") {
+		t.Errorf("notes %q", res.Notes)
+	}
+}
+
+func TestAChartThatDoesNotRenderSaysWhy(t *testing.T) {
+	_, err := Render(context.Background(), request(chartOf(t, `{{ required "a greeting is required" .Values.greeting }}`), nil), DefaultLimits)
+	if err == nil || !strings.Contains(err.Error(), "a greeting is required") {
+		t.Fatalf("got %v", err)
+	}
+	_, err = Render(context.Background(), request([]byte("not a tarball"), nil), DefaultLimits)
+	if err == nil || !strings.HasPrefix(err.Error(), "loading the chart: ") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// A chart is a program: one that renders too much, too long or too large
+// is stopped, and the manager is not the process that stops.
+func TestAChartIsBounded(t *testing.T) {
+	limits := Limits{Timeout: 5 * time.Second, MaxOutput: 1 << 20, Memory: 256 << 20}
+	for name, tc := range map[string]struct {
+		template string
+		limits   func(*Limits)
+		want     string
+	}{
+		"too much output": {template: "kind: ConfigMap\napiVersion: v1\nmetadata: {name: big}\ndata:\n" +
+			`{{ range until 200 }}  k{{ . }}: {{ repeat 10000 "x" }}` + "\n{{ end }}", want: "renders more than the limit of 1048576 bytes"},
+		"too much memory": {template: `{{ $l := until 200000000 }}{{ len $l }}`, want: "more memory than the limit"},
+		"too long":        {template: `{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}`, limits: func(l *Limits) { l.Timeout = time.Second }, want: "longer than the limit of 1s"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			l := limits
+			if tc.limits != nil {
+				tc.limits(&l)
+			}
+			_, err := Render(context.Background(), request(chartOf(t, tc.template), nil), l)
+			var limit *LimitError
+			if !errors.As(err, &limit) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want a limit: %q", err, tc.want)
+			}
+		})
+	}
+}
