@@ -536,6 +536,22 @@ func (in *OperatorVersionSpec) DeepCopyInto(out *OperatorVersionSpec) {
 			(*out)[key] = val
 		}
 	}
+	if in.Charts != nil {
+		in, out := &in.Charts, &out.Charts
+		*out = make(map[string][]byte, len(*in))
+		for key, val := range *in {
+			var outVal []byte
+			if val == nil {
+				(*out)[key] = nil
+			} else {
+				inVal := (*in)[key]
+				in, out := &inVal, &outVal
+				*out = make([]byte, len(*in))
+				copy(*out, *in)
+			}
+			(*out)[key] = outVal
+		}
+	}
 	if in.Tasks != nil {
 		in, out := &in.Tasks, &out.Tasks
 		*out = make([]Task, len(*in))
