@@ -164,7 +164,7 @@ type Step struct {
 }
 
 // TaskKind is the kind of work a task does.
-// +kubebuilder:validation:Enum=Apply;Delete;Toggle;Pipe;KudoOperator;Dummy
+// +kubebuilder:validation:Enum=Apply;Delete;Toggle;Pipe;KudoOperator;Dummy;Helm
 type TaskKind string
 
 const (
@@ -174,11 +174,14 @@ const (
 	PipeTaskKind         TaskKind = "Pipe"
 	KudoOperatorTaskKind TaskKind = "KudoOperator"
 	DummyTaskKind        TaskKind = "Dummy"
+	// HelmTaskKind (kudo-ng) renders a Helm chart of the package and applies
+	// its objects.
+	HelmTaskKind TaskKind = "Helm"
 )
 
 // TaskKinds are the kinds the enum above allows, in its order; every one
 // has a unit in internal/task, which a test there checks.
-var TaskKinds = []TaskKind{ApplyTaskKind, DeleteTaskKind, ToggleTaskKind, PipeTaskKind, KudoOperatorTaskKind, DummyTaskKind}
+var TaskKinds = []TaskKind{ApplyTaskKind, DeleteTaskKind, ToggleTaskKind, PipeTaskKind, KudoOperatorTaskKind, DummyTaskKind, HelmTaskKind}
 
 // Task is a named unit of work of one kind.
 type Task struct {
@@ -197,6 +200,7 @@ type TaskSpec struct {
 	PipeTaskSpec         `json:",inline"`
 	ToggleTaskSpec       `json:",inline"`
 	KudoOperatorTaskSpec `json:",inline"`
+	HelmTaskSpec         `json:",inline"`
 }
 
 // ResourceTaskSpec lists the templates an Apply, Delete or Toggle task renders.
@@ -262,6 +266,17 @@ type KudoOperatorTaskSpec struct {
 	OperatorVersion string `json:"operatorVersion,omitempty"`
 	// +optional
 	ParameterFile string `json:"parameterFile,omitempty"`
+}
+
+// HelmTaskSpec (kudo-ng) names the chart a Helm task renders, of the
+// package's charts/, and the template of the values it passes it.
+type HelmTaskSpec struct {
+	// +optional
+	Chart string `json:"chart,omitempty"`
+	// Values names a template that renders, with the Instance's parameters,
+	// the YAML map of values passed to the chart over its own.
+	// +optional
+	Values string `json:"values,omitempty"`
 }
 
 // ParameterType is the type of a parameter's value.

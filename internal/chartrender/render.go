@@ -35,7 +35,7 @@ type Request struct {
 	// Release is what .Release says.
 	Release Release `json:"release"`
 	// KubeVersion and APIVersions are what .Capabilities says of the
-	// cluster the objects go to.
+	// cluster the objects go to; empty, what `helm template` says.
 	KubeVersion string   `json:"kubeVersion"`
 	APIVersions []string `json:"apiVersions,omitempty"`
 }

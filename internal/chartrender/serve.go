@@ -62,12 +62,14 @@ func render(req *Request) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the chart: %w", err)
 	}
-	kube, err := chartcommon.ParseKubeVersion(req.KubeVersion)
-	if err != nil {
-		return nil, fmt.Errorf("the cluster's version %q: %w", req.KubeVersion, err)
-	}
 	caps := chartcommon.DefaultCapabilities.Copy()
-	caps.KubeVersion = *kube
+	if req.KubeVersion != "" {
+		kube, err := chartcommon.ParseKubeVersion(req.KubeVersion)
+		if err != nil {
+			return nil, fmt.Errorf("the cluster's version %q: %w", req.KubeVersion, err)
+		}
+		caps.KubeVersion = *kube
+	}
 	if len(req.APIVersions) > 0 {
 		caps.APIVersions = chartcommon.VersionSet(req.APIVersions)
 	}

@@ -334,7 +334,7 @@ func (v *verifier) parameterValues(p *Parameter, field string) {
 // which must be unique across tasks.
 func (v *verifier) tasks() {
 	seen := map[string]bool{}
-	defs := &task.Definitions{Templates: v.p.Templates, Parameters: map[string]kudov1beta1.ParameterType{}}
+	defs := &task.Definitions{Templates: v.p.Templates, Charts: v.p.Charts, Parameters: map[string]kudov1beta1.ParameterType{}}
 	for name, p := range v.params {
 		defs.Parameters[name] = p.Type
 	}

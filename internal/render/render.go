@@ -49,7 +49,7 @@ type Result struct {
 // Kubernetes does not declare, as KUDO's typed objects did. A parameter
 // value that changes more than its own YAML value is refused.
 func Task(req *Request) (*Result, error) {
-	result := &Result{}
+	rendered := make([]Rendered, 0, len(req.Resources))
 	for _, name := range req.Resources {
 		text, ok := req.Templates[name]
 		if !ok {
@@ -59,22 +59,38 @@ func Task(req *Request) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		for i, obj := range objs {
+		rendered = append(rendered, Rendered{Name: name, Objects: objs})
+	}
+	return Prepare(req, rendered)
+}
+
+// Rendered are the objects a template, or a chart's manifest, rendered.
+type Rendered struct {
+	Name    string
+	Objects []*unstructured.Unstructured
+}
+
+// Prepare checks, migrates and enhances what was rendered, in its order:
+// the templates of a task (Task), or the manifests of a chart.
+func Prepare(req *Request, rendered []Rendered) (*Result, error) {
+	result := &Result{}
+	for _, r := range rendered {
+		for i, obj := range r.Objects {
 			if obj.GetName() == "" {
-				return nil, fmt.Errorf("%s: object %d (%s) has no metadata.name", name, i+1, obj.GetKind())
+				return nil, fmt.Errorf("%s: object %d (%s) has no metadata.name", r.Name, i+1, obj.GetKind())
 			}
 			m, err := migrate.Object(obj, req.Served)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", name, err)
+				return nil, fmt.Errorf("%s: %w", r.Name, err)
 			}
 			if m != nil {
-				result.Migrations = append(result.Migrations, Migration{Template: name, Migration: *m})
+				result.Migrations = append(result.Migrations, Migration{Template: r.Name, Migration: *m})
 			}
 			for _, d := range migrate.Undeclared(obj, scheme.Scheme) {
-				result.Migrations = append(result.Migrations, Migration{Template: name, Migration: d})
+				result.Migrations = append(result.Migrations, Migration{Template: r.Name, Migration: d})
 			}
 		}
-		result.Objects = append(result.Objects, objs...)
+		result.Objects = append(result.Objects, r.Objects...)
 	}
 	if err := Enhance(result.Objects, &req.Metadata, req.Scope, req.Dependencies); err != nil {
 		return nil, err

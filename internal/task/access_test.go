@@ -36,6 +36,7 @@ func TestEveryKindSaysWhatItNeeds(t *testing.T) {
 			"kudo.dev/Instance web-db: get,create,update,patch,delete",
 			"/Secret *: get,create,update,patch,delete (the Secret of the child's sensitive values is named after the plan run)"}, false},
 		kudov1beta1.DummyTaskKind: {Rendered{}, nil, false},
+		kudov1beta1.HelmTaskKind:  {Rendered{Objects: objs(obj)}, []string{"apps/Deployment web: get,create,update,patch,delete (writes)"}, true},
 	}
 	for _, k := range kudov1beta1.TaskKinds {
 		kind, err := For(k)

@@ -53,31 +53,43 @@ func (a apply) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, 
 	if err != nil {
 		return Result{}, err
 	}
+	return applyIntent(ctx, env, t.Name, intent)
+}
+
+// applyIntent applies what a task renders, in its waves (Intent.Waves),
+// each in its stages (objects.Stages), each healthy before the next.
+func applyIntent(ctx context.Context, env *Env, task string, intent *Intent) (Result, error) {
 	res := Result{Migrations: intent.Migrations}
 	if env.Admit != nil {
-		if err := env.Admit(t.Name, intent.Objects); err != nil {
+		if err := env.Admit(task, intent.Objects); err != nil {
 			return res, err
 		}
 	}
-	for _, batch := range objects.Stages(intent.Objects) {
-		applied, err := applyInOrder(ctx, env, batch)
-		res.Applied = append(res.Applied, applied...)
-		if err != nil {
-			return res, err
-		}
-		waiting, notes, err := healthOf(ctx, env, t.Name, applied)
-		if err != nil {
-			return res, err
-		}
-		if len(waiting) > 0 {
-			messages := make([]string, len(waiting))
-			for n, w := range waiting {
-				messages[n] = w.Message
+	waves := intent.Waves
+	if waves == nil {
+		waves = [][]*unstructured.Unstructured{intent.Objects}
+	}
+	for _, wave := range waves {
+		for _, batch := range objects.Stages(wave) {
+			applied, err := applyInOrder(ctx, env, batch)
+			res.Applied = append(res.Applied, applied...)
+			if err != nil {
+				return res, err
 			}
-			res.Message, res.Waiting = strings.Join(messages, "; "), waiting
-			return res, nil
+			waiting, notes, err := healthOf(ctx, env, task, applied)
+			if err != nil {
+				return res, err
+			}
+			if len(waiting) > 0 {
+				messages := make([]string, len(waiting))
+				for n, w := range waiting {
+					messages[n] = w.Message
+				}
+				res.Message, res.Waiting = strings.Join(messages, "; "), waiting
+				return res, nil
+			}
+			res.Message = strings.Join(notes, "; ")
 		}
-		res.Message = strings.Join(notes, "; ")
 	}
 	res.Done = true
 	return res, nil

@@ -40,7 +40,7 @@ func TestEveryKindIsRegistered(t *testing.T) {
 	if len(kinds) != len(kudov1beta1.TaskKinds) {
 		t.Errorf("the registry has %d kinds, the API %d", len(kinds), len(kudov1beta1.TaskKinds))
 	}
-	if _, err := For("Helm"); err == nil || err.Error() != `kind "Helm" is not one of Apply, Delete, Toggle, Pipe, KudoOperator, Dummy` {
+	if _, err := For("Kustomize"); err == nil || err.Error() != `kind "Kustomize" is not one of Apply, Delete, Toggle, Pipe, KudoOperator, Dummy, Helm` {
 		t.Errorf("an unknown kind: %v", err)
 	}
 }

@@ -55,6 +55,7 @@ var kinds = map[kudov1beta1.TaskKind]Kind{
 	kudov1beta1.PipeTaskKind:         pipe{readTimeout: pipeReadTimeout},
 	kudov1beta1.KudoOperatorTaskKind: kudoOperator{},
 	kudov1beta1.DummyTaskKind:        dummy{},
+	kudov1beta1.HelmTaskKind:         helm{},
 }
 
 // For returns the unit of a task kind.
@@ -72,13 +73,15 @@ func For(kind kudov1beta1.TaskKind) (Kind, error) {
 // Definitions are what a task's spec may refer to.
 type Definitions struct {
 	Templates map[string]string
+	// Charts are the package's charts, by name.
+	Charts map[string][]byte
 	// Parameters maps each parameter to its type, "" when untyped (a string).
 	Parameters map[string]kudov1beta1.ParameterType
 }
 
 // DefinitionsOf are the definitions of an OperatorVersion.
 func DefinitionsOf(ov *kudov1beta1.OperatorVersion) *Definitions {
-	defs := &Definitions{Templates: ov.Spec.Templates, Parameters: map[string]kudov1beta1.ParameterType{}}
+	defs := &Definitions{Templates: ov.Spec.Templates, Charts: ov.Spec.Charts, Parameters: map[string]kudov1beta1.ParameterType{}}
 	for _, p := range ov.Spec.Parameters {
 		defs.Parameters[p.Name] = p.Type
 	}
@@ -128,8 +131,12 @@ const (
 
 // Intent is what a task would do.
 type Intent struct {
-	Action     Action
-	Objects    []*unstructured.Unstructured
+	Action  Action
+	Objects []*unstructured.Unstructured
+	// Waves, when set, are Objects in the order they are applied, each
+	// healthy before the next: a Helm task's pre hooks, its chart's objects,
+	// its post hooks.
+	Waves      [][]*unstructured.Unstructured
 	Migrations []render.Migration
 	// Note says what the objects do not show.
 	Note string

@@ -1,0 +1,84 @@
+package controllers_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+)
+
+// helmChart is a chart "settings" of a pre-install hook ConfigMap and a
+// ConfigMap of the values greeting and mood, as `helm package` writes one.
+func helmChart() []byte {
+	GinkgoHelper()
+	files := map[string]string{
+		"settings/Chart.yaml":  "apiVersion: v2\nname: settings\nversion: 0.1.0\n",
+		"settings/values.yaml": "greeting: hello\nmood: calm\n",
+		"settings/templates/settings.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-settings\n" +
+			"data:\n  greeting: {{ .Values.greeting | quote }}\n  mood: {{ .Values.mood | quote }}\n",
+		"settings/templates/hook.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-before\n" +
+			"  annotations: {helm.sh/hook: pre-install}\ndata:\n  ran: \"yes\"\n",
+	}
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for name, data := range files {
+		Expect(tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg})).To(Succeed())
+		_, err := tw.Write([]byte(data))
+		Expect(err).NotTo(HaveOccurred())
+	}
+	Expect(tw.Close()).To(Succeed())
+	Expect(gz.Close()).To(Succeed())
+	return buf.Bytes()
+}
+
+var _ = Describe("A Helm task", func() {
+	It("applies its chart's objects, its pre-install hook first, with the values its template renders, and again when they change", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		ov := &kudov1beta1.OperatorVersion{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "charted-0.1.0"},
+			Spec: kudov1beta1.OperatorVersionSpec{
+				Operator:   corev1.ObjectReference{Name: "charted"},
+				Version:    "0.1.0",
+				Parameters: []kudov1beta1.Parameter{{Name: "GREETING", Default: ptr.To("hi"), Trigger: "deploy"}},
+				Templates:  map[string]string{"values.yaml": "greeting: {{ .Params.GREETING | quote }}\n"},
+				Charts:     map[string][]byte{"settings": helmChart()},
+				Tasks: []kudov1beta1.Task{{Name: "chart", Kind: kudov1beta1.HelmTaskKind, Spec: kudov1beta1.TaskSpec{
+					HelmTaskSpec: kudov1beta1.HelmTaskSpec{Chart: "settings", Values: "values.yaml"}}}},
+				Plans: map[string]kudov1beta1.Plan{"deploy": plan("", phase("main", "", step("chart", "chart")))},
+			},
+		}
+		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+		i := newInstance(ns, "app", ov.Name)
+		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+		settings := func(g Gomega) *corev1.ConfigMap {
+			cm := &corev1.ConfigMap{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app-settings"}, cm)).To(Succeed())
+			return cm
+		}
+		Eventually(func(g Gomega) {
+			g.Expect(getInstance(ctx, g, client.ObjectKeyFromObject(i)).Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
+			g.Expect(settings(g).Data).To(Equal(map[string]string{"greeting": "hi", "mood": "calm"}))
+		}).Should(Succeed())
+		before := &corev1.ConfigMap{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app-before"}, before)).To(Succeed())
+		Expect(before.CreationTimestamp.Time).NotTo(BeTemporally(">", settings(Default).CreationTimestamp.Time))
+		Expect(metav1.GetControllerOf(settings(Default)).Name).To(Equal("app"))
+		Expect(settings(Default).Labels).To(HaveKeyWithValue(kudov1beta1.InstanceLabel, "app"))
+
+		setParameters(ctx, client.ObjectKeyFromObject(i), map[string]string{"GREETING": "hey"})
+		Eventually(func(g Gomega) {
+			g.Expect(settings(g).Data).To(HaveKeyWithValue("greeting", "hey"))
+		}).Should(Succeed())
+	})
+})

@@ -1,0 +1,132 @@
+package task
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/chartrender"
+	"github.com/kudo-ng/kudo/internal/render"
+)
+
+// helm renders a chart of the package with Helm's library and applies its
+// objects as an Apply task applies a template's: server-side apply,
+// ownership, inventory, drift correction, pruning, health. Its hooks run
+// where a plan step would: those of pre-install and pre-upgrade applied and
+// healthy (a Job complete) before the chart's objects, those of
+// post-install and post-upgrade after them. Test hooks are left out, as
+// `helm install` leaves them; hooks of deletion and rollback are refused:
+// a plan (cleanup, a rollback's) is where such work goes.
+type helm struct{}
+
+func (helm) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, at *field.Path) field.ErrorList {
+	if spec.Chart == "" {
+		return field.ErrorList{field.Required(at.Child("chart"), "a Helm task needs the chart it renders, of the package's charts/")}
+	}
+	var errs field.ErrorList
+	if _, ok := defs.Charts[spec.Chart]; !ok {
+		errs = append(errs, field.Invalid(at.Child("chart"), spec.Chart, fmt.Sprintf("chart %q is not in charts/", spec.Chart)))
+	}
+	if spec.Values != "" {
+		errs = append(errs, defs.template(spec.Values, at.Child("values"))...)
+	}
+	return errs
+}
+
+func (helm) Uses(spec *kudov1beta1.TaskSpec) Uses {
+	if spec.Values == "" {
+		return Uses{}
+	}
+	return Uses{Others: []string{spec.Values}}
+}
+
+// hookWave is where a hook's objects are applied: before the chart's, or
+// after them.
+var hookWave = map[string]int{"pre-install": 0, "pre-upgrade": 0, "post-install": 2, "post-upgrade": 2}
+
+func (helm) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
+	spec := &t.Spec.HelmTaskSpec
+	site := &in.Site
+	chart, ok := site.OperatorVersion.Spec.Charts[spec.Chart]
+	if !ok {
+		return nil, Fatalf("chart %q is not in the OperatorVersion", spec.Chart)
+	}
+	var values map[string]any
+	if spec.Values != "" {
+		vars := site.Variables()
+		var err error
+		if _, values, err = site.Limits.ParameterFile(spec.Values, site.OperatorVersion.Spec.Templates[spec.Values], &vars); err != nil {
+			return nil, err
+		}
+	}
+	res, err := chartrender.Render(context.Background(), &chartrender.Request{
+		Chart: chart, Values: values,
+		Release: chartrender.Release{Name: site.Instance, Namespace: site.Namespace, Revision: 1},
+	}, chartrender.DefaultLimits)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: %w", spec.Chart, err)
+	}
+	// Waves: the pre hooks, the CRDs and objects, the post hooks.
+	waves := make([][]render.Rendered, 3)
+	var skipped []string
+	for _, h := range res.Hooks {
+		wave, ok := -1, false
+		for _, e := range h.Events {
+			if w, known := hookWave[e]; known {
+				wave, ok = w, true
+			} else if e != "test" {
+				return nil, Fatalf("chart %s: hook %s %s runs at %s, which a Helm task does not run: do it in a plan of its own",
+					spec.Chart, h.Kind, h.Name, e)
+			}
+		}
+		if !ok {
+			skipped = append(skipped, h.Kind+" "+h.Name)
+			continue
+		}
+		objs, err := site.Limits.Objects(h.Template, h.Content)
+		if err != nil {
+			return nil, err
+		}
+		waves[wave] = append(waves[wave], render.Rendered{Name: h.Template, Objects: objs})
+	}
+	for _, m := range append(res.CRDs, res.Manifests...) {
+		objs, err := site.Limits.Objects(m.Template, m.Content)
+		if err != nil {
+			return nil, err
+		}
+		waves[1] = append(waves[1], render.Rendered{Name: m.Template, Objects: objs})
+	}
+	req := &render.Request{Metadata: site.Metadata(), Served: in.Served, Scope: in.Scope, Dependencies: in.Dependencies, Limits: site.Limits}
+	intent := &Intent{Action: ActionApply}
+	for _, wave := range waves {
+		prepared, err := render.Prepare(req, wave)
+		if err != nil {
+			return nil, err
+		}
+		if len(prepared.Objects) > 0 {
+			intent.Waves = append(intent.Waves, prepared.Objects)
+		}
+		intent.Objects = append(intent.Objects, prepared.Objects...)
+		intent.Migrations = append(intent.Migrations, prepared.Migrations...)
+	}
+	if len(skipped) > 0 {
+		intent.Note = "test hooks not run: " + strings.Join(skipped, ", ")
+	}
+	return intent, nil
+}
+
+// Run applies the waves of the chart's objects, each healthy before the
+// next.
+func (h helm) Run(ctx context.Context, t *kudov1beta1.Task, env *Env) (Result, error) {
+	intent, err := env.build(ctx, h, t)
+	if err != nil {
+		return Result{}, err
+	}
+	return applyIntent(ctx, env, t.Name, intent)
+}
+
+func (helm) Access(r *Rendered) []Access { return applying(r.Objects) }
+func (helm) Rerenders() bool             { return true }

@@ -1,0 +1,128 @@
+package task
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/chartrender"
+)
+
+func TestMain(m *testing.M) {
+	chartrender.ServeIfChild()
+	os.Exit(m.Run())
+}
+
+// testChart is helm-operator-plugins' test chart, as its authors packaged it.
+func testChart(t *testing.T) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "chartrender", "testdata", "test-chart-1.2.3.tgz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// chartOf is a chart named c of the templates given.
+func chartOf(t *testing.T, templates map[string]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	files := map[string]string{"c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n"}
+	for name, text := range templates {
+		files["c/templates/"+name] = text
+	}
+	for name, data := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func helmTask(chart, values string) *kudov1beta1.Task {
+	return &kudov1beta1.Task{Name: "web", Kind: kudov1beta1.HelmTaskKind,
+		Spec: kudov1beta1.TaskSpec{HelmTaskSpec: kudov1beta1.HelmTaskSpec{Chart: chart, Values: values}}}
+}
+
+func TestHelmBuild(t *testing.T) {
+	in := buildInput(map[string]any{"COUNT": "2"})
+	in.Site.OperatorVersion.Spec.Templates["web-values.yaml"] = "replicaCount: {{ .Params.COUNT }}\n"
+	in.Site.OperatorVersion.Spec.Charts = map[string][]byte{"web": testChart(t)}
+	in.Site.OperatorVersion.Spec.Charts["hooked"] = chartOf(t, map[string]string{
+		"migrate.yaml": "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate\n  annotations: {helm.sh/hook: pre-install}\n",
+		"notify.yaml":  "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: notify\n  annotations: {helm.sh/hook: post-upgrade}\n",
+		"cm.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n",
+	})
+	in.Site.OperatorVersion.Spec.Charts["undoing"] = chartOf(t, map[string]string{
+		"undo.yaml": "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: undo\n  annotations: {helm.sh/hook: pre-delete}\n",
+	})
+	tests := []struct {
+		name, chart, values string
+		want, wantErr       string
+	}{
+		{"a chart nobody here wrote, with the values its template renders", "web", "web-values.yaml",
+			"[ServiceAccount/demo-test-chart Service/demo-test-chart Deployment/demo-test-chart] replicas 2 # test hooks not run: Pod demo-test-chart-test-connection", ""},
+		{"the hooks in waves around the chart's objects", "hooked", "",
+			"[Job/migrate] [ConfigMap/settings] [Job/notify]", ""},
+		{"a hook of deletion is refused", "undoing", "", "",
+			"chart undoing: hook Job undo runs at pre-delete, which a Helm task does not run: do it in a plan of its own"},
+		{"a chart the OperatorVersion does not hold", "gone", "", "", `chart "gone" is not in the OperatorVersion`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			intent, err := helm{}.Build(helmTask(tt.chart, tt.values), in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want one starting %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var waves []string
+			for _, wave := range intent.Waves {
+				var names []string
+				for _, o := range wave {
+					names = append(names, o.GetKind()+"/"+o.GetName())
+					if o.GetLabels()[kudov1beta1.InstanceLabel] != "demo" {
+						t.Errorf("%s/%s is not marked the Instance's: %v", o.GetKind(), o.GetName(), o.GetLabels())
+					}
+				}
+				waves = append(waves, "["+strings.Join(names, " ")+"]")
+			}
+			got := strings.Join(waves, " ")
+			for _, o := range intent.Objects {
+				if o.GetKind() == "Deployment" {
+					replicas, _, _ := unstructured.NestedInt64(o.Object, "spec", "replicas")
+					got += fmt.Sprintf(" replicas %d", replicas)
+				}
+			}
+			if intent.Note != "" {
+				got += " # " + intent.Note
+			}
+			if got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
