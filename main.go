@@ -27,7 +27,6 @@ import (
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/controllers"
 	"github.com/kudo-ng/kudo/internal/apimetrics"
-	"github.com/kudo-ng/kudo/internal/chartrender"
 	"github.com/kudo-ng/kudo/internal/manager"
 	"github.com/kudo-ng/kudo/internal/maskkey"
 	"github.com/kudo-ng/kudo/internal/params"
@@ -46,8 +45,6 @@ func init() {
 }
 
 func main() {
-	// A Helm task's chart renders in a child process of this binary.
-	chartrender.ServeIfChild()
 	var opts options
 	opts.bindFlags(flag.CommandLine)
 	flag.Parse()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -29,7 +28,6 @@ import (
 	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/controllers"
-	"github.com/kudo-ng/kudo/internal/chartrender"
 	"github.com/kudo-ng/kudo/internal/manager"
 	"github.com/kudo-ng/kudo/internal/maskkey"
 	"github.com/kudo-ng/kudo/internal/remote"
@@ -67,12 +65,6 @@ const managerNamespace = "kudo-system"
 // suiteRenderLimits are the manager's render limits in the suite: smaller
 // than the defaults, so that a test sees they are its own.
 var suiteRenderLimits = render.Limits{MaxOutput: 3 << 20, Timeout: 2 * time.Second}
-
-func TestMain(m *testing.M) {
-	// Helm tasks render their charts in a child process of this binary.
-	chartrender.ServeIfChild()
-	os.Exit(m.Run())
-}
 
 func TestControllers(t *testing.T) {
 	RegisterFailHandler(Fail)

@@ -13,7 +13,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2"
 
-	"github.com/kudo-ng/kudo/internal/chartrender"
 	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/dashboardcmd"
 	"github.com/kudo-ng/kudo/internal/cli/diagnostics"
@@ -38,8 +37,6 @@ import (
 )
 
 func main() {
-	// A Helm task's chart renders in a child process of this binary.
-	chartrender.ServeIfChild()
 	err := newRootCmd(genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}).Execute()
 	if err == nil {
 		return

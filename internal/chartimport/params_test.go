@@ -111,3 +111,32 @@ func TestTheCommentAboveAKeyDescribesIt(t *testing.T) {
 		t.Errorf("descriptions %q, %q", got[0].Description, got[1].Description)
 	}
 }
+
+// A chart nobody here wrote, imported: the package verifies, and its Helm
+// task renders the chart with the values its parameters default to.
+func TestAnImportedChartIsAPackageThatVerifies(t *testing.T) {
+	files, err := Package(filepath.Join("..", "chartrender", "testdata", "test-chart-1.2.3.tgz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, data := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := packages.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report := packages.Verify(p, packages.VerifyOptions{}); len(report.Errors) > 0 {
+		t.Fatalf("package verify: %v", report.Errors)
+	}
+	if p.Operator.Name != "test-chart" || p.Operator.OperatorVersion != "1.2.3" || p.Operator.AppVersion != "1.16.0" || len(p.Charts) != 1 {
+		t.Errorf("operator.yaml %+v, charts %d", p.Operator, len(p.Charts))
+	}
+}

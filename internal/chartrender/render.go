@@ -3,8 +3,7 @@
 // memory, and a chart is a program whoever can install a package writes, so
 // the manager runs it where a deadline kills it and a memory limit stops it,
 // as Argo CD's repo-server does. The child is the same binary, started
-// with ServeArg: main and the test binaries that render call ServeIfChild
-// first.
+// with ServeArg (serve.go).
 package chartrender
 
 import (

@@ -13,11 +13,6 @@ import (
 	"time"
 )
 
-func TestMain(m *testing.M) {
-	ServeIfChild()
-	os.Exit(m.Run())
-}
-
 func testChart(t *testing.T) []byte {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "test-chart-1.2.3.tgz"))

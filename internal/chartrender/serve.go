@@ -23,10 +23,18 @@ import (
 // its standard error says why.
 const exitRenderFailed = 3
 
-// ServeIfChild renders the chart of the request on standard input, writes
+// A binary that links this package renders one chart and exits when it is
+// started with ServeArg: the manager, the CLI and every test binary alike,
+// so that none can start itself over (a test binary would run its tests)
+// for want of a call in its main.
+func init() {
+	serveIfChild()
+}
+
+// serveIfChild renders the chart of the request on standard input, writes
 // the result on standard output and exits, when the process was started
 // with ServeArg; otherwise it returns at once.
-func ServeIfChild() {
+func serveIfChild() {
 	if len(os.Args) < 2 || os.Args[1] != ServeArg {
 		return
 	}

@@ -13,13 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
-	"github.com/kudo-ng/kudo/internal/chartrender"
 )
-
-func TestMain(m *testing.M) {
-	chartrender.ServeIfChild()
-	os.Exit(m.Run())
-}
 
 // testChart is helm-operator-plugins' test chart, as its authors packaged it.
 func testChart(t *testing.T) []byte {

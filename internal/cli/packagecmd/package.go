@@ -15,6 +15,6 @@ func NewCmd(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "Verify, create, list, render operator packages, push them to OCI registries and pull them, and print their typed APIs",
 	}
 	cmd.AddCommand(newVerifyCmd(streams), newCreateCmd(streams), newListCmd(streams), newRenderCmd(streams), newNewCmd(streams),
-		newAddCmd(streams), newSchemaCmd(streams), newPushCmd(streams), newPullCmd(streams), newSignCmd(streams))
+		newAddCmd(streams), newSchemaCmd(streams), newPushCmd(streams), newPullCmd(streams), newSignCmd(streams), newImportCmd(streams))
 	return cmd
 }
