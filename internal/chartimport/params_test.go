@@ -140,3 +140,23 @@ func TestAnImportedChartIsAPackageThatVerifies(t *testing.T) {
 		t.Errorf("operator.yaml %+v, charts %d", p.Operator, len(p.Charts))
 	}
 }
+
+// FuzzParameters: whatever values.yaml and values.schema.json hold, the
+// import refuses them or makes parameters, within the bounded parser.
+func FuzzParameters(f *testing.F) {
+	f.Add([]byte("replicas: 1\nimage: {repository: nginx}\n"), []byte(`{"properties": {"replicas": {"type": "integer"}}}`))
+	f.Add([]byte("a: &a [x, x]\nb: [*a, *a]\n"), []byte(nil))
+	f.Add([]byte("# c\nk: null\n"), []byte(`{"properties": {"k": {"type": ["string", "null"], "enum": [1, "a"]}}}`))
+	f.Fuzz(func(t *testing.T, values, schema []byte) {
+		params, err := Parameters(values, schema)
+		if err != nil {
+			return
+		}
+		for _, p := range params {
+			if p.Type == "" {
+				t.Fatalf("parameter %q has no type", p.Name)
+			}
+		}
+		_ = ValuesTemplate(params)
+	})
+}

@@ -15,8 +15,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"time"
+
+	"github.com/kudo-ng/kudo/internal/fair"
 )
 
 // ServeArg is the first argument that makes a binary render one chart.
@@ -77,6 +80,11 @@ type Hook struct {
 	DeletePolicies []string `json:"deletePolicies,omitempty"`
 }
 
+// renders bounds how many charts render at once, whatever the reconcilers
+// do: each is a process of up to Limits.Memory. The slots go to
+// namespaces in turn, so that one namespace's charts wait for each other.
+var renders = fair.NewSlots(max(1, runtime.GOMAXPROCS(0)/2))
+
 // Limits bound a render.
 type Limits struct {
 	// Timeout is how long it may take; the child is killed then.
@@ -85,6 +93,9 @@ type Limits struct {
 	MaxOutput int
 	// Memory is the most memory the child may take.
 	Memory int64
+	// Share is whose turn at the render slots a render takes: its
+	// namespace.
+	Share string
 }
 
 // DefaultLimits are for a chart of a few hundred objects: cert-manager's
@@ -109,6 +120,7 @@ func Render(ctx context.Context, req *Request, limits Limits) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rendering the chart: %w", err)
 	}
+	defer renders.Acquire(limits.Share)()
 	ctx, cancel := context.WithTimeout(ctx, limits.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, self, ServeArg)

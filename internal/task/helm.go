@@ -62,10 +62,12 @@ func (helm) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 			return nil, err
 		}
 	}
+	limits := chartrender.DefaultLimits
+	limits.Share = site.Namespace
 	res, err := chartrender.Render(context.Background(), &chartrender.Request{
 		Chart: chart, Values: values,
 		Release: chartrender.Release{Name: site.Instance, Namespace: site.Namespace, Revision: 1},
-	}, chartrender.DefaultLimits)
+	}, limits)
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: %w", spec.Chart, err)
 	}
