@@ -1,0 +1,59 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+)
+
+// A chart nobody here wrote: operator-framework/helm-operator-plugins'
+// test chart (v0.8.0), as its authors packaged it. Its nginx pods do not
+// tolerate the real node's taint: they run on simulated nodes.
+var _ = Describe("A Helm chart imported as a package", func() {
+	It("installs, updates a value, corrects drift and uninstalls, as kubectl kudo drives it", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		dir := filepath.Join(GinkgoT().TempDir(), "web-operator")
+		chart := filepath.Join("..", "..", "internal", "chartrender", "testdata", "test-chart-1.2.3.tgz")
+		Expect(mustKudo(ns, "package", "import", chart, "--directory", dir)).
+			To(ContainSubstring("package test-chart 1.2.3 written in " + dir + ": 14 parameters from the chart's values"))
+
+		Expect(mustKudo(ns, "install", dir, "--instance", "web", "--wait")).To(ContainSubstring("instance web is deployed"))
+		deployment := func(g Gomega) *appsv1.Deployment {
+			d := &appsv1.Deployment{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-test-chart"}, d)).To(Succeed())
+			return d
+		}
+		Expect(*deployment(Default).Spec.Replicas).To(BeEquivalentTo(1))
+		Expect(deployment(Default).Labels).To(HaveKeyWithValue(kudov1beta1.InstanceLabel, "web"))
+
+		Expect(mustKudo(ns, "update", "--instance", "web", "-p", "replicaCount=2", "--wait")).To(ContainSubstring("instance.kudo.dev/web updated"))
+		Expect(*deployment(Default).Spec.Replicas).To(BeEquivalentTo(2))
+
+		By("correcting drift: the chart's Service deleted is applied again")
+		_, err := cluster.Kubectl("annotate", "-n", ns, "instance", "web", kudov1beta1.DriftCorrectionAnnotation+"=true")
+		Expect(err).NotTo(HaveOccurred())
+		svc := &corev1.Service{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-test-chart"}, svc)).To(Succeed())
+		Expect(k8sClient.Delete(ctx, svc)).To(Succeed())
+		Eventually(func(g Gomega) {
+			again := &corev1.Service{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-test-chart"}, again)).To(Succeed())
+			g.Expect(again.UID).NotTo(Equal(svc.UID))
+		}).Should(Succeed())
+
+		Expect(mustKudo(ns, "uninstall", "--instance", "web", "--wait")).To(ContainSubstring("instance.kudo.dev/web deleted"))
+		Eventually(func(g Gomega) {
+			err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-test-chart"}, &appsv1.Deployment{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%v", err)
+		}).Should(Succeed())
+	})
+})
