@@ -14,10 +14,10 @@ import (
 
 // helm renders a chart of the package with Helm's library and applies its
 // objects as an Apply task applies a template's: server-side apply,
-// ownership, inventory, drift correction, pruning, health. Its hooks run
-// where a plan step would: those of pre-install and pre-upgrade applied and
-// healthy (a Job complete) before the chart's objects, those of
-// post-install and post-upgrade after them. Test hooks are left out, as
+// ownership, inventory, drift correction, pruning, health. It goes as Helm
+// does, each wave healthy before the next: the chart's CRDs, its
+// pre-install and pre-upgrade hooks (a Job complete), its objects, its
+// post-install and post-upgrade hooks. Test hooks are left out, as
 // `helm install` leaves them; hooks of deletion and rollback are refused:
 // a plan (cleanup, a rollback's) is where such work goes.
 type helm struct{}
@@ -43,9 +43,18 @@ func (helm) Uses(spec *kudov1beta1.TaskSpec) Uses {
 	return Uses{Others: []string{spec.Values}}
 }
 
-// hookWave is where a hook's objects are applied: before the chart's, or
-// after them.
-var hookWave = map[string]int{"pre-install": 0, "pre-upgrade": 0, "post-install": 2, "post-upgrade": 2}
+// The waves of a Helm task, in Helm's order: the chart's CRDs, then its pre
+// hooks, its objects, its post hooks.
+const (
+	crdsWave = iota
+	preHooksWave
+	objectsWave
+	postHooksWave
+	waveCount
+)
+
+// hookWave is where a hook's objects are applied.
+var hookWave = map[string]int{"pre-install": preHooksWave, "pre-upgrade": preHooksWave, "post-install": postHooksWave, "post-upgrade": postHooksWave}
 
 func (helm) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 	spec := &t.Spec.HelmTaskSpec
@@ -71,8 +80,7 @@ func (helm) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: %w", spec.Chart, err)
 	}
-	// Waves: the pre hooks, the CRDs and objects, the post hooks.
-	waves := make([][]render.Rendered, 3)
+	waves := make([][]render.Rendered, waveCount)
 	var skipped []string
 	for _, h := range res.Hooks {
 		wave, ok := -1, false
@@ -94,12 +102,14 @@ func (helm) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 		}
 		waves[wave] = append(waves[wave], render.Rendered{Name: h.Template, Objects: objs})
 	}
-	for _, m := range append(res.CRDs, res.Manifests...) {
-		objs, err := site.Limits.Objects(m.Template, m.Content)
-		if err != nil {
-			return nil, err
+	for wave, manifests := range map[int][]chartrender.Manifest{crdsWave: res.CRDs, objectsWave: res.Manifests} {
+		for _, m := range manifests {
+			objs, err := site.Limits.Objects(m.Template, m.Content)
+			if err != nil {
+				return nil, err
+			}
+			waves[wave] = append(waves[wave], render.Rendered{Name: m.Template, Objects: objs})
 		}
-		waves[1] = append(waves[1], render.Rendered{Name: m.Template, Objects: objs})
 	}
 	req := &render.Request{Metadata: site.Metadata(), Served: in.Served, Scope: in.Scope, Dependencies: in.Dependencies, Limits: site.Limits}
 	intent := &Intent{Action: ActionApply}
