@@ -59,7 +59,8 @@ func Package(chartPath string) (map[string][]byte, error) {
 	if files[packages.OperatorFileName], err = yaml.Marshal(operator); err != nil {
 		return nil, err
 	}
-	if files[packages.ParamsFileName], err = yaml.Marshal(packages.ParamsFile{APIVersion: packages.APIVersion, Parameters: params}); err != nil {
+	paramsFile := packages.ParamsFile{APIVersion: packages.APIVersion, Parameters: params}
+	if files[packages.ParamsFileName], err = yaml.Marshal(paramsFile); err != nil {
 		return nil, err
 	}
 	files[packages.TemplatesDir+ValuesTemplateName] = []byte(ValuesTemplate(params))

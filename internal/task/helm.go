@@ -54,7 +54,9 @@ const (
 )
 
 // hookWave is where a hook's objects are applied.
-var hookWave = map[string]int{"pre-install": preHooksWave, "pre-upgrade": preHooksWave, "post-install": postHooksWave, "post-upgrade": postHooksWave}
+var hookWave = map[string]int{
+	"pre-install": preHooksWave, "pre-upgrade": preHooksWave, "post-install": postHooksWave, "post-upgrade": postHooksWave,
+}
 
 func (helm) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 	spec := &t.Spec.HelmTaskSpec
