@@ -9,6 +9,7 @@ package chartrender
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,6 +86,9 @@ type Hook struct {
 // namespaces in turn, so that one namespace's charts wait for each other.
 var renders = fair.NewSlots(max(1, runtime.GOMAXPROCS(0)/2))
 
+// rendered keeps recent results: 32 MiB, of results of up to 4 MiB each.
+var rendered = newResultCache(32<<20, 4<<20)
+
 // Limits bound a render.
 type Limits struct {
 	// Timeout is how long it may take; the child is killed then.
@@ -110,11 +114,18 @@ type LimitError struct{ msg string }
 
 func (e *LimitError) Error() string { return e.msg }
 
-// Render renders a chart in a child process, within limits.
+// Render renders a chart in a child process, within limits; a request
+// rendered a moment ago is answered from what it rendered then. The result
+// is shared: read it, never change it.
 func Render(ctx context.Context, req *Request, limits Limits) (*Result, error) {
 	input, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
+	}
+	key := sha256.Sum256(input)
+	// Rendered under other limits, a result is not more than these allow.
+	if res, size, ok := rendered.get(key); ok && size <= limits.MaxOutput {
+		return res, nil
 	}
 	self, err := Executable()
 	if err != nil {
@@ -142,6 +153,7 @@ func Render(ctx context.Context, req *Request, limits Limits) (*Result, error) {
 	if err := json.Unmarshal(out.buf.Bytes(), res); err != nil {
 		return nil, fmt.Errorf("rendering the chart: %w", err)
 	}
+	rendered.add(key, res, out.buf.Len())
 	return res, nil
 }
 

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-func testChart(t *testing.T) []byte {
+func testChart(t testing.TB) []byte {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "test-chart-1.2.3.tgz"))
 	if err != nil {
