@@ -1,8 +1,11 @@
 package task
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -17,7 +20,7 @@ import (
 // ownership, inventory, drift correction, pruning, health. It goes as Helm
 // does, each wave healthy before the next: the chart's CRDs, its
 // pre-install and pre-upgrade hooks (a Job complete), its objects, its
-// post-install and post-upgrade hooks. Test hooks are left out, as
+// post-install and post-upgrade hooks; hooks by their weight. Test hooks are left out, as
 // `helm install` leaves them; hooks of deletion and rollback are refused:
 // a plan (cleanup, a rollback's) is where such work goes.
 type helm struct{}
@@ -43,20 +46,24 @@ func (helm) Uses(spec *kudov1beta1.TaskSpec) Uses {
 	return Uses{Others: []string{spec.Values}}
 }
 
-// The waves of a Helm task, in Helm's order: the chart's CRDs, then its pre
-// hooks, its objects, its post hooks.
+// The stages of a Helm task, in Helm's order: the chart's CRDs, then its
+// pre hooks, its objects, its post hooks.
 const (
-	crdsWave = iota
-	preHooksWave
-	objectsWave
-	postHooksWave
-	waveCount
+	crdsStage = iota
+	preHooksStage
+	objectsStage
+	postHooksStage
 )
 
-// hookWave is where a hook's objects are applied.
-var hookWave = map[string]int{
-	"pre-install": preHooksWave, "pre-upgrade": preHooksWave, "post-install": postHooksWave, "post-upgrade": postHooksWave,
+// hookStage is where a hook's objects are applied.
+var hookStage = map[string]int{
+	"pre-install": preHooksStage, "pre-upgrade": preHooksStage, "post-install": postHooksStage, "post-upgrade": postHooksStage,
 }
+
+// wave is one wave of a Helm task: a stage, and of hooks their weight
+// (helm.sh/hook-weight): Helm runs the hooks of one weight, and waits for
+// them, before those of the next.
+type wave struct{ stage, weight int }
 
 func (helm) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 	spec := &t.Spec.HelmTaskSpec
@@ -82,13 +89,13 @@ func (helm) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: %w", spec.Chart, err)
 	}
-	waves := make([][]render.Rendered, waveCount)
+	waves := map[wave][]render.Rendered{}
 	var skipped []string
 	for _, h := range res.Hooks {
-		wave, ok := -1, false
+		stage, ok := -1, false
 		for _, e := range h.Events {
-			if w, known := hookWave[e]; known {
-				wave, ok = w, true
+			if st, known := hookStage[e]; known {
+				stage, ok = st, true
 			} else if e != "test" {
 				return nil, Fatalf("chart %s: hook %s %s runs at %s, which a Helm task does not run: do it in a plan of its own",
 					spec.Chart, h.Kind, h.Name, e)
@@ -102,21 +109,25 @@ func (helm) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 		if err != nil {
 			return nil, err
 		}
-		waves[wave] = append(waves[wave], render.Rendered{Name: h.Template, Objects: objs})
+		at := wave{stage: stage, weight: h.Weight}
+		waves[at] = append(waves[at], render.Rendered{Name: h.Template, Objects: objs})
 	}
-	for wave, manifests := range map[int][]chartrender.Manifest{crdsWave: res.CRDs, objectsWave: res.Manifests} {
+	for stage, manifests := range map[int][]chartrender.Manifest{crdsStage: res.CRDs, objectsStage: res.Manifests} {
 		for _, m := range manifests {
 			objs, err := site.Limits.Objects(m.Template, m.Content)
 			if err != nil {
 				return nil, err
 			}
-			waves[wave] = append(waves[wave], render.Rendered{Name: m.Template, Objects: objs})
+			waves[wave{stage: stage}] = append(waves[wave{stage: stage}], render.Rendered{Name: m.Template, Objects: objs})
 		}
 	}
 	req := &render.Request{Metadata: site.Metadata(), Served: in.Served, Scope: in.Scope, Dependencies: in.Dependencies, Limits: site.Limits}
 	intent := &Intent{Action: ActionApply}
-	for _, wave := range waves {
-		prepared, err := render.Prepare(req, wave)
+	inOrder := slices.SortedFunc(maps.Keys(waves), func(a, b wave) int {
+		return cmp.Or(cmp.Compare(a.stage, b.stage), cmp.Compare(a.weight, b.weight))
+	})
+	for _, at := range inOrder {
+		prepared, err := render.Prepare(req, waves[at])
 		if err != nil {
 			return nil, err
 		}

@@ -66,6 +66,15 @@ func TestHelmBuild(t *testing.T) {
 		"notify.yaml":  "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: notify\n  annotations: {helm.sh/hook: post-upgrade}\n",
 		"cm.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n",
 	})
+	in.Site.OperatorVersion.Spec.Charts["weighted"] = chartOf(t, map[string]string{
+		"schema.yaml": "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: schema\n" +
+			"  annotations: {helm.sh/hook: pre-install, helm.sh/hook-weight: \"5\"}\n",
+		"secrets.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: secrets\n" +
+			"  annotations: {helm.sh/hook: pre-install, helm.sh/hook-weight: \"-1\"}\n",
+		"data.yaml": "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: data\n" +
+			"  annotations: {helm.sh/hook: \"pre-install,pre-upgrade\", helm.sh/hook-weight: \"5\"}\n",
+		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n",
+	})
 	in.Site.OperatorVersion.Spec.Charts["undoing"] = chartOf(t, map[string]string{
 		"undo.yaml": "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: undo\n  annotations: {helm.sh/hook: pre-delete}\n",
 	})
@@ -77,6 +86,8 @@ func TestHelmBuild(t *testing.T) {
 			"[ServiceAccount/demo-test-chart Service/demo-test-chart Deployment/demo-test-chart] replicas 2 # test hooks not run: Pod demo-test-chart-test-connection", ""},
 		{"the hooks in waves around the chart's objects", "hooked", "",
 			"[Job/migrate] [ConfigMap/settings] [Job/notify]", ""},
+		{"hooks of one weight in a wave, lighter first", "weighted", "",
+			"[Secret/secrets] [Job/data Job/schema] [ConfigMap/settings]", ""},
 		{"a hook of deletion is refused", "undoing", "", "",
 			"chart undoing: hook Job undo runs at pre-delete, which a Helm task does not run: do it in a plan of its own"},
 		{"a chart the OperatorVersion does not hold", "gone", "", "", `chart "gone" is not in the OperatorVersion`},
