@@ -41,23 +41,55 @@ func helmChart() []byte {
 	return buf.Bytes()
 }
 
+// chartedVersion is an OperatorVersion of one Helm task of helmChart,
+// its greeting the parameter GREETING.
+func chartedVersion(ns string) *kudov1beta1.OperatorVersion {
+	return &kudov1beta1.OperatorVersion{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "charted-0.1.0"},
+		Spec: kudov1beta1.OperatorVersionSpec{
+			Operator:   corev1.ObjectReference{Name: "charted"},
+			Version:    "0.1.0",
+			Parameters: []kudov1beta1.Parameter{{Name: "GREETING", Default: ptr.To("hi"), Trigger: "deploy"}},
+			Templates:  map[string]string{"values.yaml": "greeting: {{ .Params.GREETING | quote }}\n"},
+			Charts:     map[string][]byte{"settings": helmChart()},
+			Tasks: []kudov1beta1.Task{{Name: "chart", Kind: kudov1beta1.HelmTaskKind, Spec: kudov1beta1.TaskSpec{
+				HelmTaskSpec: kudov1beta1.HelmTaskSpec{Chart: "settings", Values: "values.yaml"}}}},
+			Plans: map[string]kudov1beta1.Plan{"deploy": plan("", phase("main", "", step("chart", "chart")))},
+		},
+	}
+}
+
 var _ = Describe("A Helm task", func() {
+	It("adopts the objects of a Helm release of the Instance's name that were handed over, without re-creating them", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		// As helm install left it, then annotated as docs/helm.md says.
+		released := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app-settings",
+				Labels: map[string]string{"app.kubernetes.io/managed-by": "Helm"},
+				Annotations: map[string]string{"meta.helm.sh/release-name": "app", "meta.helm.sh/release-namespace": ns,
+					kudov1beta1.AdoptAnnotation: ns + "/app"}},
+			Data: map[string]string{"greeting": "hello", "mood": "calm"},
+		}
+		Expect(k8sClient.Create(ctx, released)).To(Succeed())
+		ov := chartedVersion(ns)
+		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+		i := newInstance(ns, "app", ov.Name)
+		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(getInstance(ctx, g, client.ObjectKeyFromObject(i)).Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
+		}).Should(Succeed())
+		adopted := &corev1.ConfigMap{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(released), adopted)).To(Succeed())
+		Expect(adopted.UID).To(Equal(released.UID))
+		Expect(adopted.Data).To(Equal(map[string]string{"greeting": "hi", "mood": "calm"}))
+		Expect(metav1.GetControllerOf(adopted).Name).To(Equal("app"))
+	})
+
 	It("applies its chart's objects, its pre-install hook first, with the values its template renders, and again when they change", func() {
 		ctx := context.Background()
 		ns := newNamespace(ctx)
-		ov := &kudov1beta1.OperatorVersion{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "charted-0.1.0"},
-			Spec: kudov1beta1.OperatorVersionSpec{
-				Operator:   corev1.ObjectReference{Name: "charted"},
-				Version:    "0.1.0",
-				Parameters: []kudov1beta1.Parameter{{Name: "GREETING", Default: ptr.To("hi"), Trigger: "deploy"}},
-				Templates:  map[string]string{"values.yaml": "greeting: {{ .Params.GREETING | quote }}\n"},
-				Charts:     map[string][]byte{"settings": helmChart()},
-				Tasks: []kudov1beta1.Task{{Name: "chart", Kind: kudov1beta1.HelmTaskKind, Spec: kudov1beta1.TaskSpec{
-					HelmTaskSpec: kudov1beta1.HelmTaskSpec{Chart: "settings", Values: "values.yaml"}}}},
-				Plans: map[string]kudov1beta1.Plan{"deploy": plan("", phase("main", "", step("chart", "chart")))},
-			},
-		}
+		ov := chartedVersion(ns)
 		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
 		i := newInstance(ns, "app", ov.Name)
 		Expect(k8sClient.Create(ctx, i)).To(Succeed())
