@@ -61,10 +61,10 @@ type Signed struct {
 	Digest, Signature string
 }
 
-// Sign signs the package ref names (by digest, or by a tag resolved to one
-// first) with signer, and pushes the signature.
+// Sign signs the package or the Helm chart ref names (by digest, or by a
+// tag resolved to one first) with signer, and pushes the signature.
 func (c *Client) Sign(ctx context.Context, ref string, signer sign.Keypair) (*Signed, error) {
-	repo, desc, _, err := c.packageManifest(ctx, ref)
+	repo, desc, err := c.signable(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +90,24 @@ func (c *Client) Sign(ctx context.Context, ref string, signer sign.Keypair) (*Si
 		return nil, fmt.Errorf("%s: pushing the signature: %w", ref, err)
 	}
 	return &Signed{Digest: desc.Digest.String(), Signature: sig.Digest.String()}, nil
+}
+
+// signable reads the manifest ref names, a package's or a Helm chart's.
+func (c *Client) signable(ctx context.Context, ref string) (*remote.Repository, ocispec.Descriptor, error) {
+	repo, reference, err := c.repository(ref)
+	if err != nil {
+		return nil, ocispec.Descriptor{}, err
+	}
+	desc, manifest, err := fetchManifest(ctx, repo, reference)
+	if err != nil {
+		return nil, desc, fmt.Errorf("%s: %w", ref, err)
+	}
+	if _, err := packageLayer(manifest); err != nil {
+		if _, chartErr := chartLayer(manifest); chartErr != nil {
+			return nil, desc, fmt.Errorf("%s: %w", resolved(ref, desc), err)
+		}
+	}
+	return repo, desc, nil
 }
 
 // pushSignature pushes a Sigstore bundle as a signature of the manifest

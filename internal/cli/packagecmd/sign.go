@@ -30,7 +30,7 @@ func newSignCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	opts := &SignOptions{}
 	cmd := &cobra.Command{
 		Use:   "sign oci://REGISTRY/REPOSITORY@sha256:DIGEST --key cosign.key",
-		Short: "Sign a package in an OCI registry with a private key, as cosign sign --key signs an image",
+		Short: "Sign a package, or a Helm chart, in an OCI registry with a private key, as cosign sign --key signs an image",
 		Long: "Sign a package in an OCI registry: a Sigstore bundle that refers to its manifest, in cosign v3's format,\n" +
 			"so that cosign verify --key checks it too. The key is cosign's (its password in " + PasswordEnv + ")\n" +
 			"or a PEM private key. Name the package by digest: a tag may move after it is read.",

@@ -4,6 +4,7 @@
 package ocitest
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -16,6 +17,9 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/registry"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/kudo-ng/kudo/internal/ocipkg"
 )
@@ -67,4 +71,37 @@ func Signer(t T) (*ocipkg.Signer, string) {
 		t.Fatal(err)
 	}
 	return s, public
+}
+
+// PushChart pushes a Helm chart's tarball as `helm push` does to ref
+// (oci://HOST/REPOSITORY:TAG) of a registry of Registry's, its layer's
+// descriptor changed by edit if given, and returns the manifest's digest.
+func PushChart(t T, ref string, tarball []byte, edit func(layer *ocispec.Descriptor)) string {
+	t.Helper()
+	ctx := context.Background()
+	repo, err := remote.NewRepository(strings.TrimPrefix(ref, ocipkg.Scheme))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.PlainHTTP = true
+	config, err := oras.PushBytes(ctx, repo, ocipkg.ChartConfigMediaType, []byte(`{"apiVersion":"v2","name":"chart","version":"0.1.0"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	layer, err := oras.PushBytes(ctx, repo, ocipkg.ChartContentMediaType, tarball)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(&layer)
+	}
+	manifest, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, "",
+		oras.PackManifestOptions{Layers: []ocispec.Descriptor{layer}, ConfigDescriptor: &config})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Tag(ctx, manifest, repo.Reference.Reference); err != nil {
+		t.Fatal(err)
+	}
+	return manifest.Digest.String()
 }
