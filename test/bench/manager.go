@@ -324,19 +324,24 @@ func processOf(pid int) (process, error) {
 	return p, nil
 }
 
-// cpuSeconds is the CPU time a process has used so far, user and system.
+// cpuSeconds is the CPU time a process has used so far, user and system,
+// its own and that of its children it has waited for: a Helm task's
+// renders are processes of the manager's.
 func cpuSeconds(pid int) (float64, error) {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
 	}
-	// Fields after the command, which is in parentheses: utime and stime are
-	// the 14th and 15th of the whole line.
+	// Fields after the command, which is in parentheses: utime, stime,
+	// cutime and cstime are the 14th to 17th of the whole line.
 	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
-	utime, _ := strconv.ParseFloat(fields[11], 64)
-	stime, _ := strconv.ParseFloat(fields[12], 64)
+	var ticks float64
+	for _, f := range fields[11:15] {
+		t, _ := strconv.ParseFloat(f, 64)
+		ticks += t
+	}
 	const clockTicks = 100 // USER_HZ on Linux
-	return (utime + stime) / clockTicks, nil
+	return ticks / clockTicks, nil
 }
 
 // profile records the manager's CPU profile for the given time into path.

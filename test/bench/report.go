@@ -809,6 +809,7 @@ func writeHelmOperator(p func(string, ...any), r *Report) {
 				verdict(s.PeakRSSMiB <= 0.5*h.PeakRSSMiB))
 		}
 	}
+	writeHelmTask(p, measured)
 	if i, idle := r.HelmOperatorIdle, r.Idle; i != nil && idle != nil {
 		p("")
 		p("Idle: through one reconcile period (%s) with its %d releases and nothing changing, the helm-operator used",
@@ -817,6 +818,43 @@ func writeHelmOperator(p func(string, ...any), r *Report) {
 			i.CPUSeconds, writes(i.Requests), sum(i.Requests), verbs(i.Requests), writes(idle.Requests))
 	}
 	p("")
+}
+
+// writeHelmTask sets the helm-operator's chart run as a kudo-ng Helm task
+// beside the helm-operator's runs of it and kudo-ng's of the scale package.
+func writeHelmTask(p func(string, ...any), measured []Scale) {
+	var both []Scale
+	for _, s := range measured {
+		if s.HelmTask != nil {
+			both = append(both, s)
+		}
+	}
+	if len(both) == 0 {
+		return
+	}
+	p("")
+	p("The same chart as a kudo-ng Helm task (docs/helm.md): `kubectl kudo package import` of it, a package of one Helm task")
+	p("in a one-step deploy plan, its `replicas` a parameter; an Instance a release. Its runs go after the typed runs of")
+	p("each size, as often, each alone in the cluster. The manager renders each chart in a child process of its own")
+	p("(its CPU, waited for, is the manager's; its memory is not in the manager's peak RSS), and keeps what it rendered")
+	p("for the reconciles after. Median runs:")
+	p("")
+	columns := []string{"Instances", "Helm task", "Helm task range", "Helm task / helm-operator", "Helm task / templates",
+		"requests per resource, Helm task / helm-operator", "CPU, Helm task / helm-operator", "peak RSS, Helm task / helm-operator"}
+	p("| %s |", strings.Join(columns, " | "))
+	p("|%s", strings.Repeat("---|", len(columns)))
+	for _, s := range both {
+		t, h := s.HelmTask, s.HelmOperator
+		perResource := float64(s.Instances * scaleResources)
+		p("| %d | %.2f s | %s | %.2f× | %.2f× | %.2f / %.2f = %.2f× | %.1f / %.1f s | %.0f / %.0f MiB = %.2f× |",
+			s.Instances, t.Seconds, span(t.Runs), t.Seconds/h.Seconds, t.Seconds/s.Seconds,
+			sum(t.Requests)/perResource, sum(h.Requests)/perResource, sum(t.Requests)/sum(h.Requests),
+			t.CPUSeconds, h.CPUSeconds, t.PeakRSSMiB, h.PeakRSSMiB, t.PeakRSSMiB/h.PeakRSSMiB)
+	}
+	if last := both[len(both)-1]; last.HelmTask.Calls != nil {
+		p("")
+		p("The Helm task's by verb and resource at %d, per Instance: %s.", last.Instances, byCall(last.HelmTask.Calls, last.Instances))
+	}
 }
 
 // eventsDropped: a scale run created fewer than the two events each plan

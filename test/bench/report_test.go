@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -79,5 +80,28 @@ func TestKeepTakesTheSizesNotMeasured(t *testing.T) {
 	r.Drift = &Drift{Instances: 100, Kind: "ConfigMap", Name: "x", Recreate: Distribution{Median: 0.3, P95: 1.5}}
 	if md := r.markdown(); !strings.Contains(md, "The rows of 100 and 1000 Instances are those of the report of 2026-11-30T16:17:00Z") {
 		t.Error("the report does not say which rows it kept")
+	}
+}
+
+// The helm-operator's chart as a Helm task goes beside the helm-operator's
+// runs of it and kudo-ng's plain runs, at the sizes all three ran.
+func TestReportOfTheHelmTask(t *testing.T) {
+	at := func(seconds float64) *SideRun {
+		return &SideRun{Seconds: seconds, Runs: []float64{seconds}, CPUSeconds: seconds, PeakRSSMiB: 100,
+			Requests: map[string]float64{"apply": 50 * seconds}}
+	}
+	plain := Scale{Instances: 100, Seconds: 10, Runs: []float64{10}, Requests: map[string]float64{"apply": 500}}
+	plain.HelmOperator, plain.HelmTask = at(40), at(20)
+	unmatched := Scale{Instances: 3000, Seconds: 300, Runs: []float64{300}, Requests: map[string]float64{"apply": 15000}}
+	unmatched.HelmOperator = at(1200)
+	var b strings.Builder
+	writeHelmOperator(func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }, &Report{Scale: []Scale{plain, unmatched}})
+	md := b.String()
+	want := "| 100 | 20.00 s | — | 0.50× | 2.00× | 2.00 / 4.00 = 0.50× | 20.0 / 40.0 s | 100 / 100 MiB = 1.00× |"
+	if !strings.Contains(md, want) {
+		t.Errorf("the report lacks the Helm task's row %q:\n%s", want, md)
+	}
+	if strings.Contains(md, "| 3000 | 0.00 s") || strings.Count(md, "Helm task range") != 1 {
+		t.Error("the Helm task's table has a row for a size it did not run")
 	}
 }

@@ -95,6 +95,9 @@ type Scale struct {
 	// Typed is kudo-ng's run of the same size with typed objects of the
 	// package in place of Instances (docs/typed-apis.md).
 	Typed *SideRun `json:",omitempty"`
+	// HelmTask is kudo-ng's run of the same size with the helm-operator's
+	// chart as a Helm task (docs/helm.md).
+	HelmTask *SideRun `json:",omitempty"`
 }
 
 // floorCPU is the CPU seconds the floor's median run used in all: the
@@ -115,6 +118,10 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 	if err != nil {
 		return nil, err
 	}
+	helmPkg, err := helmTaskPackage(c)
+	if err != nil {
+		return nil, err
+	}
 	var results []Scale
 	for i, n := range cfg.sizes {
 		runs := make([]*Scale, scaleRuns(n, cfg.scaleRuns))
@@ -128,13 +135,16 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 		}
 		// The multi-tenant and typed runs compare with the plain ones at the
 		// sizes up to 1,000: past it, each would cost as long as the plain run.
-		var tenants, typed *SideRun
+		var tenants, typed, helmTask *SideRun
 		if n <= maxSideRunSize {
 			var err error
 			if tenants, err = multiTenantRuns(ctx, c, m, pkg, n, sideRuns(n, cfg.scaleRuns)); err != nil {
 				return nil, err
 			}
 			if typed, err = typedRuns(ctx, c, m, pkg, n, sideRuns(n, cfg.scaleRuns)); err != nil {
+				return nil, err
+			}
+			if helmTask, err = helmTaskRuns(ctx, c, m, helmPkg, n, sideRuns(n, cfg.scaleRuns)); err != nil {
 				return nil, err
 			}
 		}
@@ -162,7 +172,7 @@ func measureScale(ctx context.Context, c *localcluster.Cluster, m *manager, cfg 
 		last := runs[len(runs)-1]
 		median.Profile, median.HeapProfile = last.Profile, last.HeapProfile
 		median.RSSAnonMiB, median.RSSFileMiB = last.RSSAnonMiB, last.RSSFileMiB
-		median.MultiTenant, median.Typed = tenants, typed
+		median.MultiTenant, median.Typed, median.HelmTask = tenants, typed, helmTask
 		results = append(results, *median)
 	}
 	return results, nil
@@ -222,14 +232,14 @@ func scaleRuns(n, maxRuns int) int {
 	return min(maxRuns, max(3, 1000/n))
 }
 
-// sideRuns is how many times the multi-tenant, typed and helm-operator runs
+// sideRuns is how many times the multi-tenant, typed, Helm task and helm-operator runs
 // of a size run: as often as fits in 1,000 Instances, at least once and at
 // most maxRuns times.
 func sideRuns(n, maxRuns int) int {
 	return max(1, min(maxRuns, 1000/n))
 }
 
-// maxSideRunSize is the largest size with multi-tenant and typed runs.
+// maxSideRunSize is the largest size with multi-tenant, typed and Helm task runs.
 const maxSideRunSize = 1000
 
 // runTimeout bounds the wait for n Instances, or the floor's objects, to be
