@@ -38,7 +38,7 @@ func newImportCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	opts := &ImportOptions{}
 	cmd := &cobra.Command{
 		Use:   "import CHART",
-		Short: "Write a package that runs a Helm chart (a directory, a .tgz, oci:// or a chart repository's) as a Helm task, its values as parameters",
+		Short: "Write a package that runs a Helm chart (a directory, a .tgz, oci://, a repository's) as a Helm task, its values as parameters",
 		Long: "Write a package that runs a Helm chart as a Helm task, its values as parameters. The chart is copied into\n" +
 			"the package: the manager never downloads one. A chart in an OCI registry is pulled by the digest its tag\n" +
 			"resolves to, with --key once one of the keys is found to have signed it; a chart repository's by its\n" +
@@ -170,7 +170,8 @@ func pullChart(ctx context.Context, out io.Writer, opts *ImportOptions) (*ocipkg
 		if err != nil {
 			return nil, err
 		}
-		if _, err := fmt.Fprintf(out, "Verified: %s, signed with %s (signature %s)\n", verified.Ref, verified.Authority, verified.Signature); err != nil {
+		_, err = fmt.Fprintf(out, "Verified: %s, signed with %s (signature %s)\n", verified.Ref, verified.Authority, verified.Signature)
+		if err != nil {
 			return nil, err
 		}
 		ref = verified.Ref
