@@ -64,6 +64,19 @@ type SideRun struct {
 	Calls      map[string]float64 `json:",omitempty"`
 }
 
+// sideRunOf is what scaleRun measured of a run, as a side run.
+func sideRunOf(s *Scale) *SideRun {
+	return &SideRun{Seconds: s.Seconds, CPUSeconds: s.CPUSeconds, PeakRSSMiB: s.PeakRSSMiB, Requests: s.Requests, Calls: s.Calls}
+}
+
+// medianSideRun is the median of runs, with the time of each.
+func medianSideRun(runs []*SideRun) *SideRun {
+	seconds := func(r *SideRun) float64 { return r.Seconds }
+	median := medianRun(runs, seconds)
+	median.Runs = times(runs, seconds)
+	return median
+}
+
 // PeerIdle is what a peer did through one resync with nothing to change.
 type PeerIdle struct {
 	Period     string
@@ -216,10 +229,7 @@ func measureHelmOperatorScale(ctx context.Context, c *localcluster.Cluster, cfg 
 			logf("helm-operator %d, run %d: all deployed and Current in %.2fs, CPU %.1fs, peak RSS %.0f MiB, requests %v",
 				n, k+1, runs[k].Seconds, runs[k].CPUSeconds, runs[k].PeakRSSMiB, runs[k].Requests)
 		}
-		seconds := func(r *SideRun) float64 { return r.Seconds }
-		median := medianRun(runs, seconds)
-		median.Runs = times(runs, seconds)
-		result.HelmOperator = median
+		result.HelmOperator = medianSideRun(runs)
 	}
 	if len(measured) == 0 {
 		return nil, nil

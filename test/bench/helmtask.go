@@ -49,13 +49,10 @@ func helmTaskRuns(ctx context.Context, c *localcluster.Cluster, m *manager, pkg 
 		}
 		logf("scale %d, Helm task run %d: all COMPLETE in %.2fs, CPU %.1fs, peak RSS %.0f MiB, requests %v",
 			n, k+1, s.Seconds, s.CPUSeconds, s.PeakRSSMiB, s.Requests)
-		runs[k] = &SideRun{Seconds: s.Seconds, CPUSeconds: s.CPUSeconds, PeakRSSMiB: s.PeakRSSMiB, Requests: s.Requests, Calls: s.Calls}
+		runs[k] = sideRunOf(s)
 		if err := resetCluster(ctx, c, m, ns); err != nil {
 			return nil, err
 		}
 	}
-	seconds := func(r *SideRun) float64 { return r.Seconds }
-	median := medianRun(runs, seconds)
-	median.Runs = times(runs, seconds)
-	return median, nil
+	return medianSideRun(runs), nil
 }

@@ -38,10 +38,7 @@ func multiTenantRuns(ctx context.Context, c *localcluster.Cluster, m *manager, p
 	if err != nil {
 		return nil, err
 	}
-	seconds := func(r *SideRun) float64 { return r.Seconds }
-	median := medianRun(runs, seconds)
-	median.Runs = times(runs, seconds)
-	return median, nil
+	return medianSideRun(runs), nil
 }
 
 func multiTenantRunsOf(ctx context.Context, c *localcluster.Cluster, m *manager, pkg *packages.Package, n, count int) ([]*SideRun, error) {
@@ -62,7 +59,7 @@ func multiTenantRunsOf(ctx context.Context, c *localcluster.Cluster, m *manager,
 		}
 		logf("scale %d, multi-tenant run %d: all COMPLETE in %.2fs, CPU %.1fs, peak RSS %.0f MiB, requests %v",
 			n, k+1, s.Seconds, s.CPUSeconds, s.PeakRSSMiB, s.Requests)
-		runs[k] = &SideRun{Seconds: s.Seconds, CPUSeconds: s.CPUSeconds, PeakRSSMiB: s.PeakRSSMiB, Requests: s.Requests}
+		runs[k] = sideRunOf(s)
 		if err := resetCluster(ctx, c, m, ns); err != nil {
 			return nil, err
 		}

@@ -55,15 +55,12 @@ func typedRuns(ctx context.Context, c *localcluster.Cluster, m *manager, pkg *pa
 		}
 		logf("scale %d, typed run %d: all COMPLETE in %.2fs, CPU %.1fs, peak RSS %.0f MiB, requests %v",
 			n, k+1, s.Seconds, s.CPUSeconds, s.PeakRSSMiB, s.Requests)
-		runs[k] = &SideRun{Seconds: s.Seconds, CPUSeconds: s.CPUSeconds, PeakRSSMiB: s.PeakRSSMiB, Requests: s.Requests}
+		runs[k] = sideRunOf(s)
 		if err := resetCluster(ctx, c, m, ns); err != nil {
 			return nil, err
 		}
 	}
-	seconds := func(r *SideRun) float64 { return r.Seconds }
-	median := medianRun(runs, seconds)
-	median.Runs = times(runs, seconds)
-	return median, nil
+	return medianSideRun(runs), nil
 }
 
 // createTyped creates the typed objects, 32 at a time as the Instances of
