@@ -20,9 +20,10 @@ import (
 // ownership, inventory, drift correction, pruning, health. It goes as Helm
 // does, each wave healthy before the next: the chart's CRDs, its
 // pre-install and pre-upgrade hooks (a Job complete), its objects, its
-// post-install and post-upgrade hooks; hooks by their weight. Test hooks are left out, as
-// `helm install` leaves them; hooks of deletion and rollback are refused:
-// a plan (cleanup, a rollback's) is where such work goes.
+// post-install and post-upgrade hooks, the hooks by their weight. Test
+// hooks are left out, as `helm install` leaves them; hooks of deletion and
+// rollback are refused: a plan (cleanup, a rollback's) is where such work
+// goes.
 type helm struct{}
 
 func (helm) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, at *field.Path) field.ErrorList {

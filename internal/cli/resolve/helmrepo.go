@@ -92,7 +92,14 @@ func HelmChart(ctx context.Context, repoURL, name, version string) ([]byte, stri
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: chart %s %s: %w", indexURL, name, found.Version, err)
 	}
-	chartURL := base.ResolveReference(ref).String()
+	resolved := base.ResolveReference(ref)
+	chartURL := resolved.String()
+	// An index may not send the download to this machine's files, nor from
+	// https to http.
+	if resolved.Scheme != base.Scheme && (base.Scheme != "http" || resolved.Scheme != "https") {
+		return nil, "", fmt.Errorf("%s: chart %s %s is at %s, which a repository at %s may not name", indexURL, name, found.Version,
+			chartURL, base.Scheme+"://")
+	}
 	tarball, err := download(ctx, chartURL)
 	if err != nil {
 		return nil, "", err

@@ -22,7 +22,8 @@ func TestAChartComesFromARepositorysIndexCheckedAgainstItsDigest(t *testing.T) {
 		name := "web-" + v + ".tgz"
 		index += fmt.Sprintf("  - {name: web, version: %s, urls: [charts/%s], digest: %s}\n", v, name, digest(name))
 	}
-	index += "  - {name: web, version: 1.0.0, urls: [charts/web-1.0.0.tgz], digest: " + digest("web-1.2.0.tgz") + "}\n"
+	index += "  - {name: web, version: 1.0.0, urls: [charts/web-1.0.0.tgz], digest: " + digest("web-1.2.0.tgz") + "}\n" +
+		"  - {name: web, version: 0.9.0, urls: [\"file:///etc/hostname\"]}\n"
 	mux := http.NewServeMux()
 	mux.HandleFunc("/stable/index.yaml", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(index)) })
 	mux.HandleFunc("/stable/charts/{name}", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(charts[r.PathValue("name")]) })
@@ -35,6 +36,7 @@ func TestAChartComesFromARepositorysIndexCheckedAgainstItsDigest(t *testing.T) {
 		{chart: "web", version: "~1.2", want: "web-1.2.0.tgz"},
 		{chart: "web", version: "2.0.0-rc.1", want: "web-2.0.0-rc.1.tgz"},
 		{chart: "web", version: "1.0.0", wantErr: "where " + srv.URL + "/stable/index.yaml says " + digest("web-1.2.0.tgz")},
+		{chart: "web", version: "0.9.0", wantErr: "is at file:///etc/hostname, which a repository at http:// may not name"},
 		{chart: "web", version: "3.x", wantErr: "no version of chart web is 3.x"},
 		{chart: "db", wantErr: "no chart db in it"},
 	} {
