@@ -20,6 +20,9 @@ const fileScheme = "file://"
 // package tarball, which is bounded again when read.
 const maxDownloadSize = 16 << 20
 
+// httpsScheme is the scheme a download may not leave once it took it.
+const httpsScheme = "https"
+
 // maxRedirects is Go's own limit, which a CheckRedirect replaces.
 const maxRedirects = 10
 
@@ -62,7 +65,7 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= maxRedirects {
 		return fmt.Errorf("stopped after %d redirects", maxRedirects)
 	}
-	if prev := via[len(via)-1].URL; prev.Scheme == "https" && req.URL.Scheme != "https" {
+	if prev := via[len(via)-1].URL; prev.Scheme == httpsScheme && req.URL.Scheme != httpsScheme {
 		return fmt.Errorf("refusing the redirect from %s to %s, which drops https", prev.Redacted(), req.URL.Redacted())
 	}
 	return nil

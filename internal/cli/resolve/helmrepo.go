@@ -96,7 +96,7 @@ func HelmChart(ctx context.Context, repoURL, name, version string) ([]byte, stri
 	chartURL := resolved.String()
 	// An index may not send the download to this machine's files, nor from
 	// https to http.
-	if resolved.Scheme != base.Scheme && (base.Scheme != "http" || resolved.Scheme != "https") {
+	if resolved.Scheme != base.Scheme && (base.Scheme != "http" || resolved.Scheme != httpsScheme) {
 		return nil, "", fmt.Errorf("%s: chart %s %s is at %s, which a repository at %s may not name", indexURL, name, found.Version,
 			chartURL, base.Scheme+"://")
 	}
