@@ -373,6 +373,13 @@ func VerifySigned(ctx context.Context, c *ocipkg.Client, ref string, authorities
 	return signed, nil
 }
 
+// VerifyChart verifies that one of authorities signed the Helm chart ref
+// names, and names it by the digest signed: a chart is verified as a
+// package is, before kubectl kudo package import copies it into one.
+func VerifyChart(ctx context.Context, c *ocipkg.Client, ref string, authorities []ocipkg.Authority) (*ocipkg.Verified, error) {
+	return c.Verify(ctx, ref, authorities)
+}
+
 // installedDependencies names the dependencies of spec, a signed package's,
 // as install writes them into its OperatorVersion (resolve.Dependencies):
 // a KudoOperator task's oci:// reference becomes the name and versions of

@@ -17,6 +17,7 @@ import (
 	"github.com/kudo-ng/kudo/internal/cli/resolve"
 	"github.com/kudo-ng/kudo/internal/ocipkg"
 	"github.com/kudo-ng/kudo/internal/packages"
+	"github.com/kudo-ng/kudo/internal/trust"
 )
 
 // ImportOptions are package import's.
@@ -166,7 +167,7 @@ func pullChart(ctx context.Context, out io.Writer, opts *ImportOptions) (*ocipkg
 		if err != nil {
 			return nil, err
 		}
-		verified, err := c.Verify(ctx, ref, keys)
+		verified, err := trust.VerifyChart(ctx, c, ref, keys)
 		if err != nil {
 			return nil, err
 		}
