@@ -17,6 +17,7 @@ func FromOperatorVersion(ov *kudov1beta1.OperatorVersion) *Package {
 		},
 		Params:    &ParamsFile{APIVersion: APIVersion},
 		Templates: ov.Spec.Templates,
+		Charts:    ov.Spec.Charts,
 	}
 	for _, in := range ov.Spec.Parameters {
 		param := Parameter{

@@ -37,6 +37,22 @@ func TestDeployPlanIsNeededToInstallNotToUpgrade(t *testing.T) {
 	}
 }
 
+// An installed OperatorVersion of a Helm task carries its chart: the rules
+// that read the chart find it (admission warned "not in charts/" before).
+func TestAnInstalledOperatorVersionKeepsItsCharts(t *testing.T) {
+	p, err := Read(filepath.Join("..", "..", "test", "e2e", "testdata", "attacker-chart"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ov, err := p.Convert("ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := VerifyOperatorVersion(ov, render.Limits{}); len(r.Errors)+len(r.Warnings) != 0 {
+		t.Errorf("installed OperatorVersion: errors %v, warnings %v", r.Errors, r.Warnings)
+	}
+}
+
 // TestAnInstalledOperatorVersionIsInvalidOnlyForWhatCannotRun: KUDO's
 // upgrade suites install OperatorVersions with a trigger naming no plan and
 // a template that renders only with the value an Instance must give; they

@@ -358,6 +358,25 @@ func tenantAttacks(lockdown bool) {
 		Expect(managerRestarts(ctx)).To(Equal(before), "a manager pod restarted or was replaced")
 	})
 
+	It(mode+": a chart's value cannot make its render take the manager down (issue 71)", func() {
+		ctx := context.Background()
+		before := managerRestarts(ctx)
+		ns := openNamespace(ctx, lockdown)
+		bindRole(ctx, ns, "kudo-instance-editor-role", userSubject(attacker))
+		_, ov := installPackage(ctx, ns, filepath.Join("testdata", "attacker-chart"))
+		// A hundred million ConfigMaps: the render stops at its memory,
+		// output or time limit, in its own process.
+		bomb := attack(ctx, ns, ov, "shards", map[string]string{"SHARDS": "100000000"})
+
+		other := openNamespace(ctx, lockdown)
+		meanwhile := install(ctx, other, filepath.Join("testdata", "tenant"), "meanwhile", nil)
+		deleteAfterSpec(meanwhile)
+
+		stepOf(ctx, bomb, "shards", kudov1beta1.ExecutionFatalError, "than the limit")
+		planStatus(ctx, meanwhile, "deploy", kudov1beta1.ExecutionComplete)
+		Expect(managerRestarts(ctx)).To(Equal(before), "a manager pod restarted or was replaced")
+	})
+
 	It(mode+": the OperatorVersion an Instance runs cannot change under it", func() {
 		ctx := context.Background()
 		ns, ov := attackerNamespace(ctx, lockdown)
