@@ -9,7 +9,8 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
-	"sigs.k8s.io/yaml"
+
+	"github.com/kudo-ng/kudo/internal/yamlbound"
 )
 
 // helmIndex is what a download reads of a chart repository's index.yaml:
@@ -77,8 +78,9 @@ func HelmChart(ctx context.Context, repoURL, name, version string) ([]byte, stri
 	if err != nil {
 		return nil, "", err
 	}
+	// An index's aliases may expand it to what a download holds, no more.
 	index := &helmIndex{}
-	if err := yaml.Unmarshal(data, index); err != nil {
+	if err := yamlbound.Unmarshal(data, index, yamlbound.Within(maxDownloadSize)); err != nil {
 		return nil, "", fmt.Errorf("%s: %w", indexURL, err)
 	}
 	found, err := index.get(name, version)

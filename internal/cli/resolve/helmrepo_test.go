@@ -57,3 +57,18 @@ func TestAChartComesFromARepositorysIndexCheckedAgainstItsDigest(t *testing.T) {
 		})
 	}
 }
+
+// An index is a repository's text: its aliases may not expand it past what
+// a download holds.
+func TestARepositorysIndexIsParsedWithinItsBound(t *testing.T) {
+	bomb := "apiVersion: v1\nx: &a " + strings.Repeat("x", 40000) + "\nentries: {web: [" + strings.Repeat("{version: *a},", 9999) + "{version: *a}]}\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(bomb)) }))
+	defer srv.Close()
+	_, _, err := HelmChart(context.Background(), srv.URL, "web", "")
+	if err == nil || !strings.Contains(err.Error(), srv.URL+"/index.yaml: ") || !strings.Contains(err.Error(), "alias") {
+		t.Fatalf("got %v, want the index refused for its aliases", err)
+	}
+	if !strings.Contains(err.Error(), "expand") {
+		t.Fatalf("got %v, want the bound named", err)
+	}
+}
