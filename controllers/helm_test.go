@@ -1,9 +1,6 @@
 package controllers_test
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -14,31 +11,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/chartrender"
 )
 
 // helmChart is a chart "settings" of a pre-install hook ConfigMap and a
 // ConfigMap of the values greeting and mood, as `helm package` writes one.
 func helmChart() []byte {
 	GinkgoHelper()
-	files := map[string]string{
-		"settings/Chart.yaml":  "apiVersion: v2\nname: settings\nversion: 0.1.0\n",
-		"settings/values.yaml": "greeting: hello\nmood: calm\n",
-		"settings/templates/settings.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-settings\n" +
-			"data:\n  greeting: {{ .Values.greeting | quote }}\n  mood: {{ .Values.mood | quote }}\n",
-		"settings/templates/hook.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-before\n" +
-			"  annotations: {helm.sh/hook: pre-install}\ndata:\n  ran: \"yes\"\n",
-	}
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	for name, data := range files {
-		Expect(tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg})).To(Succeed())
-		_, err := tw.Write([]byte(data))
-		Expect(err).NotTo(HaveOccurred())
-	}
-	Expect(tw.Close()).To(Succeed())
-	Expect(gz.Close()).To(Succeed())
-	return buf.Bytes()
+	chart, err := chartrender.Pack("settings", map[string][]byte{
+		"Chart.yaml":  []byte("apiVersion: v2\nname: settings\nversion: 0.1.0\n"),
+		"values.yaml": []byte("greeting: hello\nmood: calm\n"),
+		"templates/settings.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-settings\n" +
+			"data:\n  greeting: {{ .Values.greeting | quote }}\n  mood: {{ .Values.mood | quote }}\n"),
+		"templates/hook.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-before\n" +
+			"  annotations: {helm.sh/hook: pre-install}\ndata:\n  ran: \"yes\"\n"),
+	})
+	Expect(err).NotTo(HaveOccurred())
+	return chart
 }
 
 // chartedVersion is an OperatorVersion of one Helm task of helmChart,

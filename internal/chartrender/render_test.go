@@ -1,9 +1,6 @@
 package chartrender
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"os"
@@ -25,27 +22,14 @@ func testChart(t testing.TB) []byte {
 // chartOf is a chart named c whose one template is template.
 func chartOf(t *testing.T, template string) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	for name, data := range map[string]string{
-		"c/Chart.yaml":         "apiVersion: v2\nname: c\nversion: 0.1.0\n",
-		"c/templates/one.yaml": template,
-	} {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(data)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
+	chart, err := Pack("c", map[string][]byte{
+		"Chart.yaml":         []byte("apiVersion: v2\nname: c\nversion: 0.1.0\n"),
+		"templates/one.yaml": []byte(template),
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return chart
 }
 
 func request(chart []byte, values map[string]any) *Request {

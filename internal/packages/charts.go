@@ -1,16 +1,12 @@
 package packages
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"fmt"
-	"maps"
-	"path"
-	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kudo-ng/kudo/internal/chartrender"
 )
 
 // MaxCharts bounds the charts of a package, as the OperatorVersion's
@@ -50,7 +46,7 @@ func chartsOf(files map[string][]byte) (map[string][]byte, error) {
 		if _, both := charts[chart]; both {
 			return nil, fmt.Errorf("%s%s.tgz and %s%s/ are both chart %s: keep one", ChartsDir, chart, ChartsDir, chart, chart)
 		}
-		tgz, err := chartTarball(chart, files)
+		tgz, err := chartrender.Pack(chart, files)
 		if err != nil {
 			return nil, fmt.Errorf("%s%s/: %w", ChartsDir, chart, err)
 		}
@@ -63,29 +59,4 @@ func chartsOf(files map[string][]byte) (map[string][]byte, error) {
 		return nil, nil
 	}
 	return charts, nil
-}
-
-// chartTarball is a gzip tarball of files under the directory top, in the order
-// of their paths, with no times or owners: the same files, the same bytes.
-func chartTarball(top string, files map[string][]byte) ([]byte, error) {
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	for _, name := range slices.Sorted(maps.Keys(files)) {
-		data := files[name]
-		hdr := &tar.Header{Name: path.Join(top, name), Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return nil, err
-		}
-		if _, err := tw.Write(data); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	if err := gz.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }

@@ -1,9 +1,6 @@
 package task
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/chartrender"
 )
 
 // testChart is helm-operator-plugins' test chart, as its authors packaged it.
@@ -28,28 +26,15 @@ func testChart(t *testing.T) []byte {
 // chartOf is a chart named c of the templates given.
 func chartOf(t *testing.T, templates map[string]string) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	files := map[string]string{"c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n"}
+	files := map[string][]byte{"Chart.yaml": []byte("apiVersion: v2\nname: c\nversion: 0.1.0\n")}
 	for name, text := range templates {
-		files["c/templates/"+name] = text
+		files["templates/"+name] = []byte(text)
 	}
-	for name, data := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(data)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
+	chart, err := chartrender.Pack("c", files)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return chart
 }
 
 func helmTask(chart, values string) *kudov1beta1.Task {
