@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -54,7 +55,9 @@ func previewOperator(ns string) *kudov1beta1.OperatorVersion {
 }
 
 // userWith is a client of the user, who may do what rules allow in ns,
-// and nothing else.
+// and nothing else. It returns once the API server's authorizer, which
+// learns of a new Role from its informers, has seen every rule: without
+// the wait the user's first request may still be refused.
 func userWith(ctx context.Context, ns, user string, rules ...rbacv1.PolicyRule) client.Client {
 	GinkgoHelper()
 	Expect(k8sClient.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user}, Rules: rules})).To(Succeed())
@@ -63,6 +66,24 @@ func userWith(ctx context.Context, ns, user string, rules ...rbacv1.PolicyRule) 
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
 	})).To(Succeed())
+	for _, rule := range rules {
+		for _, group := range rule.APIGroups {
+			for _, resource := range rule.Resources {
+				for _, verb := range rule.Verbs {
+					Eventually(func(g Gomega) {
+						review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+							User: user,
+							ResourceAttributes: &authorizationv1.ResourceAttributes{
+								Namespace: ns, Group: group, Resource: resource, Verb: verb,
+							},
+						}}
+						g.Expect(k8sClient.Create(ctx, review)).To(Succeed())
+						g.Expect(review.Status.Allowed).To(BeTrue(), "%s may %s %s", user, verb, resource)
+					}).Should(Succeed())
+				}
+			}
+		}
+	}
 	cfg := rest.CopyConfig(testEnv.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
