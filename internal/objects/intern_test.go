@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	kjson "sigs.k8s.io/json"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/health"
@@ -209,4 +211,112 @@ func podProblemOf(pod *corev1.Pod) (string, error) {
 // Deployment of the scale package keeps (retained-B/object).
 func BenchmarkCachedWorkloadPod(b *testing.B) {
 	benchmarkRetained(b, 3000, func(i int) any { return watchedPod(b, fmt.Sprintf("i-%04d", i), i, "") })
+}
+
+// watchedInstance is Instance i of the scale package once its deploy plan
+// completed, as the cache gets it from a watch: JSON-decoded, each string a
+// copy of its own.
+func watchedInstance(t testing.TB, i int) *kudov1beta1.Instance {
+	t.Helper()
+	name := fmt.Sprintf("i-%04d", i)
+	planUID := types.UID(fmt.Sprintf("d995f99e-d9c7-4820-9900-%012d", i))
+	at := metav1.NewTime(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	object := func(apiVersion, kind, suffix string) kudov1beta1.InventoryObject {
+		return kudov1beta1.InventoryObject{ObjectRef: kudov1beta1.ObjectRef{APIVersion: apiVersion, Kind: kind, Namespace: "team-a",
+			Name: name + suffix}, Generation: 1}
+	}
+	step := func(name string) kudov1beta1.StepStatus {
+		return kudov1beta1.StepStatus{Name: name, Status: kudov1beta1.ExecutionComplete, StartedAt: &at}
+	}
+	params := map[string]string{"REPLICAS": "1", "IMAGE": "registry.local/bench/web:1.0.0", "GREETING": "hello"}
+	sent := &kudov1beta1.Instance{
+		TypeMeta: metav1.TypeMeta{APIVersion: "kudo.dev/v1beta1", Kind: "Instance"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: "team-a", UID: types.UID("7bf2bd44-262c-41a4-afe4-" + name), ResourceVersion: fmt.Sprint(5000 + i),
+			Generation: 1, CreationTimestamp: at, Finalizers: []string{"kudo.dev/cleanup"},
+			Labels: map[string]string{kudov1beta1.OperatorLabel: "bench-scale"},
+		},
+		Spec: kudov1beta1.InstanceSpec{
+			OperatorVersion: corev1.ObjectReference{Name: "bench-scale-0.1.0"},
+			Parameters:      params,
+		},
+		Status: kudov1beta1.InstanceStatus{
+			PlanStatus: map[string]kudov1beta1.PlanStatus{
+				"deploy": {Name: "deploy", Status: kudov1beta1.ExecutionComplete, LastUpdatedTimestamp: &at, UID: planUID, StartedAt: &at,
+					Phases: []kudov1beta1.PhaseStatus{{Name: "main", Status: kudov1beta1.ExecutionComplete,
+						Steps: []kudov1beta1.StepStatus{step("config"), step("app")}}}},
+				"update": {Name: "update", Status: kudov1beta1.ExecutionNeverRun,
+					Phases: []kudov1beta1.PhaseStatus{{Name: "main", Status: kudov1beta1.ExecutionNeverRun,
+						Steps: []kudov1beta1.StepStatus{{Name: "config", Status: kudov1beta1.ExecutionNeverRun},
+							{Name: "app", Status: kudov1beta1.ExecutionNeverRun}}}}},
+			},
+			ActivePlan:             &kudov1beta1.ActivePlanStatus{Name: "deploy", Status: kudov1beta1.ExecutionComplete},
+			AppliedOperatorVersion: "bench-scale-0.1.0", AppliedParameters: params,
+			AppliedOperatorVersionDigest: "sha256:6f1ed002ab5595859014ebf0951522d9e7e4d0a5c3f2e8b1d7a4c9e0f3b2a1c8",
+			AppliedGeneration:            1, ObservedGeneration: 1,
+			Inventory: []kudov1beta1.TaskInventory{
+				{Task: "config", Plan: "deploy", Phase: "main", Step: "config", PlanUID: planUID, Objects: []kudov1beta1.InventoryObject{
+					object("v1", "ConfigMap", "-config"), object("v1", "ConfigMap", "-settings"), object("v1", "Secret", "-secret"),
+					object("v1", "Service", "-web")}},
+				{Task: "app", Plan: "deploy", Phase: "main", Step: "app", PlanUID: planUID, Objects: []kudov1beta1.InventoryObject{
+					object("apps/v1", "Deployment", "-web")}},
+			},
+			Revisions: []kudov1beta1.Revision{{Number: 1, Plan: "deploy", UID: planUID, Status: kudov1beta1.ExecutionComplete,
+				StartedAt: &at, OperatorVersion: "bench-scale-0.1.0"}},
+			Conditions: []metav1.Condition{
+				{Type: kudov1beta1.ReadyCondition, Status: metav1.ConditionTrue, Reason: "ResourcesReady",
+					Message: "the plan deploy is COMPLETE and every object is ready", ObservedGeneration: 1, LastTransitionTime: at},
+				{Type: kudov1beta1.ReconcilingCondition, Status: metav1.ConditionFalse, Reason: "PlanComplete",
+					Message: "no plan runs", ObservedGeneration: 1, LastTransitionTime: at},
+				{Type: kudov1beta1.StalledCondition, Status: metav1.ConditionFalse, Reason: "PlanComplete",
+					Message: "no plan failed", ObservedGeneration: 1, LastTransitionTime: at},
+			},
+		},
+	}
+	wire, err := json.Marshal(sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &kudov1beta1.Instance{}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(wire, got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// BenchmarkCachedInstance reports the heap one cached Instance of the scale
+// package keeps (retained-B/object).
+func BenchmarkCachedInstance(b *testing.B) {
+	benchmarkRetained(b, 2000, func(i int) any { return watchedInstance(b, i) })
+}
+
+// A cached Instance is whole — the status the manager writes is computed
+// from it — and what its status repeats, and other Instances' too, is held
+// once.
+func TestTheCacheHoldsAnInstanceWholeItsRepeatsOnce(t *testing.T) {
+	a, b := watchedInstance(t, 1), watchedInstance(t, 2)
+	want := a.DeepCopy()
+	for _, i := range []*kudov1beta1.Instance{a, b} {
+		if _, err := testTrim.ForCache(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !equality.Semantic.DeepEqual(a, want) {
+		t.Fatalf("the cached Instance changed:\n%+v\nwant\n%+v", a, want)
+	}
+	shared := map[string][2]string{
+		"a plan's name": {a.Status.PlanStatus["deploy"].Name, b.Status.PlanStatus["deploy"].Name},
+		"a step's status": {string(a.Status.PlanStatus["deploy"].Phases[0].Steps[0].Status),
+			string(b.Status.PlanStatus["deploy"].Phases[0].Steps[1].Status)},
+		"a condition's message":  {a.Status.Conditions[0].Message, b.Status.Conditions[0].Message},
+		"the OperatorVersion":    {a.Spec.OperatorVersion.Name, b.Status.Revisions[0].OperatorVersion},
+		"a parameter's value":    {a.Spec.Parameters["IMAGE"], b.Status.AppliedParameters["IMAGE"]},
+		"a task's step":          {a.Status.Inventory[0].Step, b.Status.PlanStatus["deploy"].Phases[0].Steps[0].Name},
+		"the plan run, in a run": {string(a.Status.Inventory[1].PlanUID), string(a.Status.PlanStatus["deploy"].UID)},
+	}
+	for what, s := range shared {
+		if !sameString(s[0], s[1]) {
+			t.Errorf("%s: two copies of %q", what, s[0])
+		}
+	}
 }
