@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/kudo-ng/kudo/internal/fair"
@@ -168,10 +169,25 @@ func childError(err error, stderr []byte) error {
 	if bytes.Contains(stderr, []byte("out of memory")) || bytes.Contains(stderr, []byte("cannot allocate memory")) {
 		return &LimitError{msg: "the chart takes more memory than the limit to render"}
 	}
+	// Render kills a child only at its timeout, said before this: a child
+	// killed otherwise is the kernel's choice when the container's memory ran
+	// out, which the child's score makes it (yieldToTheOOMKiller).
+	if status, ok := exitStatus(err); ok && status.Signaled() && status.Signal() == syscall.SIGKILL {
+		return &LimitError{msg: "the chart takes more memory than the limit to render: the kernel stopped it, out of memory"}
+	}
 	if msg != "" {
 		return fmt.Errorf("rendering the chart: %w: %s", err, msg)
 	}
 	return fmt.Errorf("rendering the chart: %w", err)
+}
+
+func exitStatus(err error) (syscall.WaitStatus, bool) {
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		return 0, false
+	}
+	status, ok := exit.Sys().(syscall.WaitStatus)
+	return status, ok
 }
 
 // capped keeps at most left bytes, and notes when there were more.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -103,5 +104,40 @@ func TestAChartIsBounded(t *testing.T) {
 				t.Fatalf("got %v, want a limit: %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// In a container the manager and its renders share one memory limit, which
+// a chart can fill before its own limit stops it: the kernel then stops the
+// render, never the manager, and the step says why.
+func TestARenderTheKernelStopsIsOverItsMemory(t *testing.T) {
+	killedByTheKernel := filepath.Join(t.TempDir(), "render")
+	if err := os.WriteFile(killedByTheKernel, []byte("#!/bin/sh\nkill -KILL $$\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer func(e func() (string, error)) { Executable = e }(Executable)
+	Executable = func() (string, error) { return killedByTheKernel, nil }
+	_, err := Render(context.Background(), request(chartOf(t, "{{ .Values.oom }}"), nil), DefaultLimits)
+	var limit *LimitError
+	if !errors.As(err, &limit) || !strings.Contains(err.Error(), "more memory than the limit to render: the kernel stopped it") {
+		t.Fatalf("got %v, want a memory limit", err)
+	}
+}
+
+func TestARenderIsTheFirstTheKernelStops(t *testing.T) {
+	if os.Getenv("CHARTRENDER_OOM_SCORE") == "report" {
+		yieldToTheOOMKiller()
+		score, _ := os.ReadFile("/proc/self/oom_score_adj")
+		os.Stdout.Write(score)
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestARenderIsTheFirstTheKernelStops$")
+	cmd.Env = append(os.Environ(), "CHARTRENDER_OOM_SCORE=report")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(out)); got != "1000" {
+		t.Fatalf("a render's oom_score_adj = %q, want 1000", got)
 	}
 }

@@ -38,6 +38,7 @@ func serveIfChild() {
 	if len(os.Args) < 2 || os.Args[1] != ServeArg {
 		return
 	}
+	yieldToTheOOMKiller()
 	if limit, err := strconv.ParseInt(os.Getenv(memoryLimitEnv), 10, 64); err == nil && limit > 0 {
 		// Go's heap is private anonymous memory, which RLIMIT_DATA counts;
 		// the soft limit makes the collector work before it is reached.
@@ -49,6 +50,15 @@ func serveIfChild() {
 		os.Exit(exitRenderFailed)
 	}
 	os.Exit(0)
+}
+
+// yieldToTheOOMKiller makes this process the first the kernel stops when
+// memory runs out: in a container the manager and its renders share one
+// limit, which a chart can fill before its own limit stops it, and then the
+// render must go, not the manager. Raising one's own score needs no
+// privilege; where there is no such file, nothing changes.
+func yieldToTheOOMKiller() {
+	_ = os.WriteFile("/proc/self/oom_score_adj", []byte("1000"), 0)
 }
 
 func serve(in io.Reader, out io.Writer) error {
