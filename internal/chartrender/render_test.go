@@ -127,8 +127,13 @@ func TestARenderTheKernelStopsIsOverItsMemory(t *testing.T) {
 func TestARenderIsTheFirstTheKernelStops(t *testing.T) {
 	if os.Getenv("CHARTRENDER_OOM_SCORE") == "report" {
 		yieldToTheOOMKiller()
-		score, _ := os.ReadFile("/proc/self/oom_score_adj")
-		os.Stdout.Write(score)
+		score, err := os.ReadFile("/proc/self/oom_score_adj")
+		if err == nil {
+			_, err = os.Stdout.Write(score)
+		}
+		if err != nil {
+			os.Exit(1)
+		}
 		os.Exit(0)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestARenderIsTheFirstTheKernelStops$")
