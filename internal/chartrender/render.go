@@ -172,7 +172,7 @@ func childError(err error, stderr []byte) error {
 	// Render kills a child only at its timeout, said before this: a child
 	// killed otherwise is the kernel's choice when the container's memory ran
 	// out, which the child's score makes it (yieldToTheOOMKiller).
-	if status, ok := exitStatus(err); ok && status.Signaled() && status.Signal() == syscall.SIGKILL {
+	if status, ok := exitStatus(exit); ok && status.Signaled() && status.Signal() == syscall.SIGKILL {
 		return &LimitError{msg: "the chart takes more memory than the limit to render: the kernel stopped it, out of memory"}
 	}
 	if msg != "" {
@@ -181,9 +181,9 @@ func childError(err error, stderr []byte) error {
 	return fmt.Errorf("rendering the chart: %w", err)
 }
 
-func exitStatus(err error) (syscall.WaitStatus, bool) {
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) {
+// exitStatus is how the child ended, when it ran at all.
+func exitStatus(exit *exec.ExitError) (syscall.WaitStatus, bool) {
+	if exit == nil {
 		return 0, false
 	}
 	status, ok := exit.Sys().(syscall.WaitStatus)

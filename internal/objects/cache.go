@@ -161,22 +161,7 @@ func internInstance(i *kudov1beta1.Instance) {
 	}
 
 	status := &i.Status
-	plans := make(map[string]kudov1beta1.PlanStatus, len(status.PlanStatus))
-	for name, plan := range status.PlanStatus {
-		plan.Name, plan.Status, plan.Message, plan.UID = intern(plan.Name), internStatus(plan.Status), intern(plan.Message), internUID(plan.UID)
-		for p := range plan.Phases {
-			phase := &plan.Phases[p]
-			phase.Name, phase.Status, phase.Message = intern(phase.Name), internStatus(phase.Status), intern(phase.Message)
-			for s := range phase.Steps {
-				step := &phase.Steps[s]
-				step.Name, step.Status, step.Message = intern(step.Name), internStatus(step.Status), intern(step.Message)
-			}
-		}
-		plans[intern(name)] = plan
-	}
-	if status.PlanStatus != nil {
-		status.PlanStatus = plans
-	}
+	status.PlanStatus = internPlans(status.PlanStatus)
 	if a := status.ActivePlan; a != nil {
 		a.Name, a.Status = intern(a.Name), internStatus(a.Status)
 	}
@@ -200,6 +185,28 @@ func internInstance(i *kudov1beta1.Instance) {
 		cond.Type, cond.Status = intern(cond.Type), metav1.ConditionStatus(intern(string(cond.Status)))
 		cond.Reason, cond.Message = intern(cond.Reason), intern(cond.Message)
 	}
+}
+
+// internPlans is plans, their phases' and steps' names, statuses and
+// messages interned, in a map of its own: a key cannot be replaced in place.
+func internPlans(plans map[string]kudov1beta1.PlanStatus) map[string]kudov1beta1.PlanStatus {
+	if plans == nil {
+		return nil
+	}
+	out := make(map[string]kudov1beta1.PlanStatus, len(plans))
+	for name, plan := range plans {
+		plan.Name, plan.Status, plan.Message, plan.UID = intern(plan.Name), internStatus(plan.Status), intern(plan.Message), internUID(plan.UID)
+		for p := range plan.Phases {
+			phase := &plan.Phases[p]
+			phase.Name, phase.Status, phase.Message = intern(phase.Name), internStatus(phase.Status), intern(phase.Message)
+			for s := range phase.Steps {
+				step := &phase.Steps[s]
+				step.Name, step.Status, step.Message = intern(step.Name), internStatus(step.Status), intern(step.Message)
+			}
+		}
+		out[intern(name)] = plan
+	}
+	return out
 }
 
 func internAll(m map[string]string) map[string]string {
