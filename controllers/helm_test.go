@@ -6,7 +6,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -14,8 +16,9 @@ import (
 	"github.com/kudo-ng/kudo/internal/chartrender"
 )
 
-// helmChart is a chart "settings" of a pre-install hook ConfigMap and a
-// ConfigMap of the values greeting and mood, as `helm package` writes one.
+// helmChart is a chart "settings" of a pre-install hook ConfigMap, a hook
+// ConfigMap of installs and upgrades, a post-upgrade one, and a ConfigMap of
+// the values greeting and mood, as `helm package` writes one.
 func helmChart() []byte {
 	GinkgoHelper()
 	chart, err := chartrender.Pack("settings", map[string][]byte{
@@ -25,6 +28,10 @@ func helmChart() []byte {
 			"data:\n  greeting: {{ .Values.greeting | quote }}\n  mood: {{ .Values.mood | quote }}\n"),
 		"templates/hook.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-before\n" +
 			"  annotations: {helm.sh/hook: pre-install}\ndata:\n  ran: \"yes\"\n"),
+		"templates/migrate.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-migrate\n" +
+			"  annotations: {helm.sh/hook: \"pre-install,pre-upgrade\"}\ndata:\n  ran: \"yes\"\n"),
+		"templates/notify.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-upgraded\n" +
+			"  annotations: {helm.sh/hook: post-upgrade}\ndata:\n  ran: \"yes\"\n"),
 	})
 	Expect(err).NotTo(HaveOccurred())
 	return chart
@@ -101,5 +108,43 @@ var _ = Describe("A Helm task", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(settings(g).Data).To(HaveKeyWithValue("greeting", "hey"))
 		}).Should(Succeed())
+	})
+
+	It("makes its upgrade hooks anew at each plan run after the first, as each helm upgrade runs them, and keeps its install hooks", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		ov := chartedVersion(ns)
+		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+		i := newInstance(ns, "app", ov.Name)
+		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+		completed := func(g Gomega) types.UID {
+			deploy := getInstance(ctx, g, client.ObjectKeyFromObject(i)).Status.PlanStatus["deploy"]
+			g.Expect(deploy.Status).To(Equal(kudov1beta1.ExecutionComplete))
+			return deploy.UID
+		}
+		hook := func(g Gomega, name string) *corev1.ConfigMap {
+			cm := &corev1.ConfigMap{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cm)).To(Succeed())
+			return cm
+		}
+		var installed types.UID
+		Eventually(func(g Gomega) { installed = completed(g) }).Should(Succeed())
+		installHook, upgradeHook := hook(Default, "app-before"), hook(Default, "app-migrate")
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app-upgraded"}, &corev1.ConfigMap{}))).
+			To(BeTrue(), "a hook of upgrades only is left out of the install")
+
+		setParameters(ctx, client.ObjectKeyFromObject(i), map[string]string{"GREETING": "hey"})
+		Eventually(func(g Gomega) {
+			g.Expect(completed(g)).NotTo(Equal(installed))
+			remade := hook(g, "app-migrate")
+			g.Expect(remade.UID).NotTo(Equal(upgradeHook.UID), "the upgrade hook is made anew")
+			g.Expect(remade.Annotations).To(HaveKeyWithValue(kudov1beta1.PlanUIDAnnotation, string(completed(g))))
+			hook(g, "app-upgraded")
+		}).Should(Succeed())
+		kept := hook(Default, "app-before")
+		Expect(kept.UID).To(Equal(installHook.UID), "the install hook is kept")
+		Expect(kept.Annotations).To(HaveKeyWithValue(kudov1beta1.PlanUIDAnnotation, string(installed)), "as it is")
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(i), i)).To(Succeed())
+		Expect(i.Status.Inventory).To(ContainElement(HaveField("Objects", ContainElement(HaveField("ObjectRef.Name", "app-migrate")))))
 	})
 })

@@ -388,12 +388,23 @@ func (p *planRun) env(plan, phase, step string, uid types.UID, values map[string
 		Client: p.writer, SecretReader: p.reader, Objects: p.objects, Home: p.home, HomeObjects: p.homeObjects, Instance: p.instance,
 		Site: render.Site{
 			OperatorVersion: p.ov, Instance: p.instance.Name, Namespace: p.instance.Namespace,
-			Plan: plan, Phase: phase, Step: step, PlanUID: uid, Params: values, Owner: &owner, Limits: p.renderLimits,
+			Plan: plan, Phase: phase, Step: step, PlanUID: uid, Revision: p.revision(uid), Params: values, Owner: &owner, Limits: p.renderLimits,
 			Shard: p.instance.Labels[kudov1beta1.ShardLabel], Remote: p.cluster != nil,
 		},
 		Served: p.served, Scope: p.scope, Files: p.files, Admit: p.admit(plan, phase, step, uid),
 		Redactor: p.params.redactor,
 	}
+}
+
+// revision is the number of the plan run uid among the Instance's, 0 when
+// its status does not hold it.
+func (p *planRun) revision(uid types.UID) int64 {
+	for _, r := range p.instance.Status.Revisions {
+		if r.UID == uid {
+			return r.Number
+		}
+	}
+	return 0
 }
 
 // admit checks, writing nothing, what a task of the step is about to

@@ -21,6 +21,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -217,6 +218,38 @@ func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured) (Ch
 		return Change{Object: current, Action: Unchanged}, nil
 	}
 	return m.force(ctx, obj)
+}
+
+// Remake applies obj as Apply does, but makes anew an object an earlier plan
+// run applied (its kudo.dev/last-plan-execution-uid names another run): it
+// is deleted, and applied once it is gone, as Helm runs a chart's upgrade
+// hooks again at every upgrade. While the old one goes, the Change is
+// Deleting.
+func (m *Manager) Remake(ctx context.Context, obj *unstructured.Unstructured) (Change, error) {
+	current, err := m.ours(ctx, obj)
+	if err != nil {
+		return Change{}, err
+	}
+	if current != nil && current.GetAnnotations()[kudov1beta1.PlanUIDAnnotation] != obj.GetAnnotations()[kudov1beta1.PlanUIDAnnotation] {
+		deleted, err := m.DeleteObject(ctx, current, DeleteOptions{Propagation: metav1.DeletePropagationBackground})
+		if err != nil || deleted.Action != Gone {
+			return deleted, err
+		}
+	}
+	return m.Apply(ctx, obj)
+}
+
+// Keep applies obj only when it does not exist: it is made once, then kept
+// as it is, as Helm leaves a chart's install hooks at an upgrade.
+func (m *Manager) Keep(ctx context.Context, obj *unstructured.Unstructured) (Change, error) {
+	current, err := m.ours(ctx, obj)
+	switch {
+	case err != nil:
+		return Change{}, err
+	case current == nil:
+		return m.Apply(ctx, obj)
+	}
+	return Change{Object: current, Action: Unchanged}, nil
 }
 
 // ours reads the object obj renders, nil when it does not exist, and

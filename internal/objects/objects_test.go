@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -51,6 +52,74 @@ func TestApplyWritesOnlyWhatChangedSinceItLastApplied(t *testing.T) {
 	}
 	if len(writes.objs) != 2 {
 		t.Errorf("%d writes collected, want the 2 applies", len(writes.objs))
+	}
+}
+
+// TestRemakeMakesAnewWhatAnEarlierPlanRunMade: an object each plan run
+// makes anew (a chart's upgrade hook) is applied within its run, and
+// deleted first by the next run, then applied once it is gone.
+func TestRemakeMakesAnewWhatAnEarlierPlanRunMade(t *testing.T) {
+	ctx := context.Background()
+	c := fake.NewClientBuilder().WithScheme(scheme.Scheme).Build()
+	m := NewManager(instanceA, c, Options{})
+	inRun := func(uid string) *unstructured.Unstructured {
+		cm := configMap("fast")
+		cm.SetAnnotations(map[string]string{kudov1beta1.PlanUIDAnnotation: uid})
+		return cm
+	}
+	for _, step := range []struct {
+		name, run string
+		want      Action
+	}{
+		{"the first run makes it", "run-1", Applied},
+		{"within that run it is kept", "run-1", Unchanged},
+		{"the next run deletes it first", "run-2", Deleting},
+		{"and makes it once it is gone", "run-2", Applied},
+		{"within that run it is kept", "run-2", Unchanged},
+	} {
+		got, err := m.Remake(ctx, inRun(step.run))
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if got.Action != step.want {
+			t.Fatalf("%s: %s, want %s", step.name, got.Action, step.want)
+		}
+		if got.Action == Deleting {
+			// The fake client deletes at once; the cache of a manager sees
+			// the object go by its watch.
+			live := &corev1.ConfigMap{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "settings"}, live); !apierrors.IsNotFound(err) {
+				t.Fatalf("%s: the object of run-1 is still there (%v)", step.name, err)
+			}
+		}
+	}
+}
+
+// TestKeepMakesOnceAndKeeps: an object kept once made (a chart's install
+// hook) is applied while it does not exist, then left as it is, whatever
+// the next plan run renders.
+func TestKeepMakesOnceAndKeeps(t *testing.T) {
+	ctx := context.Background()
+	writes := &Writes{}
+	m := NewManager(instanceA, fake.NewClientBuilder().WithScheme(scheme.Scheme).Build(), Options{Writes: writes})
+	for _, step := range []struct {
+		name, data string
+		want       Action
+	}{
+		{"a missing object is applied", "fast", Applied},
+		{"the same rendering writes nothing", "fast", Unchanged},
+		{"nor does another", "safe", Unchanged},
+	} {
+		got, err := m.Keep(ctx, configMap(step.data))
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if got.Action != step.want || got.Object.Object["data"].(map[string]any)["mode"] != "fast" {
+			t.Errorf("%s: %s %v, want %s of the first rendering", step.name, got.Action, got.Object.Object["data"], step.want)
+		}
+	}
+	if len(writes.objs) != 1 {
+		t.Errorf("%d writes, want the first apply's", len(writes.objs))
 	}
 }
 

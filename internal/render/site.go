@@ -22,6 +22,10 @@ type Site struct {
 	Phase           string
 	Step            string
 	PlanUID         types.UID
+	// Revision numbers the plan run among the Instance's
+	// (status.revisions), from 1; 0 when unknown. The first installs a Helm
+	// task's chart, a later one upgrades it.
+	Revision int64
 	// Params are the parameter values as templates see them (params.Values).
 	Params map[string]any
 	// Shard is the manager shard of the Instance (its sharding.kudo.dev/key

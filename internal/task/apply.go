@@ -2,6 +2,7 @@ package task
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/health"
+	"github.com/kudo-ng/kudo/internal/inventory"
 	"github.com/kudo-ng/kudo/internal/objects"
 )
 
@@ -71,7 +73,7 @@ func applyIntent(ctx context.Context, env *Env, task string, intent *Intent) (Re
 	}
 	for _, wave := range waves {
 		for _, batch := range objects.Stages(wave) {
-			applied, err := applyInOrder(ctx, env, batch)
+			applied, err := applyInOrder(ctx, env, batch, intent.Hooks)
 			res.Applied = append(res.Applied, applied...)
 			if err != nil {
 				return res, err
@@ -100,6 +102,11 @@ func applyIntent(ctx context.Context, env *Env, task string, intent *Intent) (Re
 func healthOf(ctx context.Context, env *Env, task string, applied []objects.Change) (
 	waiting []kudov1beta1.ObjectHealth, notes []string, err error) {
 	for _, a := range applied {
+		if a.Action == objects.Deleting {
+			waiting = append(waiting, health.Record(a.Object, health.Result{Status: health.InProgress,
+				Message: fmt.Sprintf("%s %s: made anew in this plan run, once the last run's is deleted", a.Object.GetKind(), a.Object.GetName())}))
+			continue
+		}
 		verdict := env.Objects.Health(ctx, env.Instance.Name, task, a.Object)
 		switch {
 		case verdict.Fatal:
@@ -120,7 +127,9 @@ const maxConcurrentApplies = 8
 // applyInOrder applies objects in the order the templates list them, and
 // each run of objects of one kind at once: an object may need one of another
 // kind listed before it (a Pod its ServiceAccount), hardly one of its own.
-func applyInOrder(ctx context.Context, env *Env, objs []*unstructured.Unstructured) ([]objects.Change, error) {
+// Hooks are applied as they run.
+func applyInOrder(ctx context.Context, env *Env, objs []*unstructured.Unstructured, hooks map[kudov1beta1.ObjectRef]HookRun) (
+	[]objects.Change, error) {
 	applied := make([]objects.Change, len(objs))
 	for start := 0; start < len(objs); {
 		kind := objs[start].GroupVersionKind().GroupKind()
@@ -132,7 +141,14 @@ func applyInOrder(ctx context.Context, env *Env, objs []*unstructured.Unstructur
 		g.SetLimit(maxConcurrentApplies)
 		for i := start; i < end; i++ {
 			g.Go(func() (err error) {
-				applied[i], err = applyOne(gctx, env, objs[i])
+				write := env.Objects.Apply
+				switch hooks[inventory.RefOf(objs[i])] {
+				case KeptHook:
+					write = env.Objects.Keep
+				case RemadeHook:
+					write = env.Objects.Remake
+				}
+				applied[i], err = applyBy(gctx, env, objs[i], write)
 				return err
 			})
 		}
@@ -147,7 +163,13 @@ func applyInOrder(ctx context.Context, env *Env, objs []*unstructured.Unstructur
 // applyOne applies obj unless the cluster already has what kudo-ng last
 // applied of it, and returns the object as the cluster has it.
 func applyOne(ctx context.Context, env *Env, obj *unstructured.Unstructured) (objects.Change, error) {
-	applied, err := env.Objects.Apply(ctx, obj)
+	return applyBy(ctx, env, obj, env.Objects.Apply)
+}
+
+// applyBy applies obj with write, one of env.Objects' ways to.
+func applyBy(ctx context.Context, env *Env, obj *unstructured.Unstructured,
+	write func(context.Context, *unstructured.Unstructured) (objects.Change, error)) (objects.Change, error) {
+	applied, err := write(ctx, obj)
 	if err != nil {
 		return applied, env.classify(obj, err)
 	}

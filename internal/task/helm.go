@@ -12,6 +12,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/chartrender"
+	"github.com/kudo-ng/kudo/internal/inventory"
 	"github.com/kudo-ng/kudo/internal/render"
 )
 
@@ -20,10 +21,13 @@ import (
 // ownership, inventory, drift correction, pruning, health. It goes as Helm
 // does, each wave healthy before the next: the chart's CRDs, its
 // pre-install and pre-upgrade hooks (a Job complete), its objects, its
-// post-install and post-upgrade hooks, the hooks by their weight. Test
-// hooks are left out, as `helm install` leaves them; hooks of deletion and
-// rollback are refused: a plan (cleanup, a rollback's) is where such work
-// goes.
+// post-install and post-upgrade hooks, the hooks by their weight. The
+// Instance's first plan run is the chart's install, a later one its
+// upgrade: that makes the upgrade hooks anew, as each `helm upgrade` runs
+// them again, and keeps the install hooks as they are. Test hooks are left
+// out, as `helm install` leaves them;
+// hooks of deletion and rollback are refused: a plan (cleanup, a
+// rollback's) is where such work goes.
 type helm struct{}
 
 func (helm) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, at *field.Path) field.ErrorList {
@@ -61,6 +65,16 @@ var hookStage = map[string]int{
 	"pre-install": preHooksStage, "pre-upgrade": preHooksStage, "post-install": postHooksStage, "post-upgrade": postHooksStage,
 }
 
+// upgradeEvents are the events of hooks that Helm runs at every upgrade,
+// deleting the last run's hook first (its default policy,
+// before-hook-creation): a plan run after the one that made them makes
+// them anew. A hook of installs only it leaves as it is at an upgrade, and
+// a hook of upgrades only out of an install.
+var upgradeEvents = []string{"pre-upgrade", "post-upgrade"}
+
+// hookKey names a hook's object as Helm does.
+type hookKey struct{ kind, name string }
+
 // wave is one wave of a Helm task: a stage, and of hooks their weight
 // (helm.sh/hook-weight): Helm runs the hooks of one weight, and waits for
 // them, before those of the next.
@@ -91,24 +105,35 @@ func (helm) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 		return nil, fmt.Errorf("chart %s: %w", spec.Chart, err)
 	}
 	waves := map[wave][]render.Rendered{}
-	var skipped []string
+	var tests, upgrades []string
+	runs := map[hookKey]HookRun{}
+	install := site.Revision == 1
 	for _, h := range res.Hooks {
-		stage, ok := -1, false
+		stage, ok, ofInstalls := -1, false, false
 		for _, e := range h.Events {
 			if st, known := hookStage[e]; known {
 				stage, ok = st, true
+				ofInstalls = ofInstalls || !slices.Contains(upgradeEvents, e)
 			} else if e != "test" {
 				return nil, Fatalf("chart %s: hook %s %s runs at %s, which a Helm task does not run: do it in a plan of its own",
 					spec.Chart, h.Kind, h.Name, e)
 			}
 		}
-		if !ok {
-			skipped = append(skipped, h.Kind+" "+h.Name)
+		switch {
+		case !ok:
+			tests = append(tests, h.Kind+" "+h.Name)
+			continue
+		case install && !ofInstalls:
+			upgrades = append(upgrades, h.Kind+" "+h.Name)
 			continue
 		}
 		objs, err := site.Limits.Objects(h.Template, h.Content)
 		if err != nil {
 			return nil, err
+		}
+		runs[hookKey{h.Kind, h.Name}] = KeptHook
+		if slices.ContainsFunc(h.Events, func(e string) bool { return slices.Contains(upgradeEvents, e) }) {
+			runs[hookKey{h.Kind, h.Name}] = RemadeHook
 		}
 		at := wave{stage: stage, weight: h.Weight}
 		waves[at] = append(waves[at], render.Rendered{Name: h.Template, Objects: objs})
@@ -135,12 +160,25 @@ func (helm) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 		if len(prepared.Objects) > 0 {
 			intent.Waves = append(intent.Waves, prepared.Objects)
 		}
+		if at.stage == preHooksStage || at.stage == postHooksStage {
+			for _, obj := range prepared.Objects {
+				if intent.Hooks == nil {
+					intent.Hooks = map[kudov1beta1.ObjectRef]HookRun{}
+				}
+				intent.Hooks[inventory.RefOf(obj)] = runs[hookKey{obj.GetKind(), obj.GetName()}]
+			}
+		}
 		intent.Objects = append(intent.Objects, prepared.Objects...)
 		intent.Migrations = append(intent.Migrations, prepared.Migrations...)
 	}
-	if len(skipped) > 0 {
-		intent.Note = "test hooks not run: " + strings.Join(skipped, ", ")
+	var notes []string
+	if len(tests) > 0 {
+		notes = append(notes, "test hooks not run: "+strings.Join(tests, ", "))
 	}
+	if len(upgrades) > 0 {
+		notes = append(notes, "upgrade hooks not run at install: "+strings.Join(upgrades, ", "))
+	}
+	intent.Note = strings.Join(notes, "; ")
 	return intent, nil
 }
 

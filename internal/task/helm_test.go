@@ -11,6 +11,7 @@ import (
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
 	"github.com/kudo-ng/kudo/internal/chartrender"
+	"github.com/kudo-ng/kudo/internal/inventory"
 )
 
 // testChart is helm-operator-plugins' test chart, as its authors packaged it.
@@ -65,20 +66,27 @@ func TestHelmBuild(t *testing.T) {
 	})
 	tests := []struct {
 		name, chart, values string
-		want, wantErr       string
+		// revision is the plan run's: 1 installs the chart.
+		revision      int64
+		want, wantErr string
 	}{
-		{"a chart nobody here wrote, with the values its template renders", "web", "web-values.yaml",
+		{"a chart nobody here wrote, with the values its template renders", "web", "web-values.yaml", 2,
 			"[ServiceAccount/demo-test-chart Service/demo-test-chart Deployment/demo-test-chart] replicas 2 # test hooks not run: Pod demo-test-chart-test-connection", ""},
-		{"the hooks in waves around the chart's objects", "hooked", "",
-			"[Job/migrate] [ConfigMap/settings] [Job/notify]", ""},
-		{"hooks of one weight in a wave, lighter first", "weighted", "",
-			"[Secret/secrets] [Job/data Job/schema] [ConfigMap/settings]", ""},
-		{"a hook of deletion is refused", "undoing", "", "",
+		{"the hooks in waves around the chart's objects, the install hooks kept, the upgrade hooks made anew", "hooked", "", 2,
+			"[Job/migrate+] [ConfigMap/settings] [Job/notify*]", ""},
+		{"hooks of one weight in a wave, lighter first", "weighted", "", 2,
+			"[Secret/secrets+] [Job/data* Job/schema+] [ConfigMap/settings]", ""},
+		{"at install, the hooks of upgrades only are left out", "hooked", "", 1,
+			"[Job/migrate+] [ConfigMap/settings] # upgrade hooks not run at install: Job notify", ""},
+		{"a plan run the status does not number makes every hook", "hooked", "", 0,
+			"[Job/migrate+] [ConfigMap/settings] [Job/notify*]", ""},
+		{"a hook of deletion is refused", "undoing", "", 2, "",
 			"chart undoing: hook Job undo runs at pre-delete, which a Helm task does not run: do it in a plan of its own"},
-		{"a chart the OperatorVersion does not hold", "gone", "", "", `chart "gone" is not in the OperatorVersion`},
+		{"a chart the OperatorVersion does not hold", "gone", "", 2, "", `chart "gone" is not in the OperatorVersion`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			in.Site.Revision = tt.revision
 			intent, err := helm{}.Build(helmTask(tt.chart, tt.values), in)
 			if tt.wantErr != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
@@ -93,7 +101,14 @@ func TestHelmBuild(t *testing.T) {
 			for _, wave := range intent.Waves {
 				var names []string
 				for _, o := range wave {
-					names = append(names, o.GetKind()+"/"+o.GetName())
+					name := o.GetKind() + "/" + o.GetName()
+					switch intent.Hooks[inventory.RefOf(o)] {
+					case KeptHook:
+						name += "+" // kept once made
+					case RemadeHook:
+						name += "*" // made anew by each plan run
+					}
+					names = append(names, name)
 					if o.GetLabels()[kudov1beta1.InstanceLabel] != "demo" {
 						t.Errorf("%s/%s is not marked the Instance's: %v", o.GetKind(), o.GetName(), o.GetLabels())
 					}

@@ -136,13 +136,29 @@ type Intent struct {
 	// Waves, when set, are Objects in the order they are applied, each
 	// healthy before the next: a Helm task's pre hooks, its chart's objects,
 	// its post hooks.
-	Waves      [][]*unstructured.Unstructured
+	Waves [][]*unstructured.Unstructured
+	// Hooks are the objects a plan run applies as Helm runs a chart's
+	// hooks, not as it applies the others.
+	Hooks      map[kudov1beta1.ObjectRef]HookRun
 	Migrations []render.Migration
 	// Note says what the objects do not show.
 	Note string
 	// Child is the Instance a KudoOperator task makes.
 	Child *Child
 }
+
+// HookRun is how plan runs apply a chart's hook, which Helm runs at some
+// events only.
+type HookRun int
+
+const (
+	// KeptHook is made by the first run that renders it, then kept as it
+	// is (objects.Manager.Keep): a hook of installs.
+	KeptHook HookRun = iota + 1
+	// RemadeHook is made anew by each run after the one that made it
+	// (objects.Manager.Remake): a hook of upgrades.
+	RemadeHook
+)
 
 // renderObjects renders templates into the objects an Intent acts on.
 func renderObjects(action Action, templates []string, in *Input) (*Intent, error) {

@@ -3,10 +3,12 @@ package e2e
 import (
 	"context"
 	"path/filepath"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -56,4 +58,38 @@ var _ = Describe("A Helm chart imported as a package", func() {
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%v", err)
 		}).Should(Succeed())
 	})
+	It("runs its chart's upgrade hook Job again at each upgrade, before the chart's objects, as helm upgrade does", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		Expect(mustKudo(ns, "install", filepath.Join("testdata", "hooked-chart"), "--instance", "app", "--wait")).
+			To(ContainSubstring("instance app is deployed"))
+		migration := func() *batchv1.Job {
+			job := &batchv1.Job{}
+			Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app-migrate"}, job)).To(Succeed())
+			return job
+		}
+		installed := migration()
+		Expect(installed.Status.Succeeded).To(BeEquivalentTo(1))
+
+		Expect(mustKudo(ns, "update", "--instance", "app", "-p", "GREETING=hey", "--wait")).To(ContainSubstring("instance.kudo.dev/app updated"))
+		upgraded := migration()
+		Expect(upgraded.UID).NotTo(Equal(installed.UID), "the hook Job is made anew")
+		Expect(upgraded.Status.Succeeded).To(BeEquivalentTo(1))
+		settings := &corev1.ConfigMap{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app-settings"}, settings)).To(Succeed())
+		Expect(settings.Data).To(HaveKeyWithValue("greeting", "hey"))
+		Expect(upgraded.Status.CompletionTime.Time).NotTo(BeTemporally(">", updatedAt(settings)), "the hook ran before the chart's objects")
+	})
 })
+
+// updatedAt is when the manager last applied obj.
+func updatedAt(obj client.Object) time.Time {
+	GinkgoHelper()
+	for _, m := range obj.GetManagedFields() {
+		if m.Manager == "kudo-ng" && m.Time != nil {
+			return m.Time.Time
+		}
+	}
+	Fail("no apply of kudo-ng recorded on " + obj.GetName())
+	return time.Time{}
+}
