@@ -25,9 +25,8 @@ import (
 // Instance's first plan run is the chart's install, a later one its
 // upgrade: that makes the upgrade hooks anew, as each `helm upgrade` runs
 // them again, and keeps the install hooks as they are. Test hooks are left
-// out, as `helm install` leaves them;
-// hooks of deletion and rollback are refused: a plan (cleanup, a
-// rollback's) is where such work goes.
+// out, as `helm install` leaves them; hooks of deletion and rollback are
+// refused: a plan (cleanup, a rollback's) is where such work goes.
 type helm struct{}
 
 func (helm) Validate(spec *kudov1beta1.TaskSpec, defs *Definitions, at *field.Path) field.ErrorList {
@@ -65,12 +64,12 @@ var hookStage = map[string]int{
 	"pre-install": preHooksStage, "pre-upgrade": preHooksStage, "post-install": postHooksStage, "post-upgrade": postHooksStage,
 }
 
-// upgradeEvents are the events of hooks that Helm runs at every upgrade,
-// deleting the last run's hook first (its default policy,
-// before-hook-creation): a plan run after the one that made them makes
-// them anew. A hook of installs only it leaves as it is at an upgrade, and
-// a hook of upgrades only out of an install.
-var upgradeEvents = []string{"pre-upgrade", "post-upgrade"}
+// Helm runs the hooks of upgrades at every upgrade, deleting the last run's
+// hook first (its default policy, before-hook-creation): a plan run after
+// the one that made them makes them anew. A hook of installs only it leaves
+// as it is at an upgrade, and one of upgrades only out of an install.
+func ofUpgrades(event string) bool { return event == "pre-upgrade" || event == "post-upgrade" }
+func ofInstalls(event string) bool { return event == "pre-install" || event == "post-install" }
 
 // hookKey names a hook's object as Helm does.
 type hookKey struct{ kind, name string }
@@ -109,11 +108,10 @@ func (helm) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 	runs := map[hookKey]HookRun{}
 	install := site.Revision == 1
 	for _, h := range res.Hooks {
-		stage, ok, ofInstalls := -1, false, false
+		stage, ok := -1, false
 		for _, e := range h.Events {
 			if st, known := hookStage[e]; known {
 				stage, ok = st, true
-				ofInstalls = ofInstalls || !slices.Contains(upgradeEvents, e)
 			} else if e != "test" {
 				return nil, Fatalf("chart %s: hook %s %s runs at %s, which a Helm task does not run: do it in a plan of its own",
 					spec.Chart, h.Kind, h.Name, e)
@@ -123,7 +121,7 @@ func (helm) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 		case !ok:
 			tests = append(tests, h.Kind+" "+h.Name)
 			continue
-		case install && !ofInstalls:
+		case install && !slices.ContainsFunc(h.Events, ofInstalls):
 			upgrades = append(upgrades, h.Kind+" "+h.Name)
 			continue
 		}
@@ -132,7 +130,7 @@ func (helm) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 			return nil, err
 		}
 		runs[hookKey{h.Kind, h.Name}] = KeptHook
-		if slices.ContainsFunc(h.Events, func(e string) bool { return slices.Contains(upgradeEvents, e) }) {
+		if slices.ContainsFunc(h.Events, ofUpgrades) {
 			runs[hookKey{h.Kind, h.Name}] = RemadeHook
 		}
 		at := wave{stage: stage, weight: h.Weight}
