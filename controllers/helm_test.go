@@ -37,6 +37,18 @@ func helmChart() []byte {
 	return chart
 }
 
+// installCharted creates chartedVersion and its Instance "app" in a new
+// namespace.
+func installCharted(ctx context.Context) (string, *kudov1beta1.Instance) {
+	GinkgoHelper()
+	ns := newNamespace(ctx)
+	ov := chartedVersion(ns)
+	Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+	i := newInstance(ns, "app", ov.Name)
+	Expect(k8sClient.Create(ctx, i)).To(Succeed())
+	return ns, i
+}
+
 // chartedVersion is an OperatorVersion of one Helm task of helmChart,
 // its greeting the parameter GREETING.
 func chartedVersion(ns string) *kudov1beta1.OperatorVersion {
@@ -84,11 +96,7 @@ var _ = Describe("A Helm task", func() {
 
 	It("applies its chart's objects, its pre-install hook first, with the values its template renders, and again when they change", func() {
 		ctx := context.Background()
-		ns := newNamespace(ctx)
-		ov := chartedVersion(ns)
-		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
-		i := newInstance(ns, "app", ov.Name)
-		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+		ns, i := installCharted(ctx)
 		settings := func(g Gomega) *corev1.ConfigMap {
 			cm := &corev1.ConfigMap{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app-settings"}, cm)).To(Succeed())
@@ -112,11 +120,7 @@ var _ = Describe("A Helm task", func() {
 
 	It("makes its upgrade hooks anew at each plan run after the first, as each helm upgrade runs them, and keeps its install hooks", func() {
 		ctx := context.Background()
-		ns := newNamespace(ctx)
-		ov := chartedVersion(ns)
-		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
-		i := newInstance(ns, "app", ov.Name)
-		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+		ns, i := installCharted(ctx)
 		completed := func(g Gomega) types.UID {
 			deploy := getInstance(ctx, g, client.ObjectKeyFromObject(i)).Status.PlanStatus["deploy"]
 			g.Expect(deploy.Status).To(Equal(kudov1beta1.ExecutionComplete))
