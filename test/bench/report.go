@@ -362,6 +362,7 @@ func (r *Report) markdown() string {
 	p("")
 	p("![Time to all COMPLETE and the manager's peak RSS against the number of Instances, log-log](%s)", plotPath)
 	p("")
+	writeWebhookCalls(p, r.Scale)
 	writeGrowth(p, r)
 	p("CPU seconds the control plane's processes used from the first create until all were done, in the median run of")
 	p("each size and of its floor (%d cores give %d CPU seconds a second):", r.Machine.Cores, r.Machine.Cores)
@@ -646,6 +647,28 @@ func largestSize(sizes []Scale) int {
 		return 0
 	}
 	return sizes[len(sizes)-1].Instances
+}
+
+// writeWebhookCalls tells how often the API server called the Instance
+// webhooks, against the two calls of each Instance's create: the end of a
+// plan run is not sent to them (config/webhook's match conditions).
+func writeWebhookCalls(p func(string, ...any), runs []Scale) {
+	var sizes []string
+	met := true
+	for _, s := range runs {
+		if s.WebhookCalls == 0 {
+			continue
+		}
+		perInstance := s.WebhookCalls / float64(s.Instances)
+		sizes = append(sizes, fmt.Sprintf("%.2f at %d", perInstance, s.Instances))
+		met = met && perInstance <= 2
+	}
+	if len(sizes) == 0 {
+		return
+	}
+	p("Calls of the Instance webhooks per Instance, from the API server's metrics: %s.", strings.Join(sizes, ", "))
+	p("Goal: 2, those of its create (mutating and validating) — %s.", verdict(met))
+	p("")
 }
 
 // writeGrowth states the goals of growing from 1,000 Instances to the largest

@@ -55,6 +55,9 @@ type Scale struct {
 	// ServiceCreateMs and FloorServiceCreateMs are how long the API server
 	// took to create a Service, on average, during the run and its floor.
 	ServiceCreateMs, FloorServiceCreateMs float64
+	// WebhookCalls is how many times the API server called the Instance
+	// webhooks in the run: two per Instance, of its create.
+	WebhookCalls float64 `json:",omitempty"`
 	// ControlPlaneCPU and FloorControlPlaneCPU are the CPU seconds each
 	// process of the control plane used from the first create until all were
 	// done, in the run and in its floor.
@@ -309,10 +312,11 @@ func measureScaleFloor(
 	if err != nil {
 		return nil, err
 	}
-	f := &floorResult{seconds: d.Seconds()}
-	if f.controlPlaneCPU, f.serviceCreateMs, err = plane.since(c); err != nil {
+	work, err := plane.since(c)
+	if err != nil {
 		return nil, err
 	}
+	f := &floorResult{seconds: d.Seconds(), controlPlaneCPU: work.cpu, serviceCreateMs: work.serviceCreateMs}
 	programAfter, err := ownCPUSeconds()
 	if err != nil {
 		return nil, err
@@ -332,14 +336,14 @@ func ownCPUSeconds() (float64, error) {
 }
 
 // controlPlaneUse is what the control plane had done before a run: the
-// CPU seconds of its processes and its Service creates.
+// CPU seconds of its processes, its Service creates and webhook calls.
 type controlPlaneUse struct {
-	cpu      processCPU
-	services serviceCreates
+	cpu    processCPU
+	counts apiServerCounts
 }
 
 func controlPlaneBefore(c *localcluster.Cluster) (*controlPlaneUse, error) {
-	services, err := readServiceCreates(c)
+	counts, err := readAPIServerCounts(c)
 	if err != nil {
 		return nil, err
 	}
@@ -347,18 +351,30 @@ func controlPlaneBefore(c *localcluster.Cluster) (*controlPlaneUse, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &controlPlaneUse{cpu: cpu, services: services}, nil
+	return &controlPlaneUse{cpu: cpu, counts: counts}, nil
 }
 
-// since is the CPU seconds each process used since before, and the mean
-// time of a Service create since.
-func (before *controlPlaneUse) since(c *localcluster.Cluster) (map[string]float64, float64, error) {
+// controlPlaneWork is what the control plane did in a run.
+type controlPlaneWork struct {
+	// cpu is the CPU seconds of each of its processes.
+	cpu map[string]float64
+	// serviceCreateMs is the mean time of a Service create.
+	serviceCreateMs float64
+	// webhookCalls is how many times the API server called the Instance webhooks.
+	webhookCalls float64
+}
+
+func (before *controlPlaneUse) since(c *localcluster.Cluster) (controlPlaneWork, error) {
 	cpu, err := before.cpu.usedSince(c)
 	if err != nil {
-		return nil, 0, err
+		return controlPlaneWork{}, err
 	}
-	serviceCreateMs, err := before.services.meanMsSince(c)
-	return cpu, serviceCreateMs, err
+	now, err := readAPIServerCounts(c)
+	if err != nil {
+		return controlPlaneWork{}, err
+	}
+	return controlPlaneWork{cpu: cpu, serviceCreateMs: before.counts.services.meanMsSince(now.services),
+		webhookCalls: now.webhookCalls - before.counts.webhookCalls}, nil
 }
 
 // scaleNamespace and floorNamespace name the namespaces of each run of a
@@ -431,9 +447,11 @@ func scaleRun(
 	if err != nil {
 		return nil, err
 	}
-	if s.ControlPlaneCPU, s.ServiceCreateMs, err = plane.since(c); err != nil {
+	work, err := plane.since(c)
+	if err != nil {
 		return nil, err
 	}
+	s.ControlPlaneCPU, s.ServiceCreateMs, s.WebhookCalls = work.cpu, work.serviceCreateMs, work.webhookCalls
 	if s.InstanceBytes, err = meanInstanceBytes(ctx, c, ns.of(0)); err != nil {
 		return nil, err
 	}
@@ -664,39 +682,53 @@ func unstructuredWatch(ctx context.Context, r dynamic.ResourceInterface) (watch.
 // (server-side apply or create): how many, and the seconds they took.
 type serviceCreates struct{ count, seconds float64 }
 
-func readServiceCreates(c *localcluster.Cluster) (serviceCreates, error) {
+// apiServerCounts is what the API server's metrics have counted so far: its
+// Service creates, and its calls of kudo-ng's Instance webhooks.
+type apiServerCounts struct {
+	services     serviceCreates
+	webhookCalls float64
+}
+
+// instanceWebhooks are the names of the Instance webhooks (config/webhook).
+var instanceWebhooks = []string{`name="minstance.kudo.dev"`, `name="vinstance.kudo.dev"`}
+
+func readAPIServerCounts(c *localcluster.Cluster) (apiServerCounts, error) {
 	out, err := c.Kubectl("get", "--raw", "/metrics")
 	if err != nil {
-		return serviceCreates{}, err
+		return apiServerCounts{}, err
 	}
-	var s serviceCreates
+	var counts apiServerCounts
 	for _, line := range strings.Split(out, "\n") {
-		create := strings.Contains(line, `verb="APPLY"`) || strings.Contains(line, `verb="POST"`)
-		if !create || !strings.Contains(line, `resource="services"`) || !strings.Contains(line, `subresource=""`) {
+		service := (strings.Contains(line, `verb="APPLY"`) || strings.Contains(line, `verb="POST"`)) &&
+			strings.Contains(line, `resource="services"`) && strings.Contains(line, `subresource=""`)
+		webhook := strings.HasPrefix(line, "apiserver_admission_webhook_admission_duration_seconds_count{") &&
+			slices.ContainsFunc(instanceWebhooks, func(name string) bool { return strings.Contains(line, name) })
+		if !service && !webhook {
 			continue
 		}
 		fields := strings.Fields(line)
 		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
 		if err != nil {
-			return serviceCreates{}, fmt.Errorf("API server metric %q: %w", line, err)
+			return apiServerCounts{}, fmt.Errorf("API server metric %q: %w", line, err)
 		}
 		switch {
+		case webhook:
+			counts.webhookCalls += v
 		case strings.HasPrefix(line, "apiserver_request_duration_seconds_sum{"):
-			s.seconds += v
+			counts.services.seconds += v
 		case strings.HasPrefix(line, "apiserver_request_duration_seconds_count{"):
-			s.count += v
+			counts.services.count += v
 		}
 	}
-	return s, nil
+	return counts, nil
 }
 
 // meanMsSince is the mean time of the Service creates since before.
-func (before serviceCreates) meanMsSince(c *localcluster.Cluster) (float64, error) {
-	now, err := readServiceCreates(c)
-	if err != nil || now.count == before.count {
-		return 0, err
+func (before serviceCreates) meanMsSince(now serviceCreates) float64 {
+	if now.count == before.count {
+		return 0
 	}
-	return 1000 * (now.seconds - before.seconds) / (now.count - before.count), nil
+	return 1000 * (now.seconds - before.seconds) / (now.count - before.count)
 }
 
 // processCPU is the CPU seconds used so far by each process of the local

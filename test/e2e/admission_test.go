@@ -86,8 +86,8 @@ var _ = Describe("Admission on the local control plane", func() {
 })
 
 // Serial: it stops the suite's manager, and with it the webhooks.
-var _ = Describe("A deleted Instance while the manager is down", Serial, func() {
-	It("can still be let go: its finalizer is removed without the webhooks", func() {
+var _ = Describe("An Instance while the manager is down", Serial, func() {
+	It("can still be labelled, have its plan run ended and, deleted, be let go: its finalizer is removed without the webhooks", func() {
 		ctx := context.Background()
 		ns := newNamespace(ctx)
 		waits := kudov1beta1.Task{Name: "waits", Kind: kudov1beta1.DummyTaskKind}
@@ -109,12 +109,38 @@ var _ = Describe("A deleted Instance while the manager is down", Serial, func() 
 			Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: ov.Name}},
 		}
 		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+		busyOV := &kudov1beta1.OperatorVersion{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "busy-0.1.0"},
+			Spec: kudov1beta1.OperatorVersionSpec{
+				Operator: corev1.ObjectReference{Name: "busy"}, Version: "0.1.0", Tasks: []kudov1beta1.Task{waits, done},
+				Plans: map[string]kudov1beta1.Plan{"deploy": stepOf("waits"), "other": stepOf("done")},
+			},
+		}
+		Expect(k8sClient.Create(ctx, busyOV)).To(Succeed())
+		busy := &kudov1beta1.Instance{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "busy"},
+			Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: busyOV.Name}},
+		}
+		Expect(k8sClient.Create(ctx, busy)).To(Succeed())
 		planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
 		Expect(k8sClient.Delete(ctx, i)).To(Succeed())
 		planStatus(ctx, i, "cleanup", kudov1beta1.ExecutionInProgress)
+		planStatus(ctx, busy, "deploy", kudov1beta1.ExecutionInProgress)
 
 		stopManager()
 		DeferCleanup(startManager)
+
+		// Nor is a running Instance's update that leaves its spec as it is,
+		// or only ends its plan run, as the manager does.
+		_, err := cluster.Kubectl("-n", ns, "label", "instance", "busy", "team=a")
+		Expect(err).NotTo(HaveOccurred(), "a label is no webhook's to refuse")
+		out, err := cluster.Kubectl("-n", ns, "patch", "instance", "busy", "--type", "merge", "-p",
+			`{"spec":{"planExecution":{"planName":"other","uid":"by-hand"}}}`)
+		Expect(out).To(ContainSubstring("failed calling webhook"), "a plan asked for still goes to the webhooks")
+		Expect(err).To(HaveOccurred())
+		_, err = cluster.Kubectl("-n", ns, "patch", "instance", "busy", "--type", "merge", "-p", `{"spec":{"planExecution":null}}`)
+		Expect(err).NotTo(HaveOccurred(), "the end of a plan run is no webhook's to refuse")
+
 		got := &kudov1beta1.Instance{}
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(i), got)).To(Succeed())
 		patch := client.MergeFrom(got.DeepCopy())
