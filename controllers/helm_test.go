@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -115,6 +116,33 @@ var _ = Describe("A Helm task", func() {
 		setParameters(ctx, client.ObjectKeyFromObject(i), map[string]string{"GREETING": "hey"})
 		Eventually(func(g Gomega) {
 			g.Expect(settings(g).Data).To(HaveKeyWithValue("greeting", "hey"))
+		}).Should(Succeed())
+	})
+
+	It("renders its chart with the .Capabilities of the cluster its objects go to, as helm install does, not Helm's defaults", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		chart, err := chartrender.Pack("settings", map[string][]byte{
+			"Chart.yaml": []byte("apiVersion: v2\nname: settings\nversion: 0.1.0\nkubeVersion: \">=1.25.0-0\"\n"),
+			"templates/capabilities.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-capabilities\ndata:\n" +
+				"  minor: {{ .Capabilities.KubeVersion.Minor | quote }}\n" +
+				"  instances: {{ .Capabilities.APIVersions.Has \"kudo.dev/v1beta1/Instance\" | quote }}\n" +
+				"  budgets: {{ .Capabilities.APIVersions.Has \"policy/v1/PodDisruptionBudget\" | quote }}\n"),
+		})
+		Expect(err).NotTo(HaveOccurred())
+		ov := chartedVersion(ns)
+		ov.Spec.Charts["settings"] = chart
+		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+		i := newInstance(ns, "app", ov.Name)
+		Expect(k8sClient.Create(ctx, i)).To(Succeed())
+		server, err := discovery.NewDiscoveryClientForConfigOrDie(testEnv.Config).ServerVersion()
+		Expect(err).NotTo(HaveOccurred())
+
+		Eventually(func(g Gomega) {
+			g.Expect(getInstance(ctx, g, client.ObjectKeyFromObject(i)).Status.PlanStatus["deploy"].Status).To(Equal(kudov1beta1.ExecutionComplete))
+			cm := &corev1.ConfigMap{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app-capabilities"}, cm)).To(Succeed())
+			g.Expect(cm.Data).To(Equal(map[string]string{"minor": server.Minor, "instances": "true", "budgets": "true"}))
 		}).Should(Succeed())
 	})
 

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilcache "k8s.io/apimachinery/pkg/util/cache"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
@@ -34,6 +35,7 @@ import (
 
 	kudov1alpha1 "github.com/kudo-ng/kudo/api/v1alpha1"
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/chartrender"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/healthrule"
 	"github.com/kudo-ng/kudo/internal/inventory"
@@ -125,6 +127,8 @@ type InstanceReconciler struct {
 	healthRules *utilcache.LRUExpireCache
 	// redactors hide the sensitive values of Instances in their events.
 	redactors redactors
+	// capabilities are what Helm charts' .Capabilities say of this cluster.
+	capabilities *chartrender.Discovered
 }
 
 // The caches reconciles fill are bounded in size, and each entry lives for
@@ -276,7 +280,7 @@ func (r *InstanceReconciler) prepare(ctx context.Context, run *planRun) (bool, e
 		return false, nil
 	}
 	run.writer, run.reader, run.files = id.writer, id.reader, id.files
-	run.cluster, run.served, run.scope = id.target.cluster, id.target.served, id.target.scope
+	run.cluster, run.served, run.scope, run.capabilities = id.target.cluster, id.target.served, id.target.scope, id.target.capabilities
 	if run.cluster != nil {
 		run.cached = id.writer
 	}
@@ -458,6 +462,11 @@ func (r *InstanceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 	r.impersonated = utilcache.NewLRUExpireCacheWithClock(maxCacheEntries, r.Clock)
 	r.healthRules = utilcache.NewLRUExpireCacheWithClock(maxCacheEntries, r.Clock)
 	r.cache = mgr.GetCache()
+	discoverer, err := discovery.NewDiscoveryClientForConfig(r.Config)
+	if err != nil {
+		return err
+	}
+	r.capabilities = chartrender.NewDiscovered(discoverer, chartrender.DiscoveryTTL, r.Clock)
 	r.clusters = newRemoteClusters(r.RemoteClusters, r.Scheme, r.Trim)
 	if err := mgr.Add(r.clusters.Clusters); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/chartrender"
 	"github.com/kudo-ng/kudo/internal/remote"
 	"github.com/kudo-ng/kudo/internal/render"
 	"github.com/kudo-ng/kudo/internal/render/migrate"
@@ -58,6 +59,8 @@ type target struct {
 	apiReader client.Reader
 	served    migrate.Served
 	scope     render.Scope
+	// capabilities are what Helm charts' .Capabilities say of the cluster.
+	capabilities func() (*chartrender.Capabilities, error)
 }
 
 // serviceAccountOf is the service account the Instance's work runs as; ""
@@ -93,7 +96,7 @@ func (r *InstanceReconciler) identityFor(ctx context.Context, i *kudov1beta1.Ins
 
 // localTarget is this cluster.
 func (r *InstanceReconciler) localTarget() target {
-	return target{kinds: r.kinds, apiReader: r.APIReader, served: r.served, scope: r.scope}
+	return target{kinds: r.kinds, apiReader: r.APIReader, served: r.served, scope: r.scope, capabilities: r.capabilities.Get}
 }
 
 // localIdentity is the manager in this cluster, or, when account is set,

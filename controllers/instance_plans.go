@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/chartrender"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/inventory"
 	"github.com/kudo-ng/kudo/internal/objects"
@@ -85,6 +86,8 @@ type planRun struct {
 	warned *utilcache.LRUExpireCache
 	served migrate.Served
 	scope  render.Scope
+	// capabilities are what Helm charts' .Capabilities say of the cluster.
+	capabilities func() (*chartrender.Capabilities, error)
 	// requireServiceAccount runs no plan without spec.serviceAccountName.
 	requireServiceAccount bool
 	// defaultTimeout bounds the runs of plans that declare no timeout.
@@ -392,7 +395,7 @@ func (p *planRun) env(plan, phase, step string, uid types.UID, values map[string
 			Shard: p.instance.Labels[kudov1beta1.ShardLabel], Remote: p.cluster != nil,
 		},
 		Served: p.served, Scope: p.scope, Files: p.files, Admit: p.admit(plan, phase, step, uid),
-		Redactor: p.params.redactor,
+		Redactor: p.params.redactor, Capabilities: p.capabilities,
 	}
 }
 

@@ -15,15 +15,18 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/chartrender"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/remote"
@@ -50,6 +53,8 @@ type remoteClusters struct {
 	mu sync.Mutex
 	// kinds are the watches of each running cluster.
 	kinds map[*remote.Cluster]*kindWatches
+	// capabilities are what Helm charts' .Capabilities say of each.
+	capabilities map[*remote.Cluster]*chartrender.Discovered
 }
 
 // Unreachable clusters are asked again after 1 s, doubling to 5 minutes.
@@ -64,8 +69,9 @@ const (
 // often allowed no more.
 func newRemoteClusters(policy remote.Policy, scheme *runtime.Scheme, trim objects.Trim) *remoteClusters {
 	rc := &remoteClusters{
-		backoff: workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](unreachableFirstRetry, unreachableLastRetry),
-		kinds:   map[*remote.Cluster]*kindWatches{},
+		backoff:      workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](unreachableFirstRetry, unreachableLastRetry),
+		kinds:        map[*remote.Cluster]*kindWatches{},
+		capabilities: map[*remote.Cluster]*chartrender.Discovered{},
 	}
 	rc.Clusters = &remote.Clusters{Policy: policy, Stopped: rc.forget,
 		Options: func(ref remote.Ref) cluster.Options {
@@ -106,6 +112,20 @@ func (rc *remoteClusters) forget(cl *remote.Cluster) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	delete(rc.kinds, cl)
+	delete(rc.capabilities, cl)
+}
+
+// capabilitiesOf are a cluster's Capabilities, read as its kubeconfig's
+// user, whom discovery is open to as to every user of a cluster.
+func (rc *remoteClusters) capabilitiesOf(cl *remote.Cluster) *chartrender.Discovered {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if d := rc.capabilities[cl]; d != nil {
+		return d
+	}
+	d := chartrender.NewDiscovered(discovery.NewDiscoveryClientForConfigOrDie(cl.GetConfig()), chartrender.DiscoveryTTL, clock.RealClock{})
+	rc.capabilities[cl] = d
+	return d
 }
 
 // kindsOf are the watches of a cluster's objects, made on first use.
@@ -204,7 +224,7 @@ func (r *InstanceReconciler) clusterIdentity(cl *remote.Cluster, namespace, acco
 	}
 	id := identity{writer: writer, reader: reader, files: &task.ExecCopier{Config: cfg, Clientset: clientset},
 		target: target{cluster: cl, kinds: r.kindsOf(cl), apiReader: cl.GetAPIReader(), served: servedBy(mapper),
-			scope: render.MapperScope(mapper)}}
+			scope: render.MapperScope(mapper), capabilities: r.clusters.capabilitiesOf(cl).Get}}
 	r.impersonated.Add(key, id, impersonatedFor)
 	return id, nil
 }

@@ -146,3 +146,41 @@ func TestARenderIsTheFirstTheKernelStops(t *testing.T) {
 		t.Fatalf("a render's oom_score_adj = %q, want 1000", got)
 	}
 }
+
+// A chart's .Capabilities are those of the cluster its objects go to, as
+// helm install has them, not Helm's defaults (Kubernetes 1.20): charts pick
+// API versions by them, and refuse a cluster their kubeVersion excludes.
+func TestAChartSeesTheCapabilitiesOfItsCluster(t *testing.T) {
+	chartOfVersion := func(kubeVersion string) []byte {
+		chart, err := Pack("c", map[string][]byte{
+			"Chart.yaml": []byte("apiVersion: v2\nname: c\nversion: 0.1.0\nkubeVersion: \"" + kubeVersion + "\"\n"),
+			"templates/one.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: caps}\ndata:\n" +
+				"  kube: {{ .Capabilities.KubeVersion.Version }}\n" +
+				`  pdb: {{ if .Capabilities.APIVersions.Has "policy/v1/PodDisruptionBudget" }}policy/v1{{ else }}policy/v1beta1{{ end }}` + "\n"),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return chart
+	}
+	req := request(chartOfVersion(">=1.25.0-0"), nil)
+	req.APIVersions = []string{"v1", "policy/v1", "policy/v1/PodDisruptionBudget"}
+	res, err := Render(context.Background(), req, DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Manifests[0].Content; !strings.Contains(got, "kube: v1.34.4") || !strings.HasSuffix(strings.TrimSpace(got), "pdb: policy/v1") {
+		t.Errorf("rendered\n%s\nwant the cluster's version and its policy/v1", got)
+	}
+
+	req = request(chartOfVersion(">=1.35.0-0"), nil)
+	_, err = Render(context.Background(), req, DefaultLimits)
+	if want := "chart requires kubeVersion: >=1.35.0-0 which is incompatible with Kubernetes v1.34.4"; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+	// Offline (package verify, render), no cluster is known: Helm's defaults.
+	req.KubeVersion, req.APIVersions = "", nil
+	if _, err := Render(context.Background(), req, DefaultLimits); err != nil {
+		t.Errorf("offline: %v", err)
+	}
+}

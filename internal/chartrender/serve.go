@@ -73,8 +73,9 @@ func serve(in io.Reader, out io.Writer) error {
 	return json.NewEncoder(out).Encode(res)
 }
 
-// render is Helm's `helm template` of one chart: no cluster is read
-// (lookup finds nothing), no name resolved (getHostByName is "").
+// render is Helm's `helm template` of one chart, with the .Capabilities of
+// the cluster it goes to: no cluster is read (lookup finds nothing), no
+// name resolved (getHostByName is "").
 func render(req *Request) (*Result, error) {
 	chart, err := loader.LoadArchive(bytes.NewReader(req.Chart))
 	if err != nil {
@@ -87,6 +88,10 @@ func render(req *Request) (*Result, error) {
 			return nil, fmt.Errorf("the cluster's version %q: %w", req.KubeVersion, err)
 		}
 		caps.KubeVersion = *kube
+		// As helm install checks it; helm template, knowing no cluster, does not.
+		if want := chart.Metadata.KubeVersion; want != "" && !chartv2util.IsCompatibleRange(want, caps.KubeVersion.String()) {
+			return nil, fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", want, caps.KubeVersion.String())
+		}
 	}
 	if len(req.APIVersions) > 0 {
 		caps.APIVersions = chartcommon.VersionSet(req.APIVersions)

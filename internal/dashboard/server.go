@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/chartrender"
 	"github.com/kudo-ng/kudo/internal/cli/action"
 )
 
@@ -55,6 +56,9 @@ type Server struct {
 	Hosts []string
 	// LiveEvery is the least time between two changes sent to a page.
 	LiveEvery time.Duration
+	// Capabilities are what Helm charts' .Capabilities say of the cluster,
+	// in previews; nil: Helm's defaults.
+	Capabilities func() (*chartrender.Capabilities, error)
 
 	pages   map[string]*template.Template
 	routes  *http.ServeMux
@@ -316,7 +320,7 @@ func (s *Server) rolloutPreview(w http.ResponseWriter, r *http.Request) {
 		p.Err = "Rollout " + ns + "/" + name + " not found"
 	} else {
 		var out bytes.Buffer
-		cfg := action.Config{Client: s.Client, Namespace: ns, Out: &out, ErrOut: &out}
+		cfg := action.Config{Client: s.Client, Namespace: ns, Out: &out, ErrOut: &out, Capabilities: s.Capabilities}
 		waves, err := action.PreviewRollout(r.Context(), cfg, ro)
 		if err == nil {
 			err = (&action.PreviewOptions{Diff: true}).PrintRollout(&out, waves)
@@ -477,7 +481,7 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 	}
 	ns, instance := r.PostForm.Get("namespace"), r.PostForm.Get("instance")
 	var out bytes.Buffer
-	cfg := action.Config{Client: s.Client, Namespace: ns, Out: &out, ErrOut: &out}
+	cfg := action.Config{Client: s.Client, Namespace: ns, Out: &out, ErrOut: &out, Capabilities: s.Capabilities}
 	req := &action.PlanRequest{Instance: instance, Plan: r.PostForm.Get("plan")}
 	var done string
 	var err error

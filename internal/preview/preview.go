@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/chartrender"
 	"github.com/kudo-ng/kudo/internal/engine"
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/render"
@@ -46,6 +47,9 @@ type Input struct {
 	// Dependencies reads the ConfigMaps and Secrets pods mount from the
 	// cluster; nil offline.
 	Dependencies render.Dependencies
+	// Capabilities are what Helm charts' .Capabilities say of the cluster;
+	// nil offline, where Helm's defaults hold.
+	Capabilities func() (*chartrender.Capabilities, error)
 }
 
 // Task is what one task of the plan does.
@@ -99,6 +103,7 @@ func Plan(in *Input) ([]Task, error) {
 						Owner: in.Owner, PlanUID: in.PlanUID, Shard: in.Shard,
 					},
 					Served: in.Served, Scope: in.Scope, Redactor: redactor, Dependencies: in.Dependencies,
+					Capabilities: in.Capabilities,
 				})
 				if err != nil {
 					return nil, fmt.Errorf("%s, task %s: %w", where, name, err)

@@ -94,12 +94,20 @@ func (helm) Build(t *kudov1beta1.Task, in *Input) (*Intent, error) {
 			return nil, err
 		}
 	}
-	limits := chartrender.DefaultLimits
-	limits.Share = site.Namespace
-	res, err := chartrender.Render(context.Background(), &chartrender.Request{
+	chartReq := &chartrender.Request{
 		Chart: chart, Values: values,
 		Release: chartrender.Release{Name: site.Instance, Namespace: site.Namespace, Revision: 1},
-	}, limits)
+	}
+	if in.Capabilities != nil {
+		caps, err := in.Capabilities()
+		if err != nil {
+			return nil, fmt.Errorf("chart %s: its .Capabilities: %w", spec.Chart, err)
+		}
+		chartReq.KubeVersion, chartReq.APIVersions = caps.KubeVersion, caps.APIVersions
+	}
+	limits := chartrender.DefaultLimits
+	limits.Share = site.Namespace
+	res, err := chartrender.Render(context.Background(), chartReq, limits)
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: %w", spec.Chart, err)
 	}

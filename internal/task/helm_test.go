@@ -1,6 +1,7 @@
 package task
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -129,5 +130,30 @@ func TestHelmBuild(t *testing.T) {
 				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// A chart renders with the Capabilities of the run's cluster; a cluster
+// that cannot say them fails the step, saying so, rather than rendering
+// with Helm's defaults what the cluster may not serve.
+func TestHelmBuildRendersWithTheClustersCapabilities(t *testing.T) {
+	in := buildInput(nil)
+	in.Site.OperatorVersion.Spec.Charts = map[string][]byte{"kube": chartOf(t, map[string]string{
+		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kube}\ndata: {minor: {{ .Capabilities.KubeVersion.Minor | quote }}}\n",
+	})}
+	in.Capabilities = func() (*chartrender.Capabilities, error) {
+		return &chartrender.Capabilities{KubeVersion: "v1.34.4", APIVersions: []string{"v1"}}, nil
+	}
+	intent, err := helm{}.Build(helmTask("kube", ""), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if minor, _, _ := unstructured.NestedString(intent.Objects[0].Object, "data", "minor"); minor != "34" {
+		t.Errorf("minor %q, want the cluster's, 34", minor)
+	}
+
+	in.Capabilities = func() (*chartrender.Capabilities, error) { return nil, errors.New("connection refused") }
+	if _, err := (helm{}).Build(helmTask("kube", ""), in); err == nil || err.Error() != "chart kube: its .Capabilities: connection refused" {
+		t.Errorf("got %v", err)
 	}
 }

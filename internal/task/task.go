@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/chartrender"
 	"github.com/kudo-ng/kudo/internal/objects"
 	"github.com/kudo-ng/kudo/internal/params"
 	"github.com/kudo-ng/kudo/internal/render"
@@ -116,6 +117,9 @@ type Input struct {
 	Dependencies render.Dependencies
 	// Redactor hides the Instance's sensitive values; nil hides nothing.
 	Redactor *params.Redactor
+	// Capabilities are what a Helm chart's .Capabilities says of the
+	// cluster its objects go to; nil offline, where Helm's defaults hold.
+	Capabilities func() (*chartrender.Capabilities, error)
 }
 
 // Action is what a task does to the objects of its Intent.
@@ -203,6 +207,9 @@ type Env struct {
 	Admit func(task string, objs []*unstructured.Unstructured) error
 	// Redactor hides the Instance's sensitive values; nil hides nothing.
 	Redactor *params.Redactor
+	// Capabilities are what a Helm chart's .Capabilities says of the
+	// cluster the objects go to.
+	Capabilities func() (*chartrender.Capabilities, error)
 }
 
 // atHome is env in the manager's own cluster: where the Instance and its
@@ -218,7 +225,7 @@ func (env *Env) atHome() *Env {
 
 // input is what the task's Build sees of the run.
 func (env *Env) input() *Input {
-	return &Input{Site: env.Site, Served: env.Served, Scope: env.Scope, Redactor: env.Redactor}
+	return &Input{Site: env.Site, Served: env.Served, Scope: env.Scope, Redactor: env.Redactor, Capabilities: env.Capabilities}
 }
 
 // build builds the task against the cluster: pods' ConfigMaps and Secrets

@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
+	"github.com/kudo-ng/kudo/internal/chartrender"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/cli/repoconfig"
 	"github.com/kudo-ng/kudo/internal/cli/resolve"
@@ -29,6 +31,9 @@ type Config struct {
 	Namespace string
 	Out       io.Writer
 	ErrOut    io.Writer
+	// Capabilities are what Helm charts' .Capabilities say of the cluster,
+	// that a preview renders them as the manager does; nil: Helm's defaults.
+	Capabilities func() (*chartrender.Capabilities, error)
 }
 
 // ParameterOptions are the parameter values a verb sets: -p and -P.
@@ -155,6 +160,18 @@ func NewConfig(c client.Client, ns string, streams genericiooptions.IOStreams) C
 	return Config{Client: c, Namespace: ns, Out: streams.Out, ErrOut: streams.ErrOut}
 }
 
+// CapabilitiesOf reads the Capabilities of the cluster the flags name, once,
+// when first asked.
+func CapabilitiesOf(flags *genericclioptions.ConfigFlags) func() (*chartrender.Capabilities, error) {
+	return sync.OnceValues(func() (*chartrender.Capabilities, error) {
+		client, err := flags.ToDiscoveryClient()
+		if err != nil {
+			return nil, err
+		}
+		return chartrender.Discover(client)
+	})
+}
+
 // RunE is the RunE of a verb that acts on the cluster: it connects to the
 // cluster the flags name, then runs the verb in the namespace they name.
 func RunE(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams,
@@ -164,6 +181,8 @@ func RunE(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStrea
 		if err != nil {
 			return err
 		}
-		return run(cmd.Context(), NewConfig(c, ns, streams), args)
+		cfg := NewConfig(c, ns, streams)
+		cfg.Capabilities = CapabilitiesOf(flags)
+		return run(cmd.Context(), cfg, args)
 	}
 }

@@ -245,7 +245,7 @@ func (p *previewer) report(ctx context.Context, action string, before, after *ku
 	tasks, err := preview.Plan(&preview.Input{
 		OperatorVersion: ov, InstanceName: after.Name, Namespace: after.Namespace, Parameters: values, PlanName: plan,
 		Served: p.served, Scope: p.scope, Owner: &owner, PlanUID: uuid.NewUUID(), Dependencies: p.dependencies(ctx),
-		Shard: after.Labels[kudov1beta1.ShardLabel],
+		Shard: after.Labels[kudov1beta1.ShardLabel], Capabilities: p.cfg.Capabilities,
 	})
 	if err != nil {
 		return refused(r, err)

@@ -23,6 +23,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/kudo-ng/kudo/internal/cli/action"
 	"github.com/kudo-ng/kudo/internal/cli/clientutil"
 	"github.com/kudo-ng/kudo/internal/dashboard"
 )
@@ -94,7 +95,8 @@ func Run(ctx context.Context, streams genericiooptions.IOStreams, flags *generic
 	if err != nil {
 		return err
 	}
-	server := &dashboard.Server{Reader: source, Client: c, Token: token, Hosts: dashboard.HostsOf(listener.Addr())}
+	server := &dashboard.Server{Reader: source, Client: c, Token: token, Hosts: dashboard.HostsOf(listener.Addr()),
+		Capabilities: action.CapabilitiesOf(flags)}
 	where := "all namespaces"
 	if scope != "" {
 		where = "namespace " + scope
