@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -79,6 +80,22 @@ var _ = Describe("A Helm chart imported as a package", func() {
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app-settings"}, settings)).To(Succeed())
 		Expect(settings.Data).To(HaveKeyWithValue("greeting", "hey"))
 		Expect(upgraded.Status.CompletionTime.Time).NotTo(BeTemporally(">", updatedAt(settings)), "the hook ran before the chart's objects")
+	})
+
+	It("renders its chart with the cluster's .Capabilities, as helm install does: its version picks policy/v1, a CRD is served", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		dir := filepath.Join("testdata", "capable-chart")
+		preview, err := kudo(ns, "install", dir, "--instance", "app", "--diff")
+		Expect(exitCode(err)).To(Equal(1), "--diff says there are changes:\n%s", preview)
+		Expect(preview).To(ContainSubstring("+apiVersion: policy/v1\n"), "the preview renders as the manager does")
+		Expect(preview).NotTo(ContainSubstring("policy/v1beta1"))
+
+		Expect(mustKudo(ns, "install", dir, "--instance", "app", "--wait")).To(ContainSubstring("instance app is deployed"))
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app-budget"}, &policyv1.PodDisruptionBudget{})).To(Succeed())
+		capabilities := &corev1.ConfigMap{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app-capabilities"}, capabilities)).To(Succeed())
+		Expect(capabilities.Data).To(HaveKeyWithValue("servesInstances", "true"))
 	})
 })
 
