@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -34,6 +35,10 @@ const deployedMemoryLimit = 512 << 20
 // softMemoryLimit is the GOMEMLIMIT the deployed manager sets itself.
 const softMemoryLimit = deployedMemoryLimit * 9 / 10
 
+// shardMemoryLimit is the memory limit of each of two shards' containers:
+// half of one manager's, as a user who splits a manager in two gives them.
+const shardMemoryLimit = deployedMemoryLimit / 2
+
 // manager is the kudo-ng manager running as a process of its own, with its
 // webhooks, as `make run` runs it; or, with a shard, the manager of that
 // shard's Instances beside it, without webhooks.
@@ -44,6 +49,9 @@ type manager struct {
 	log                          string
 	// flags are those the manager last started with, beyond its defaults.
 	flags []string
+	// memoryLimit is the memory limit of the container it stands for;
+	// zero: deployedMemoryLimit.
+	memoryLimit int64
 }
 
 // startManager builds the manager and runs it with its defaults.
@@ -139,8 +147,9 @@ func (m *manager) start(flags ...string) error {
 	}
 	m.cmd = exec.Command(m.binary, append(args, flags...)...)
 	// Outside a container the manager finds no memory limit to hold its
-	// heap under: it gets the soft limit config/manager's would give it.
-	m.cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.FormatInt(softMemoryLimit, 10))
+	// heap under: it gets the soft limit its container's would give it.
+	limit := cmp.Or(m.memoryLimit, deployedMemoryLimit)
+	m.cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.FormatInt(limit*9/10, 10))
 	m.cmd.Stdout, m.cmd.Stderr = logFile, logFile
 	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := m.cmd.Start(); err != nil {

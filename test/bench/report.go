@@ -583,7 +583,12 @@ func writeSharded(p func(string, ...any), r *Report) {
 	p("Sharded: %d Instances over one manager (the run above) and over two — the unsharded manager, started with", s.Instances)
 	p("`--sharded`, and one started with `--shard=%s`, each with half the Instances (`%s`), in one run alone in", benchShard,
 		kudov1beta1.ShardLabel)
-	p("the cluster, each manager started for it. Each caches the objects of its own Instances only, which carry its label:")
+	p("the cluster, each manager started for it. Each caches the objects of its own Instances only, which carry its label.")
+	if s.MemoryLimitMiB > 0 {
+		p("Each runs as in a container of half one manager's memory limit, %.0f MiB, whose 0.9 is its Go soft limit: that", s.MemoryLimitMiB)
+		p("half is what a user who splits a manager in two gives each, and the Go heap of a manager under a looser limit grows")
+		p("into it, collected less often, whatever it needs.")
+	}
 	p("")
 	p("| managers | all COMPLETE | managers' CPU | peak RSS |")
 	p("|---|---|---|---|")

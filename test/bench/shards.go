@@ -18,10 +18,14 @@ const benchShard = "b"
 // Sharded is the largest size of the scale runs over two managers: the
 // unsharded one with half the Instances, and the manager of shard
 // benchShard, with the other half, each started for the run and caching
-// only its own Instances' objects.
+// only its own Instances' objects, each with half the memory limit of one
+// manager.
 type Sharded struct {
 	Instances int
 	Seconds   float64
+	// MemoryLimitMiB is each manager's container memory limit, whose 0.9 is
+	// its GOMEMLIMIT.
+	MemoryLimitMiB float64 `json:",omitempty"`
 	// CPUSeconds and PeakRSSMiB are each manager's: unsharded, then shard.
 	CPUSeconds [2]float64
 	PeakRSSMiB [2]float64
@@ -33,11 +37,12 @@ type Sharded struct {
 // own objects, and as before afterwards.
 func measureSharded(ctx context.Context, c *localcluster.Cluster, m *manager, n int) (*Sharded, error) {
 	shard := &manager{binary: m.binary, kubeconfig: m.kubeconfig, metricsAddress: shardMetricsAddress, shard: benchShard,
-		log: filepath.Join(c.Root, "bin", "bench-shard-manager.log")}
+		log: filepath.Join(c.Root, "bin", "bench-shard-manager.log"), memoryLimit: shardMemoryLimit}
 	if err := os.WriteFile(shard.log, nil, 0o644); err != nil {
 		return nil, err
 	}
 	m.stop()
+	m.memoryLimit = shardMemoryLimit
 	if err := m.start("--sharded"); err != nil {
 		return nil, err
 	}
@@ -47,6 +52,7 @@ func measureSharded(ctx context.Context, c *localcluster.Cluster, m *manager, n 
 	s, err := shardedRun(ctx, c, [2]*manager{m, shard}, n)
 	shard.stop()
 	m.stop()
+	m.memoryLimit = 0
 	if startErr := m.start(); err == nil {
 		err = startErr
 	}
@@ -86,7 +92,7 @@ func shardedRun(ctx context.Context, c *localcluster.Cluster, managers [2]*manag
 	if err := createInstances(ctx, c, w, ns, ov, nil, half); err != nil {
 		return nil, err
 	}
-	s := &Sharded{Instances: n, Seconds: time.Since(start).Seconds()}
+	s := &Sharded{Instances: n, Seconds: time.Since(start).Seconds(), MemoryLimitMiB: float64(shardMemoryLimit) / (1 << 20)}
 	for k, mgr := range managers {
 		if _, err := mgr.settled(ctx, time.Second, runTimeout(n)); err != nil {
 			return nil, err
