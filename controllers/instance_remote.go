@@ -117,15 +117,19 @@ func (rc *remoteClusters) forget(cl *remote.Cluster) {
 
 // capabilitiesOf are a cluster's Capabilities, read as its kubeconfig's
 // user, whom discovery is open to as to every user of a cluster.
-func (rc *remoteClusters) capabilitiesOf(cl *remote.Cluster) *chartrender.Discovered {
+func (rc *remoteClusters) capabilitiesOf(cl *remote.Cluster) (*chartrender.Discovered, error) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if d := rc.capabilities[cl]; d != nil {
-		return d
+		return d, nil
 	}
-	d := chartrender.NewDiscovered(discovery.NewDiscoveryClientForConfigOrDie(cl.GetConfig()), chartrender.DiscoveryTTL, clock.RealClock{})
+	discoverer, err := discovery.NewDiscoveryClientForConfig(cl.GetConfig())
+	if err != nil {
+		return nil, fmt.Errorf("a discovery client of %s: %w", cl.Server, err)
+	}
+	d := chartrender.NewDiscovered(discoverer, chartrender.DiscoveryTTL, clock.RealClock{})
 	rc.capabilities[cl] = d
-	return d
+	return d, nil
 }
 
 // kindsOf are the watches of a cluster's objects, made on first use.
@@ -222,9 +226,13 @@ func (r *InstanceReconciler) clusterIdentity(cl *remote.Cluster, namespace, acco
 	if err != nil {
 		return identity{}, fmt.Errorf("a client of %s: %w", cl.Server, err)
 	}
+	capabilities, err := r.clusters.capabilitiesOf(cl)
+	if err != nil {
+		return identity{}, err
+	}
 	id := identity{writer: writer, reader: reader, files: &task.ExecCopier{Config: cfg, Clientset: clientset},
 		target: target{cluster: cl, kinds: r.kindsOf(cl), apiReader: cl.GetAPIReader(), served: servedBy(mapper),
-			scope: render.MapperScope(mapper), capabilities: r.clusters.capabilitiesOf(cl).Get}}
+			scope: render.MapperScope(mapper), capabilities: capabilities.Get}}
 	r.impersonated.Add(key, id, impersonatedFor)
 	return id, nil
 }

@@ -58,7 +58,9 @@ type Discovered struct {
 
 	mu   sync.Mutex
 	last *Capabilities
-	at   time.Time
+	err  error
+	// next is when the cluster is asked again.
+	next time.Time
 }
 
 // DiscoveryTTL is how long a cluster's Capabilities are used before they
@@ -67,29 +69,36 @@ type Discovered struct {
 // a later step within a minute.
 const DiscoveryTTL = time.Minute
 
+// failedDiscoveryRetry is how long a cluster that could not say its
+// Capabilities, and never did, is not asked again: the renders of all its
+// Instances' charts in the meantime fail at once, not each after its own
+// request timed out.
+const failedDiscoveryRetry = 10 * time.Second
+
 // NewDiscovered reads the Capabilities of client's cluster, at most once
 // per ttl.
 func NewDiscovered(client discovery.DiscoveryInterface, ttl time.Duration, c clock.PassiveClock) *Discovered {
 	return &Discovered{client: client, ttl: ttl, clock: c}
 }
 
-// Get are the Capabilities as last read, read again when older than the ttl.
-// When reading it again fails, the last read is kept for another ttl: it
-// is better than none, and a cluster whose discovery fails is not asked at
-// every render.
+// Get are the Capabilities as last read, read again when older than the
+// ttl. When reading them again fails, the last read is kept for another
+// ttl: it is better than none.
 func (d *Discovered) Get() (*Capabilities, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.last != nil && d.clock.Since(d.at) < d.ttl {
-		return d.last, nil
+	now := d.clock.Now()
+	if now.Before(d.next) {
+		return d.last, d.err
 	}
 	c, err := Discover(d.client)
 	switch {
 	case err == nil:
-		d.last = c
-	case d.last == nil:
-		return nil, err
+		d.last, d.err, d.next = c, nil, now.Add(d.ttl)
+	case d.last != nil:
+		d.next = now.Add(d.ttl)
+	default:
+		d.err, d.next = err, now.Add(failedDiscoveryRetry)
 	}
-	d.at = d.clock.Now()
-	return d.last, nil
+	return d.last, d.err
 }

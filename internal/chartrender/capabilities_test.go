@@ -75,7 +75,18 @@ func TestDiscoveredAsksTheClusterOncePerTTL(t *testing.T) {
 		t.Errorf("the cluster was asked %d times, want 2: a failed read is not tried again at once", n)
 	}
 
-	if _, err := NewDiscovered(cluster, time.Minute, clock).Get(); err == nil {
-		t.Error("a cluster never read, that fails, has no Capabilities")
+	never := NewDiscovered(cluster, time.Minute, clock)
+	for range 2 {
+		if _, err := never.Get(); err == nil || err.Error() != "reading the cluster's version: connection refused" {
+			t.Errorf("got %v: a cluster never read, that fails, has no Capabilities", err)
+		}
+	}
+	if n := versionReads(); n != 3 {
+		t.Errorf("the cluster was asked %d times, want 3: a cluster that failed is not asked again at once", n)
+	}
+	clock.SetTime(clock.Now().Add(failedDiscoveryRetry))
+	_, _ = never.Get()
+	if n := versionReads(); n != 4 {
+		t.Errorf("the cluster was asked %d times, want 4: asked again %s after it failed", n, failedDiscoveryRetry)
 	}
 }
