@@ -585,9 +585,9 @@ func writeSharded(p func(string, ...any), r *Report) {
 		kudov1beta1.ShardLabel)
 	p("the cluster, each manager started for it. Each caches the objects of its own Instances only, which carry its label.")
 	if s.MemoryLimitMiB > 0 {
-		p("Each runs as in a container of half one manager's memory limit, %.0f MiB, whose 0.9 is its Go soft limit: that", s.MemoryLimitMiB)
-		p("half is what a user who splits a manager in two gives each, and the Go heap of a manager under a looser limit grows")
-		p("into it, collected less often, whatever it needs.")
+		p("Each runs as in a container of half one manager's memory limit, %.0f MiB, whose 0.9 is its Go soft limit, as a", s.MemoryLimitMiB)
+		p("user who splits a manager in two gives each: under a looser limit a manager's heap grows into the room it is")
+		p("given, collected less often, and its peak RSS says more of that room than of what it needs.")
 	}
 	p("")
 	p("| managers | all COMPLETE | managers' CPU | peak RSS |")
