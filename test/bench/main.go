@@ -39,12 +39,23 @@ func main() {
 	flag.StringVar(&cfg.renderBench, "render", "bin/bench-render.txt", "Output of the render Go benchmarks.")
 	flag.StringVar(&cfg.jsonOut, "json", "bin/bench.json", "Where to write the JSON report.")
 	flag.StringVar(&cfg.markdownOut, "markdown", "docs/benchmarks.md", "Where to write the Markdown report.")
-	keep := flag.String("keep", "", "An earlier JSON report whose scale sizes this run does not measure are kept in its report, "+
-		"each whole (the rest is this run's).")
+	keep := flag.String("keep", "", "Earlier JSON reports, comma-separated, whose scale sizes this run does not measure are kept "+
+		"in its report, each whole, from the first that has it (the rest is this run's). "+
+		"With -rewrite, the report's kept sizes are taken again from them.")
 	rewriteOnly := flag.Bool("rewrite", false, "Measure nothing: write the Markdown report again from the JSON report.")
 	flag.Parse()
+	if *keep != "" {
+		for _, path := range strings.Split(*keep, ",") {
+			earlier, err := readReport(path)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench: -keep:", err)
+				os.Exit(2)
+			}
+			cfg.kept = append(cfg.kept, earlier)
+		}
+	}
 	if *rewriteOnly {
-		if err := rewrite(cfg.jsonOut, cfg.markdownOut); err != nil {
+		if err := rewrite(cfg.jsonOut, cfg.markdownOut, cfg.kept); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -66,13 +77,6 @@ func main() {
 		}
 		cfg.sizes = append(cfg.sizes, n)
 	}
-	if *keep != "" {
-		var err error
-		if cfg.kept, err = readReport(*keep); err != nil {
-			fmt.Fprintln(os.Stderr, "bench: -keep:", err)
-			os.Exit(2)
-		}
-	}
 	// Interrupted, a run still writes the JSON report of what it measured.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -88,8 +92,8 @@ type config struct {
 	syncPeriod                        time.Duration
 	helm, helmOperator                string
 	renderBench, jsonOut, markdownOut string
-	// kept is the report of -keep.
-	kept *Report
+	// kept are the reports of -keep.
+	kept []*Report
 }
 
 func run(ctx context.Context, cfg *config) (err error) {
@@ -133,8 +137,8 @@ func run(ctx context.Context, cfg *config) (err error) {
 	// writes the Markdown report of it once the measurements it needs are in.
 	defer func() {
 		if err != nil {
-			if cfg.kept != nil {
-				report.keep(cfg.kept)
+			for _, earlier := range cfg.kept {
+				report.keep(earlier)
 			}
 			if jsonErr := report.writeJSON(cfg.jsonOut); jsonErr == nil {
 				logf("what was measured before the error is in %s", cfg.jsonOut)
@@ -187,8 +191,8 @@ func run(ctx context.Context, cfg *config) (err error) {
 	if err := os.MkdirAll(filepath.Dir(cfg.markdownOut), 0o755); err != nil {
 		return err
 	}
-	if cfg.kept != nil {
-		report.keep(cfg.kept)
+	for _, earlier := range cfg.kept {
+		report.keep(earlier)
 	}
 	return report.write(cfg.jsonOut, cfg.markdownOut)
 }

@@ -29,9 +29,9 @@ type Report struct {
 	// NamespaceInstances is the most Instances of a run in one namespace
 	// (-namespace-instances).
 	NamespaceInstances int `json:",omitempty"`
-	// Kept names the scale sizes taken whole from an earlier report
-	// (-keep), and that report's date.
-	Kept *Kept `json:",omitempty"`
+	// KeptFrom names the scale sizes taken whole from earlier reports
+	// (-keep), and each report's date.
+	KeptFrom []Kept `json:",omitempty"`
 	// SoftMemoryLimitMiB is the manager's GOMEMLIMIT, as deployed.
 	SoftMemoryLimitMiB float64 `json:",omitempty"`
 	Sharded            *Sharded
@@ -167,36 +167,58 @@ type Kept struct {
 	Date  string
 }
 
-// keep adds to r the scale sizes of the earlier report that r did not
-// measure, each whole: its runs, floor and side runs. An opt-in size takes
+// keep adds to r the scale sizes of the earlier report that r does not
+// hold yet, each whole: its runs, floor and side runs. An opt-in size takes
 // hours; after a change that matters at some sizes, the others need not run
 // again.
 func (r *Report) keep(earlier *Report) {
-	measured := map[int]bool{}
+	held := map[int]bool{}
 	for _, s := range r.Scale {
-		measured[s.Instances] = true
+		held[s.Instances] = true
 	}
-	kept := &Kept{Date: earlier.Date}
+	kept := Kept{Date: earlier.Date}
 	for _, s := range earlier.Scale {
-		if !measured[s.Instances] {
+		if !held[s.Instances] {
 			r.Scale = append(r.Scale, s)
 			kept.Sizes = append(kept.Sizes, s.Instances)
 		}
 	}
 	if len(kept.Sizes) > 0 {
 		slices.SortFunc(r.Scale, func(a, b Scale) int { return a.Instances - b.Instances })
-		r.Kept = kept
+		r.KeptFrom = append(r.KeptFrom, kept)
+	}
+}
+
+// keepAgain takes r's kept sizes again from the earlier reports, the first
+// that holds a size giving it: a report rewritten with the sizes of
+// another day beside those it measured.
+func (r *Report) keepAgain(earlier []*Report) {
+	kept := map[int]bool{}
+	for _, k := range r.KeptFrom {
+		for _, n := range k.Sizes {
+			kept[n] = true
+		}
+	}
+	r.Scale = slices.DeleteFunc(r.Scale, func(s Scale) bool { return kept[s.Instances] })
+	r.KeptFrom = nil
+	for _, e := range earlier {
+		r.keep(e)
 	}
 }
 
 // rewrite writes the Markdown report again from a JSON one, after a change
-// to the report's text or to the record of levers.
-func rewrite(jsonPath, markdownPath string) error {
+// to the report's text or to the record of levers; with earlier reports,
+// its kept sizes are taken again from them, and the JSON written again too.
+func rewrite(jsonPath, markdownPath string, earlier []*Report) error {
 	r, err := readReport(jsonPath)
 	if err != nil {
 		return err
 	}
-	return r.writeMarkdown(markdownPath)
+	if len(earlier) == 0 {
+		return r.writeMarkdown(markdownPath)
+	}
+	r.keepAgain(earlier)
+	return r.write(jsonPath, markdownPath)
 }
 
 func readReport(path string) (*Report, error) {
@@ -561,14 +583,16 @@ func writeRunConditions(p func(string, ...any), r *Report) {
 			r.SoftMemoryLimitMiB)
 		p("makes of the 512 MiB limit of its container in `config/manager`, which the bench's process, in no container, does not have.")
 	}
-	if r.Kept != nil {
-		sizes := make([]string, len(r.Kept.Sizes))
-		for i, n := range r.Kept.Sizes {
+	for _, k := range r.KeptFrom {
+		sizes := make([]string, len(k.Sizes))
+		for i, n := range k.Sizes {
 			sizes[i] = strconv.Itoa(n)
 		}
-		p("The rows of %s Instances are those of the report of %s, kept whole (`-keep`), with the manager of that day;",
-			strings.Join(sizes, " and "), r.Kept.Date)
-		p("the others, and everything after this section's tables but the helm-operator's rows of those sizes, are this run's.")
+		p("The rows of %s Instances are those of the report of %s, kept whole (`-keep`), with the manager of that day.",
+			strings.Join(sizes, " and "), k.Date)
+	}
+	if len(r.KeptFrom) > 0 {
+		p("The others, and everything after this section's tables but the rows of those sizes, are this run's (%s).", r.Date)
 	}
 }
 

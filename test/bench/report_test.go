@@ -72,14 +72,33 @@ func TestKeepTakesTheSizesNotMeasured(t *testing.T) {
 	if want := []float64{12, 125, 1400}; !slices.Equal(got, want) {
 		t.Errorf("kept runs take %v s, want %v", got, want)
 	}
-	if r.Scale[1].HelmOperator == nil || r.Kept == nil || !slices.Equal(r.Kept.Sizes, []int{100, 1000}) || r.Kept.Date != earlier.Date {
-		t.Errorf("kept = %+v, with the helm-operator's run %v", r.Kept, r.Scale[1].HelmOperator)
+	if r.Scale[1].HelmOperator == nil || len(r.KeptFrom) != 1 || !slices.Equal(r.KeptFrom[0].Sizes, []int{100, 1000}) ||
+		r.KeptFrom[0].Date != earlier.Date {
+		t.Errorf("kept = %+v, with the helm-operator's run %v", r.KeptFrom, r.Scale[1].HelmOperator)
 	}
 	r.Latency = &Latency{Kudo: Distribution{Median: 1, P95: 1}, Floor: Distribution{Median: 1, P95: 1}}
 	r.Idle = &Idle{Instances: 10000, Requests: map[string]float64{}}
 	r.Drift = &Drift{Instances: 100, Kind: "ConfigMap", Name: "x", Recreate: Distribution{Median: 0.3, P95: 1.5}}
 	if md := r.markdown(); !strings.Contains(md, "The rows of 100 and 1000 Instances are those of the report of 2026-11-30T16:17:00Z") {
 		t.Error("the report does not say which rows it kept")
+	}
+
+	// Rewritten, the kept sizes come from the first report that has them.
+	sameDay := &Report{Date: "2026-12-01T15:45:00Z", Scale: []Scale{{Instances: 1000, Seconds: 120}}}
+	r.keepAgain([]*Report{sameDay, earlier})
+	got = nil
+	for _, s := range r.Scale {
+		got = append(got, s.Seconds)
+	}
+	if want := []float64{12, 120, 1400}; !slices.Equal(got, want) {
+		t.Errorf("kept again, runs take %v s, want %v", got, want)
+	}
+	md := r.markdown()
+	for _, want := range []string{"The rows of 1000 Instances are those of the report of 2026-12-01T15:45:00Z",
+		"The rows of 100 Instances are those of the report of 2026-11-30T16:17:00Z"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q", want)
+		}
 	}
 }
 
