@@ -622,6 +622,11 @@ func writeSharded(p func(string, ...any), r *Report) {
 	p("| 2 | %.2f s | %.1f s + %.1f s | %.0f MiB + %.0f MiB |", s.Seconds, s.CPUSeconds[0], s.CPUSeconds[1],
 		s.PeakRSSMiB[0], s.PeakRSSMiB[1])
 	p("")
+	if peak := max(s.PeakRSSMiB[0], s.PeakRSSMiB[1]); s.MemoryLimitMiB > 0 && peak > s.MemoryLimitMiB && found && one.RSSFileMiB > 0 {
+		p("A peak RSS over the limit counts the pages of the binary a manager has run, file-backed (%.0f MiB at the end of", one.RSSFileMiB)
+		p("the one manager's run): in a container at its limit the kernel takes those back, to read them again when needed,")
+		p("before it stops a process; give a shard that much room beyond its share to spare it that.")
+	}
 	if found {
 		p("Goal: each of two shards' managers takes about half the memory of one (at most 60%%) — %s (%.0f%% and %.0f%%).",
 			verdict(max(s.PeakRSSMiB[0], s.PeakRSSMiB[1]) <= 0.6*one.PeakRSSMiB),
