@@ -166,7 +166,11 @@ func childError(err error, stderr []byte) error {
 	if errors.As(err, &exit) && exit.ExitCode() == exitRenderFailed && msg != "" {
 		return errors.New(msg)
 	}
-	if bytes.Contains(stderr, []byte("out of memory")) || bytes.Contains(stderr, []byte("cannot allocate memory")) {
+	// Under its data limit, the child's runtime fails to map what it asked
+	// for: the heap ("out of memory"), or the stack of a new thread, whose
+	// pthread_create then fails with EAGAIN.
+	if bytes.Contains(stderr, []byte("out of memory")) || bytes.Contains(stderr, []byte("cannot allocate memory")) ||
+		bytes.Contains(stderr, []byte("pthread_create failed: Resource temporarily unavailable")) {
 		return &LimitError{msg: "the chart takes more memory than the limit to render"}
 	}
 	// Render kills a child only at its timeout, said before this: a child

@@ -184,3 +184,20 @@ func TestAChartSeesTheCapabilitiesOfItsCluster(t *testing.T) {
 		t.Errorf("offline: %v", err)
 	}
 }
+
+// A child out of its data limit fails where its runtime next maps memory:
+// growing the heap, or making a thread, whose stack it cannot map (seen
+// when the machine was busy and the runtime started more threads).
+func TestAChildOutOfItsMemorySaysSo(t *testing.T) {
+	exit := exec.Command("sh", "-c", "exit 2").Run()
+	for _, stderr := range []string{
+		"fatal error: out of memory",
+		"runtime: cannot allocate memory",
+		"runtime/cgo: pthread_create failed: Resource temporarily unavailable\nSIGABRT: abort",
+	} {
+		var limit *LimitError
+		if err := childError(exit, []byte(stderr)); !errors.As(err, &limit) || !strings.Contains(err.Error(), "more memory than the limit") {
+			t.Errorf("%q: got %v, want the memory limit", stderr, err)
+		}
+	}
+}
