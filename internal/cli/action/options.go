@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/discovery"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kudov1beta1 "github.com/kudo-ng/kudo/api/v1beta1"
@@ -160,16 +162,29 @@ func NewConfig(c client.Client, ns string, streams genericiooptions.IOStreams) C
 	return Config{Client: c, Namespace: ns, Out: streams.Out, ErrOut: streams.ErrOut}
 }
 
-// CapabilitiesOf reads the Capabilities of the cluster the flags name, once,
-// when first asked.
+// CapabilitiesOf reads the Capabilities of the cluster the flags name when
+// first asked, and again as the manager does (chartrender.Discovered): a
+// dashboard runs for hours. It asks the cluster, not kubectl's discovery
+// cache, which may be hours old and miss a CRD the manager's charts see.
 func CapabilitiesOf(flags *genericclioptions.ConfigFlags) func() (*chartrender.Capabilities, error) {
-	return sync.OnceValues(func() (*chartrender.Capabilities, error) {
-		client, err := flags.ToDiscoveryClient()
+	discovered := sync.OnceValues(func() (*chartrender.Discovered, error) {
+		cfg, err := flags.ToRESTConfig()
 		if err != nil {
 			return nil, err
 		}
-		return chartrender.Discover(client)
+		discoverer, err := discovery.NewDiscoveryClientForConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return chartrender.NewDiscovered(discoverer, chartrender.DiscoveryTTL, clock.RealClock{}), nil
 	})
+	return func() (*chartrender.Capabilities, error) {
+		d, err := discovered()
+		if err != nil {
+			return nil, err
+		}
+		return d.Get()
+	}
 }
 
 // RunE is the RunE of a verb that acts on the cluster: it connects to the
