@@ -96,32 +96,25 @@ var _ = Describe("An Instance while the manager is down", Serial, func() {
 		stepOf := func(task string) kudov1beta1.Plan {
 			return kudov1beta1.Plan{Phases: []kudov1beta1.Phase{{Name: "main", Steps: []kudov1beta1.Step{{Name: task, Tasks: []string{task}}}}}}
 		}
-		ov := &kudov1beta1.OperatorVersion{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stuck-0.1.0"},
-			Spec: kudov1beta1.OperatorVersionSpec{
-				Operator: corev1.ObjectReference{Name: "stuck"}, Version: "0.1.0", Tasks: []kudov1beta1.Task{waits, done},
-				Plans: map[string]kudov1beta1.Plan{"deploy": stepOf("done"), "cleanup": stepOf("waits")},
-			},
+		// instanceOf makes the Instance name, of an OperatorVersion of its
+		// own with these plans.
+		instanceOf := func(name string, plans map[string]kudov1beta1.Plan) *kudov1beta1.Instance {
+			ov := &kudov1beta1.OperatorVersion{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-0.1.0"},
+				Spec: kudov1beta1.OperatorVersionSpec{
+					Operator: corev1.ObjectReference{Name: name}, Version: "0.1.0", Tasks: []kudov1beta1.Task{waits, done}, Plans: plans,
+				},
+			}
+			Expect(k8sClient.Create(ctx, ov)).To(Succeed())
+			i := &kudov1beta1.Instance{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+				Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: ov.Name}},
+			}
+			Expect(k8sClient.Create(ctx, i)).To(Succeed())
+			return i
 		}
-		Expect(k8sClient.Create(ctx, ov)).To(Succeed())
-		i := &kudov1beta1.Instance{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stuck"},
-			Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: ov.Name}},
-		}
-		Expect(k8sClient.Create(ctx, i)).To(Succeed())
-		busyOV := &kudov1beta1.OperatorVersion{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "busy-0.1.0"},
-			Spec: kudov1beta1.OperatorVersionSpec{
-				Operator: corev1.ObjectReference{Name: "busy"}, Version: "0.1.0", Tasks: []kudov1beta1.Task{waits, done},
-				Plans: map[string]kudov1beta1.Plan{"deploy": stepOf("waits"), "other": stepOf("done")},
-			},
-		}
-		Expect(k8sClient.Create(ctx, busyOV)).To(Succeed())
-		busy := &kudov1beta1.Instance{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "busy"},
-			Spec:       kudov1beta1.InstanceSpec{OperatorVersion: corev1.ObjectReference{Name: busyOV.Name}},
-		}
-		Expect(k8sClient.Create(ctx, busy)).To(Succeed())
+		i := instanceOf("stuck", map[string]kudov1beta1.Plan{"deploy": stepOf("done"), "cleanup": stepOf("waits")})
+		busy := instanceOf("busy", map[string]kudov1beta1.Plan{"deploy": stepOf("waits"), "other": stepOf("done")})
 		planStatus(ctx, i, "deploy", kudov1beta1.ExecutionComplete)
 		Expect(k8sClient.Delete(ctx, i)).To(Succeed())
 		planStatus(ctx, i, "cleanup", kudov1beta1.ExecutionInProgress)
